@@ -1,0 +1,52 @@
+"""The user-questions core: errors, waterfall, service, timed waits with claims.
+
+No I/O and no pygls here; only `askbridge.protocol` is imported. The host
+supplies agent identity (`AgentIdentity`) and late-reply handling
+(`LateReplyHandler`); front doors register listeners on the waterfall.
+"""
+
+from .clock import Clock, ManualClock, MonotonicClock
+from .errors import (
+    HarnessError,
+    SessionError,
+    ToolError,
+    ToolInputError,
+    UserQuestionError,
+    error_from_wire,
+    tool_outcome_unknown,
+)
+from .identity import AgentIdentity, AgentLike, SimpleAgentRegistry
+from .service import LateReplyHandler, UserQuestionService
+from .signal import AbortSignal
+from .timed_wait import ClaimStream, TimedQuestionWait, WaitClaim
+from .validation import check_answer, check_batch_ids, validate_intents
+from .waterfall import Listener, NextListener, UserQuestionRequest, UserQuestionWaterfall
+
+__all__ = [
+    "AbortSignal",
+    "AgentIdentity",
+    "AgentLike",
+    "ClaimStream",
+    "Clock",
+    "HarnessError",
+    "LateReplyHandler",
+    "Listener",
+    "ManualClock",
+    "MonotonicClock",
+    "NextListener",
+    "SessionError",
+    "SimpleAgentRegistry",
+    "TimedQuestionWait",
+    "ToolError",
+    "ToolInputError",
+    "UserQuestionError",
+    "UserQuestionRequest",
+    "UserQuestionService",
+    "UserQuestionWaterfall",
+    "WaitClaim",
+    "check_answer",
+    "check_batch_ids",
+    "error_from_wire",
+    "tool_outcome_unknown",
+    "validate_intents",
+]
