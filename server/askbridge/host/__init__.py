@@ -1,0 +1,1 @@
+"""The host: durable sessions, agents, tools, projection, late replies and crash recovery."""

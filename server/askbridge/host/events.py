@@ -1,0 +1,156 @@
+"""The session event log's vocabulary.
+
+Each session is an append-only list of events; an event is a JSON object
+whose `type` names it. Events are plain dicts (parsed JSON) on purpose: the
+projection folds millions of them and must not pay for model validation.
+The constructors below are the only place events are shaped; read them to
+know every key an event can carry.
+
+| type | keys |
+|---|---|
+| session/header | sessionId, agentId, origin ("root"/"subagent"), parentSessionId?, parentAgentId?, cwd, model (ModelSpec), askUserQuestion {mode, timeout}, createdAt (ISO 8601 UTC), title? |
+| turn/start | turnId, cause ("prompt"/"inbox") |
+| request/header | tools [{name, description, parameters}] — exactly what the model saw |
+| assistant/message | text, toolCalls [{id, name, arguments}] |
+| tool/call | callId, name, arguments |
+| tool/result | callId, name, content (text the model gets), isError, error? {name, code} |
+| user/message | content [{type: "text", text}], source? {kind, callId, outcome}, inboxId? |
+| agent/inbox/inserted | inboxId, delivery ("next-turn"/"next-step"), message {content, source?} |
+| agent/inbox/claimed | inboxId |
+| agent/inbox/discarded | inboxId, reason |
+| turn/end | turnId, stopReason |
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+Event = dict[str, Any]
+
+SESSION_HEADER = "session/header"
+TURN_START = "turn/start"
+REQUEST_HEADER = "request/header"
+ASSISTANT_MESSAGE = "assistant/message"
+TOOL_CALL = "tool/call"
+TOOL_RESULT = "tool/result"
+USER_MESSAGE = "user/message"
+INBOX_INSERTED = "agent/inbox/inserted"
+INBOX_CLAIMED = "agent/inbox/claimed"
+INBOX_DISCARDED = "agent/inbox/discarded"
+TURN_END = "turn/end"
+
+REPLY_SOURCE_KIND = "user-question-reply"
+
+
+def session_header(
+    *,
+    session_id: str,
+    agent_id: str,
+    origin: Literal["root", "subagent"],
+    cwd: str,
+    model: dict[str, Any],
+    ask_user_question: dict[str, Any],
+    created_at: str,
+    parent_session_id: str | None = None,
+    parent_agent_id: str | None = None,
+    title: str | None = None,
+) -> Event:
+    event: Event = {
+        "type": SESSION_HEADER,
+        "sessionId": session_id,
+        "agentId": agent_id,
+        "origin": origin,
+        "cwd": cwd,
+        "model": model,
+        "askUserQuestion": ask_user_question,
+        "createdAt": created_at,
+    }
+    if parent_session_id is not None:
+        event["parentSessionId"] = parent_session_id
+    if parent_agent_id is not None:
+        event["parentAgentId"] = parent_agent_id
+    if title is not None:
+        event["title"] = title
+    return event
+
+
+def turn_start(turn_id: str, cause: Literal["prompt", "inbox"]) -> Event:
+    return {"type": TURN_START, "turnId": turn_id, "cause": cause}
+
+
+def request_header(tools: list[dict[str, Any]]) -> Event:
+    return {"type": REQUEST_HEADER, "tools": tools}
+
+
+def assistant_message(text: str, tool_calls: list[dict[str, Any]]) -> Event:
+    return {"type": ASSISTANT_MESSAGE, "text": text, "toolCalls": tool_calls}
+
+
+def tool_call(call_id: str, name: str, arguments: Any) -> Event:
+    return {"type": TOOL_CALL, "callId": call_id, "name": name, "arguments": arguments}
+
+
+def tool_result(
+    call_id: str,
+    name: str,
+    content: str,
+    *,
+    is_error: bool = False,
+    error: dict[str, str] | None = None,
+) -> Event:
+    event: Event = {
+        "type": TOOL_RESULT,
+        "callId": call_id,
+        "name": name,
+        "content": content,
+        "isError": is_error,
+    }
+    if error is not None:
+        event["error"] = error
+    return event
+
+
+def text_content(text: str) -> list[dict[str, str]]:
+    return [{"type": "text", "text": text}]
+
+
+def user_message(
+    content: list[dict[str, Any]],
+    *,
+    source: dict[str, Any] | None = None,
+    inbox_id: str | None = None,
+) -> Event:
+    event: Event = {"type": USER_MESSAGE, "content": content}
+    if source is not None:
+        event["source"] = source
+    if inbox_id is not None:
+        event["inboxId"] = inbox_id
+    return event
+
+
+def inbox_inserted(
+    inbox_id: str,
+    delivery: Literal["next-turn", "next-step"],
+    content: list[dict[str, Any]],
+    source: dict[str, Any] | None = None,
+) -> Event:
+    message: dict[str, Any] = {"content": content}
+    if source is not None:
+        message["source"] = source
+    return {"type": INBOX_INSERTED, "inboxId": inbox_id, "delivery": delivery, "message": message}
+
+
+def inbox_claimed(inbox_id: str) -> Event:
+    return {"type": INBOX_CLAIMED, "inboxId": inbox_id}
+
+
+def inbox_discarded(inbox_id: str, reason: str) -> Event:
+    return {"type": INBOX_DISCARDED, "inboxId": inbox_id, "reason": reason}
+
+
+def turn_end(turn_id: str, stop_reason: str) -> Event:
+    return {"type": TURN_END, "turnId": turn_id, "stopReason": stop_reason}
+
+
+def reply_source(call_id: str) -> dict[str, str]:
+    return {"kind": REPLY_SOURCE_KIND, "callId": call_id, "outcome": "answered"}

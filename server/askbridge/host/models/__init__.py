@@ -1,0 +1,1 @@
+"""Model adapters: `script` (deterministic) and `openai` (chat completions)."""

@@ -1,0 +1,43 @@
+"""What the turn loop needs from a model: one request in, one response out.
+
+The loop logs a `request/header` (the tool schemas the model saw) before each
+request, so `request_index` — the number of model requests the session made
+before this one — is a fold of the log. The script model uses it as its
+position, which is why a restarted session takes the next unused step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ..events import Event
+
+
+@dataclass(frozen=True)
+class ToolCallRequest:
+    id: str
+    name: str
+    arguments: Any
+
+
+@dataclass(frozen=True)
+class ModelResponse:
+    text: str = ""
+    tool_calls: list[ToolCallRequest] = field(default_factory=list)
+
+
+class ModelError(Exception):
+    """The model could not answer (missing API key, endpoint failure, bad response)."""
+
+
+class Model(Protocol):
+    async def complete(
+        self,
+        history: Sequence[Event],
+        tools: Sequence[dict[str, Any]],
+        request_index: int,
+    ) -> ModelResponse:
+        """Answer the conversation in `history` (the session's events so far)."""
+        ...
