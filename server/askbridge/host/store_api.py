@@ -3,15 +3,32 @@
 Durability contract (behavior.md D1/D2): when `append` returns, its events are
 committed in one transaction — all of them or none survive `kill -9`. Callers
 group consecutive events into one `append` to share a commit.
+
+Rules both stores share (so the in-memory store behaves like the disk one):
+events are stored as compact JSON text (`encode_event`), so an event that is
+not plain JSON (a set, NaN, an object) is refused with TypeError/ValueError
+before anything is written, and `load` always returns fresh dicts. A session's
+row is derived from its header (`session_info_from_header`). Appending to or
+loading an unknown session raises KeyError; creating an existing one raises
+ValueError; any call after `close` raises StoreError.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from .events import Event
+from .events import SESSION_HEADER, Event
+
+
+class StoreError(Exception):
+    """The store cannot be used: damaged or too-new file, data dir locked, store closed.
+
+    The message is meant for the human running askbridge, names the file or
+    directory and says what is wrong; print it and stop, do not retry.
+    """
 
 
 @dataclass(frozen=True)
@@ -43,3 +60,27 @@ class EventStore(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+def encode_event(event: Event) -> str:
+    """The stored text of an event: compact JSON, non-ASCII kept, NaN refused."""
+    return json.dumps(event, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def session_info_from_header(header: Event) -> SessionInfo:
+    """The session row a `session/header` event describes; ValueError if it is not one."""
+    if header.get("type") != SESSION_HEADER:
+        raise ValueError(f"first event of a session must be {SESSION_HEADER!r}")
+    fields = {key: header.get(key) for key in ("sessionId", "createdAt", "origin")}
+    missing = [key for key, value in fields.items() if not isinstance(value, str) or not value]
+    if missing:
+        raise ValueError(f"session header lacks {', '.join(missing)}")
+    title = header.get("title")
+    parent = header.get("parentSessionId")
+    return SessionInfo(
+        session_id=header["sessionId"],
+        created_at=header["createdAt"],
+        origin=header["origin"],
+        title=title if isinstance(title, str) else None,
+        parent_session_id=parent if isinstance(parent, str) else None,
+    )

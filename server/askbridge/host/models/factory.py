@@ -1,0 +1,57 @@
+"""Build the Model a session's ModelSpec names.
+
+`make_model(spec)` takes the ModelSpec in its JSON form (protocol.md, camelCase
+keys) or a pydantic model of it, and dispatches on `kind`:
+
+- `"script"` → ScriptModel(spec["steps"])
+- `"openai"` → OpenAIChatModel(model, baseUrl?, apiKeyEnv?)
+
+An unknown kind or a malformed spec raises ValueError, which `session/new`
+turns into `-32602`. Building never contacts an endpoint and never reads the
+API key; call `check()` on an OpenAIChatModel to fail early on a missing key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel
+
+from .base import Model
+from .openai import DEFAULT_API_KEY_ENV, DEFAULT_BASE_URL, OpenAIChatModel
+from .script import ScriptModel
+
+MODEL_KINDS = ("script", "openai")
+
+
+def _optional_string(spec: Mapping[str, Any], key: str, default: str) -> str:
+    value = spec.get(key)
+    if value is None:
+        return default
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"openai model spec: {key} must be a non-empty string")
+    return value
+
+
+def make_model(spec: Mapping[str, Any] | BaseModel) -> Model:
+    """The Model for `spec`; ValueError names what is wrong with it."""
+    if isinstance(spec, BaseModel):
+        spec = spec.model_dump(mode="json", by_alias=True, exclude_none=True)
+    if not isinstance(spec, Mapping):
+        raise ValueError("model spec must be an object with a kind")
+    kind = spec.get("kind")
+    if kind == "script":
+        if "steps" not in spec:
+            raise ValueError("script model spec needs steps (a list of steps)")
+        return ScriptModel(spec["steps"])
+    if kind == "openai":
+        model = spec.get("model")
+        if not isinstance(model, str) or not model:
+            raise ValueError("openai model spec needs model (the provider's model name)")
+        return OpenAIChatModel(
+            model,
+            base_url=_optional_string(spec, "baseUrl", DEFAULT_BASE_URL),
+            api_key_env=_optional_string(spec, "apiKeyEnv", DEFAULT_API_KEY_ENV),
+        )
+    raise ValueError(f"unknown model kind {kind!r}; expected one of {', '.join(MODEL_KINDS)}")

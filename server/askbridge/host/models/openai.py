@@ -1,0 +1,218 @@
+"""The `openai` model: any OpenAI-compatible chat-completions endpoint with tool calling.
+
+ModelSpec (protocol.md): `{"kind": "openai", "model": "deepseek-chat",
+"baseUrl"?: "https://api.deepseek.com", "apiKeyEnv"?: "DEEPSEEK_API_KEY"}`.
+
+Each request converts the session's event log into chat `messages`
+(`history_to_messages`), sends the tool schemas the caller passes, and POSTs
+to `<baseUrl>/chat/completions` — the base URL is used as given, so a
+provider that wants `/v1` is configured with `…/v1`. The answer's first
+choice becomes a ModelResponse; tool-call arguments arrive as JSON strings and
+are decoded to dicts (a string that is not a JSON object is passed on as is,
+so the tool can tell the model its input was bad).
+
+Every failure — no API key, unreachable endpoint, an error status, a body
+that is not a chat completion — is a ModelError whose message names what to
+fix. The key is read from the environment at each request (so fixing the
+variable needs no restart); `check()` lets the host fail session creation
+early instead of at the first prompt.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import httpx
+
+from ..events import ASSISTANT_MESSAGE, TOOL_RESULT, USER_MESSAGE, Event
+from .base import ModelError, ModelResponse, ToolCallRequest
+from .script import decode_tool_arguments
+
+DEFAULT_BASE_URL = "https://api.deepseek.com"
+DEFAULT_API_KEY_ENV = "DEEPSEEK_API_KEY"
+DEFAULT_TIMEOUT_SECONDS = 120.0
+# Enough of an error body to see the provider's reason, short enough for a log line.
+ERROR_BODY_EXCERPT_CHARS = 300
+
+
+def _message_text(content: Any) -> str:
+    """The text of a `user/message` content list ([{type: "text", text}])."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    text_blocks = [b for b in content if isinstance(b, dict) and b.get("type") == "text"]
+    return "\n".join(b["text"] for b in text_blocks if isinstance(b.get("text"), str))
+
+
+def _wire_tool_call(call: dict[str, Any]) -> dict[str, Any]:
+    arguments = call.get("arguments", {})
+    # The API wants the arguments as a JSON string; a raw string the model
+    # produced earlier (unparseable) goes back exactly as it came.
+    encoded = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+    return {
+        "id": call["id"],
+        "type": "function",
+        "function": {"name": call["name"], "arguments": encoded},
+    }
+
+
+def history_to_messages(history: Sequence[Event]) -> list[dict[str, Any]]:
+    """Chat messages for the events a model sees; every other event is bookkeeping."""
+    messages: list[dict[str, Any]] = []
+    for event in history:
+        kind = event.get("type")
+        if kind == USER_MESSAGE:
+            messages.append({"role": "user", "content": _message_text(event.get("content"))})
+        elif kind == ASSISTANT_MESSAGE:
+            message: dict[str, Any] = {"role": "assistant", "content": event.get("text", "")}
+            calls = event.get("toolCalls") or []
+            # Providers reject an empty `tool_calls` array, so leave the key out.
+            if calls:
+                message["tool_calls"] = [_wire_tool_call(call) for call in calls]
+            messages.append(message)
+        elif kind == TOOL_RESULT:
+            content = event.get("content", "")
+            messages.append({"role": "tool", "tool_call_id": event["callId"], "content": content})
+    return messages
+
+
+def tools_to_wire(tools: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The caller's `{name, description, parameters}` schemas as chat-completions tools."""
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": tool["name"],
+                "description": tool.get("description", ""),
+                "parameters": tool.get("parameters", {"type": "object", "properties": {}}),
+            },
+        }
+        for tool in tools
+    ]
+
+
+def _excerpt(text: str) -> str:
+    flat = " ".join(text.split())
+    if len(flat) > ERROR_BODY_EXCERPT_CHARS:
+        return flat[:ERROR_BODY_EXCERPT_CHARS] + "…"
+    return flat or "(empty body)"
+
+
+def parse_completion(body: Any, endpoint: str) -> ModelResponse:
+    """The first choice of a chat-completions body; ModelError if it is not one."""
+
+    def malformed(why: str) -> ModelError:
+        return ModelError(f"model endpoint {endpoint} returned a malformed response: {why}")
+
+    if not isinstance(body, dict):
+        raise malformed("the body is not a JSON object")
+    choices = body.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise malformed("no choices")
+    message = choices[0].get("message")
+    if not isinstance(message, dict):
+        raise malformed("choices[0].message is missing")
+    content = message.get("content")
+    if content is not None and not isinstance(content, str):
+        raise malformed("choices[0].message.content is not a string")
+    raw_calls = message.get("tool_calls") or []
+    if not isinstance(raw_calls, list):
+        raise malformed("choices[0].message.tool_calls is not a list")
+    calls: list[ToolCallRequest] = []
+    for i, raw in enumerate(raw_calls):
+        function = raw.get("function") if isinstance(raw, dict) else None
+        call_id = raw.get("id") if isinstance(raw, dict) else None
+        name = function.get("name") if isinstance(function, dict) else None
+        if not isinstance(call_id, str) or not call_id or not isinstance(name, str) or not name:
+            raise malformed(f"tool_calls[{i}] lacks an id or a function name")
+        assert isinstance(function, dict)  # narrowed by the name check above
+        arguments = decode_tool_arguments(function.get("arguments", "{}"))
+        calls.append(ToolCallRequest(id=call_id, name=name, arguments=arguments))
+    return ModelResponse(text=content or "", tool_calls=calls)
+
+
+class OpenAIChatModel:
+    """A chat-completions endpoint as a Model (see the module docstring).
+
+    `http_client`, when given, is used as is and not closed (its owner closes
+    it); otherwise each request opens and closes its own client, so an idle
+    session holds no connection.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        base_url: str = DEFAULT_BASE_URL,
+        api_key_env: str = DEFAULT_API_KEY_ENV,
+        http_client: httpx.AsyncClient | None = None,
+        timeout: float = DEFAULT_TIMEOUT_SECONDS,
+    ) -> None:
+        self.model = model
+        self.base_url = base_url
+        self.api_key_env = api_key_env
+        self.endpoint = base_url.rstrip("/") + "/chat/completions"
+        self._http_client = http_client
+        self._timeout = timeout
+
+    def check(self) -> None:
+        """Raise ModelError now if a request would fail for lack of an API key."""
+        self._api_key()
+
+    def _api_key(self) -> str:
+        key = os.environ.get(self.api_key_env, "").strip()
+        if not key:
+            raise ModelError(
+                f"environment variable {self.api_key_env} is not set; "
+                "the openai model needs an API key"
+            )
+        return key
+
+    async def complete(
+        self,
+        history: Sequence[Event],
+        tools: Sequence[dict[str, Any]],
+        request_index: int,
+    ) -> ModelResponse:
+        key = self._api_key()
+        payload: dict[str, Any] = {"model": self.model, "messages": history_to_messages(history)}
+        if tools:  # providers reject an empty tools array
+            payload["tools"] = tools_to_wire(tools)
+        headers = {"Authorization": f"Bearer {key}", "Accept": "application/json"}
+        if self._http_client is not None:
+            response = await self._post(self._http_client, payload, headers)
+        else:
+            async with httpx.AsyncClient() as client:
+                response = await self._post(client, payload, headers)
+        if response.status_code >= 400:
+            raise ModelError(
+                f"model endpoint {self.endpoint} answered HTTP {response.status_code}: "
+                f"{_excerpt(response.text)}"
+            )
+        try:
+            body = response.json()
+        except ValueError as exc:
+            raise ModelError(
+                f"model endpoint {self.endpoint} returned a malformed response: "
+                f"not JSON: {_excerpt(response.text)}"
+            ) from exc
+        return parse_completion(body, self.endpoint)
+
+    async def _post(
+        self, client: httpx.AsyncClient, payload: dict[str, Any], headers: dict[str, str]
+    ) -> httpx.Response:
+        try:
+            return await client.post(
+                self.endpoint, json=payload, headers=headers, timeout=self._timeout
+            )
+        except httpx.TimeoutException as exc:
+            raise ModelError(
+                f"model endpoint {self.endpoint} did not answer within {self._timeout:g} s"
+            ) from exc
+        except httpx.ConnectError as exc:
+            raise ModelError(f"cannot connect to model endpoint {self.endpoint}: {exc}") from exc
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:
+            raise ModelError(f"request to model endpoint {self.endpoint} failed: {exc}") from exc

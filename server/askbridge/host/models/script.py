@@ -1,0 +1,111 @@
+"""The `script` model: a fixed list of responses, for tests, demos and harnesses.
+
+ModelSpec (protocol.md): `{"kind": "script", "steps": [Step…]}` where a step
+is `{"text": "…"}` or `{"toolCalls": [{"id", "name", "arguments"}], "text"?}`.
+Request number `request_index` (counted by the caller from the session's
+`request/header` events) answers with step `request_index`; past the end the
+model answers with empty text and no tool calls, which ends the turn. Because
+the position comes from the log and not from this object, a session reloaded
+after a restart takes the next unused step.
+
+Steps are checked once, when the model is built, so a malformed script fails
+session creation (ValueError) rather than a turn halfway through. Steps may be
+plain dicts in the JSON form (camelCase `toolCalls`) or pydantic models, which
+are dumped to that form; unknown keys are ignored like any wire extra.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel
+
+from ..events import Event
+from .base import ModelResponse, ToolCallRequest
+
+
+def decode_tool_arguments(arguments: Any) -> Any:
+    """Tool-call arguments as the tools want them: a JSON object string becomes a dict.
+
+    A string that is not a JSON object is kept as it is, so the tool reports
+    the bad input to the model instead of the adapter failing the turn.
+    """
+    if not isinstance(arguments, str):
+        return arguments
+    try:
+        decoded = json.loads(arguments)
+    except ValueError:
+        return arguments
+    return decoded if isinstance(decoded, dict) else arguments
+
+
+def _as_wire_dict(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return value
+
+
+def _parse_tool_call(raw: Any, where: str) -> ToolCallRequest:
+    raw = _as_wire_dict(raw)
+    if not isinstance(raw, Mapping):
+        raise ValueError(f"{where} must be an object with id, name and arguments")
+    call_id = raw.get("id")
+    name = raw.get("name")
+    if not isinstance(call_id, str) or not call_id:
+        raise ValueError(f"{where}.id must be a non-empty string")
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"{where}.name must be a non-empty string")
+    return ToolCallRequest(
+        id=call_id, name=name, arguments=decode_tool_arguments(raw.get("arguments", {}))
+    )
+
+
+def parse_step(raw: Any, index: int) -> ModelResponse:
+    """One script step as the response it produces; ValueError names the bad part."""
+    where = f"script step {index}"
+    raw = _as_wire_dict(raw)
+    if not isinstance(raw, Mapping):
+        raise ValueError(f"{where} must be an object with text and/or toolCalls")
+    text = raw.get("text")
+    if text is None:
+        text = ""
+    if not isinstance(text, str):
+        raise ValueError(f"{where}.text must be a string")
+    raw_calls = raw.get("toolCalls")
+    if raw_calls is None:
+        raw_calls = []
+    if not isinstance(raw_calls, Sequence) or isinstance(raw_calls, str):
+        raise ValueError(f"{where}.toolCalls must be a list")
+    calls = [_parse_tool_call(call, f"{where}.toolCalls[{i}]") for i, call in enumerate(raw_calls)]
+    return ModelResponse(text=text, tool_calls=calls)
+
+
+class ScriptModel:
+    """Answers request N with step N of a fixed script (see the module docstring)."""
+
+    def __init__(self, steps: Sequence[Any]) -> None:
+        if not isinstance(steps, Sequence) or isinstance(steps, str):
+            raise ValueError("script model steps must be a list")
+        self._steps = [parse_step(step, i) for i, step in enumerate(steps)]
+
+    @property
+    def step_count(self) -> int:
+        return len(self._steps)
+
+    async def complete(
+        self,
+        history: Sequence[Event],
+        tools: Sequence[dict[str, Any]],
+        request_index: int,
+    ) -> ModelResponse:
+        if request_index < 0:
+            raise ValueError(f"request_index must be >= 0, got {request_index}")
+        if request_index >= len(self._steps):
+            return ModelResponse()
+        step = self._steps[request_index]
+        # A deep copy per answer: the caller may keep or change the arguments
+        # it got without changing what a later session reload would replay.
+        return ModelResponse(text=step.text, tool_calls=copy.deepcopy(step.tool_calls))

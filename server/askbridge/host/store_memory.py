@@ -1,0 +1,65 @@
+"""An EventStore that lives in memory, for fast unit tests of the host.
+
+It keeps the same contract as the SQLite store (see store_api.py): events are
+kept as their JSON text, so a non-JSON event is refused before anything is
+appended and `load` hands out fresh dicts a caller may mutate freely. Nothing
+survives the process; use `SQLiteEventStore` wherever durability matters.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from .events import Event
+from .store_api import SessionInfo, StoreError, encode_event, session_info_from_header
+
+
+class MemoryEventStore:
+    def __init__(self) -> None:
+        # Insertion order of the dicts is creation order, the tie-break of list_sessions.
+        self._sessions: dict[str, SessionInfo] = {}
+        self._events: dict[str, list[str]] = {}
+        self._closed = False
+
+    def create_session(self, header: Event) -> None:
+        self._check_open()
+        info = session_info_from_header(header)
+        if info.session_id in self._sessions:
+            raise ValueError(f"session {info.session_id!r} already exists")
+        text = encode_event(header)
+        self._sessions[info.session_id] = info
+        self._events[info.session_id] = [text]
+
+    def append(self, session_id: str, events: Sequence[Event]) -> None:
+        self._check_open()
+        log = self._log(session_id)
+        # Encode everything first: one bad event means none of the batch is kept.
+        texts = [encode_event(event) for event in events]
+        log.extend(texts)
+
+    def load(self, session_id: str) -> list[Event]:
+        self._check_open()
+        return [json.loads(text) for text in self._log(session_id)]
+
+    def exists(self, session_id: str) -> bool:
+        self._check_open()
+        return session_id in self._sessions
+
+    def list_sessions(self) -> list[SessionInfo]:
+        self._check_open()
+        # sorted() is stable, so equal timestamps keep creation order.
+        return sorted(self._sessions.values(), key=lambda info: info.created_at)
+
+    def close(self) -> None:
+        self._closed = True
+
+    def _log(self, session_id: str) -> list[str]:
+        try:
+            return self._events[session_id]
+        except KeyError:
+            raise KeyError(session_id) from None
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StoreError("the in-memory event store is closed")

@@ -1,0 +1,255 @@
+"""The `ask_user_question` tool (behavior.md T1–T7) and the tool-result shape.
+
+The tool validates the model's arguments (T2, T4), calls the core's `ask`
+(legacy, T3) or `ask_timed` (timed, T4) and renders the outcome as the text the
+model receives: compact JSON of the answer, the pending notice (T5), or
+`Error: <message>` with `{name, code}` (T6).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from askbridge.core import (
+    AbortSignal,
+    HarnessError,
+    ToolInputError,
+    UserQuestionRequest,
+    UserQuestionService,
+)
+from askbridge.protocol.errors import ErrorCode
+from askbridge.protocol.vocabulary import Option, PendingResult, QuestionItem, Wait
+
+from .agents import Agent
+
+ASK_TOOL = "ask_user_question"
+DELEGATE_TOOL = "delegate"
+MAX_TIMEOUT_S = 2147483
+DEFAULT_TIMEOUT_S = 120
+
+
+def compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    content: str
+    is_error: bool = False
+    error: dict[str, str] | None = None
+
+    @classmethod
+    def failure(cls, exc: HarnessError) -> ToolOutcome:
+        """T6: `Error: <message>` with structured `{name, code}`."""
+        return cls(f"Error: {exc.message}", True, exc.to_data())
+
+
+@dataclass
+class ToolContext:
+    agent: Agent
+    session_id: str
+    call_id: str
+    signal: AbortSignal
+
+
+ToolRunner = Callable[[ToolContext, Any], Awaitable[ToolOutcome]]
+
+
+def valid_timeout(value: object) -> bool:
+    return (
+        isinstance(value, int)
+        and not isinstance(value, bool)
+        and (value == -1 or 1 <= value <= MAX_TIMEOUT_S)
+    )
+
+
+def pending_text(call_id: str) -> str:
+    """T5: what the model reads when a timed question is still open."""
+    message = (
+        "No answer batch arrived before the timeout. This is pending, not a skipped answer: "
+        "continue with useful work that does not depend on it. The user can still answer; the "
+        "reply will arrive later as a user message identified as answer_to_pending_question with "
+        f"callId {call_id} and the original questions. Do not treat this as permission."
+    )
+    return compact({"pending": True, "callId": call_id, "message": message})
+
+
+_QUESTION_PROPS: dict[str, Any] = {
+    "id": {"type": "string", "description": "Caller-chosen id, echoed in the answer."},
+    "question": {"type": "string", "description": "The question to ask."},
+    "header": {"type": "string", "description": "A short label shown above the question."},
+    "options": {
+        "type": "array",
+        "items": {
+            "type": "object",
+            "properties": {"label": {"type": "string"}, "description": {"type": "string"}},
+            "required": ["label"],
+        },
+    },
+    "multi_select": {"type": "boolean", "description": "Allow several options."},
+}
+
+
+class AskUserQuestionTool:
+    """T1: configured once per session with `mode` and a default `timeout` in seconds."""
+
+    name = ASK_TOOL
+
+    def __init__(
+        self,
+        service: UserQuestionService,
+        mode: Literal["legacy", "timed"] = "legacy",
+        timeout: int = DEFAULT_TIMEOUT_S,
+    ) -> None:
+        if mode not in ("legacy", "timed"):
+            raise ValueError(f"ask_user_question mode must be legacy or timed, not {mode!r}")
+        if not valid_timeout(timeout):
+            raise ValueError("timeout must be -1 or a positive integer up to 2147483 seconds")
+        self.service, self.mode, self.timeout = service, mode, timeout
+
+    def schema(self) -> dict[str, Any]:
+        """T2: the one definition the model sees (legacy or timed)."""
+        properties: dict[str, Any] = {
+            "questions": {
+                "type": "array",
+                "minItems": 1,
+                "items": {
+                    "type": "object",
+                    "properties": _QUESTION_PROPS,
+                    "required": ["id", "question"],
+                },
+            }
+        }
+        description = (
+            "Ask the user one or more structured questions and wait for the answer. "
+            "Each answer names the question id and the selected option labels, "
+            "or custom text."
+        )
+        if self.mode == "timed":
+            default = "no timeout" if self.timeout == -1 else f"{self.timeout} seconds"
+            properties["timeout"] = {
+                "type": "integer",
+                "description": f"Seconds to wait (-1: no timeout). Default: {default}.",
+            }
+            description += (
+                f" The wait defaults to {default}. If no answer arrives in time the result is "
+                '{"pending": true}: the question stays open and the reply arrives later as a '
+                "user message; pending is never an answer, a refusal or permission."
+            )
+        return {
+            "name": ASK_TOOL,
+            "description": description,
+            "parameters": {"type": "object", "properties": properties, "required": ["questions"]},
+        }
+
+    async def run(self, ctx: ToolContext, arguments: Any) -> ToolOutcome:
+        try:
+            questions = parse_questions(arguments)
+            if self.mode == "legacy":
+                request = UserQuestionRequest(
+                    questions, agent=ctx.agent, signal=ctx.signal, session_id=ctx.session_id
+                )
+                return ToolOutcome(compact((await self.service.ask(request)).dump()))
+            return await self._run_timed(ctx, arguments, questions)
+        except HarnessError as exc:
+            return ToolOutcome.failure(exc)
+
+    async def _run_timed(
+        self, ctx: ToolContext, arguments: dict[str, Any], questions: list[QuestionItem]
+    ) -> ToolOutcome:
+        seen: set[str] = set()
+        for q in questions:  # T4, before any answerer runs
+            if q.id in seen:
+                raise ToolInputError(
+                    f"question id {json.dumps(q.id)} must be unique within this call"
+                )
+            seen.add(q.id)
+        timeout = arguments.get("timeout", self.timeout)
+        if not valid_timeout(timeout):
+            raise ToolInputError("timeout must be -1 or a positive integer up to 2147483 seconds")
+        if ctx.agent is None:
+            raise ToolInputError("timed questions require a live agent")
+        request = UserQuestionRequest(
+            questions, agent=ctx.agent, signal=ctx.signal, session_id=ctx.session_id
+        )
+        if timeout == -1:
+            request = request.with_wait(ctx.signal, Wait(call_id=ctx.call_id))
+            return ToolOutcome(compact((await self.service.ask(request)).dump()))
+        result = await self.service.ask_timed(request, ctx.call_id, timeout * 1000)
+        if isinstance(result, PendingResult):
+            return ToolOutcome(pending_text(ctx.call_id))
+        return ToolOutcome(compact(result.dump()))
+
+
+def parse_questions(arguments: Any) -> list[QuestionItem]:
+    """T2: read `questions` from the model's arguments; other keys are dropped."""
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except ValueError:
+            raise ToolInputError("arguments must be a JSON object") from None
+    if not isinstance(arguments, dict):
+        raise ToolInputError("arguments must be a JSON object")
+    raw = arguments.get("questions")
+    if not isinstance(raw, list):
+        raise ToolInputError("questions must be an array of question objects")
+    out: list[QuestionItem] = []
+    for i, item in enumerate(raw):
+        where = f"questions[{i}]"
+        if not isinstance(item, dict):
+            raise ToolInputError(f"{where} must be an object")
+        qid, text = item.get("id"), item.get("question")
+        if not isinstance(qid, str) or not qid:
+            raise ToolInputError(f"{where}.id must be a non-empty string")
+        if not isinstance(text, str):
+            raise ToolInputError(f"{where}.question must be a string")
+        header = item.get("header")
+        if header is not None and not isinstance(header, str):
+            raise ToolInputError(f"{where}.header must be a string")
+        multi = item.get("multi_select")
+        if multi is not None and not isinstance(multi, bool):
+            raise ToolInputError(f"{where}.multi_select must be a boolean")
+        out.append(
+            QuestionItem(
+                id=qid,
+                question=text,
+                header=header,
+                options=_parse_options(item.get("options"), where),
+                multi_select=multi,
+            )
+        )
+    return out
+
+
+def _parse_options(raw: Any, where: str) -> list[Option] | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, list):
+        raise ToolInputError(f"{where}.options must be an array")
+    options: list[Option] = []
+    for j, opt in enumerate(raw):
+        label = opt.get("label") if isinstance(opt, dict) else None
+        if not isinstance(label, str) or not label:
+            raise ToolInputError(f"{where}.options[{j}].label must be a non-empty string")
+        description = opt.get("description")
+        if description is not None and not isinstance(description, str):
+            raise ToolInputError(f"{where}.options[{j}].description must be a string")
+        options.append(Option(label=label, description=description))
+    return options
+
+
+__all__ = [
+    "ASK_TOOL",
+    "DELEGATE_TOOL",
+    "AskUserQuestionTool",
+    "ErrorCode",
+    "ToolContext",
+    "ToolOutcome",
+    "compact",
+    "parse_questions",
+    "pending_text",
+    "valid_timeout",
+]

@@ -1,0 +1,1 @@
+"""The askbridge pytest plugin (entry point `askbridge`): fixtures for harness tests."""
