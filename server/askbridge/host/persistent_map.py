@@ -89,24 +89,27 @@ def _join(a: _Leaf, b: _Leaf, shift: int) -> Any:
     return _Branch((1 << ia) | (1 << ib), (a, b) if ia < ib else (b, a))
 
 
-def _assoc(node: _Branch, leaf: _Leaf, shift: int) -> _Branch:
+def _assoc(node: _Branch, leaf: _Leaf, shift: int) -> tuple[_Branch, bool]:
+    """`node` with `leaf` in it, and whether its key is new."""
     h, key = leaf[0], leaf[1]
     bit = 1 << ((h >> shift) & _MASK)
     idx = (node.bitmap & (bit - 1)).bit_count()
     slots = node.slots
     if not node.bitmap & bit:
-        return _Branch(node.bitmap | bit, (*slots[:idx], leaf, *slots[idx:]))
+        return _Branch(node.bitmap | bit, (*slots[:idx], leaf, *slots[idx:])), True
     child = slots[idx]
     kind = type(child)
+    new_child: Any
     if kind is tuple:
-        same = child[0] == h and child[1] == key
-        new_child: Any = leaf if same else _join(child, leaf, shift + _SHIFT)
+        added = not (child[0] == h and child[1] == key)
+        new_child = _join(child, leaf, shift + _SHIFT) if added else leaf
     elif kind is _Branch:
-        new_child = _assoc(child, leaf, shift + _SHIFT)
+        new_child, added = _assoc(child, leaf, shift + _SHIFT)
     else:  # a bucket: every key routed here has exactly this hash
         kept = tuple(x for x in child.leaves if x[1] != key)
+        added = len(kept) == len(child.leaves)
         new_child = _Bucket((*kept, leaf))
-    return _Branch(node.bitmap, (*slots[:idx], new_child, *slots[idx + 1 :]))
+    return _Branch(node.bitmap, (*slots[:idx], new_child, *slots[idx + 1 :])), added
 
 
 def _dissoc(node: _Branch, h: int, key: Any, shift: int) -> _Branch:
@@ -168,9 +171,7 @@ class PersistentMap(Generic[K, V]):
         return _lookup(self._root, hash(key) & _HASH_MASK, key) is not _MISSING
 
     def set(self, key: K, value: V) -> PersistentMap[K, V]:
-        h = hash(key) & _HASH_MASK
-        added = _lookup(self._root, h, key) is _MISSING
-        root = _assoc(self._root, (h, key, value), 0)
+        root, added = _assoc(self._root, (hash(key) & _HASH_MASK, key, value), 0)
         return PersistentMap(root, self._size + added)
 
     def delete(self, key: K) -> PersistentMap[K, V]:

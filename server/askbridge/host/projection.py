@@ -92,21 +92,17 @@ def _on_request_header(state: ProjectionState, event: Event) -> ProjectionState:
 
 def _on_tool_call(state: ProjectionState, event: Event) -> ProjectionState:
     # P1: a call is tracked only while the latest header declares the timed schema.
+    # The header gates what starts being tracked; a call already tracked keeps
+    # folding its result and late reply even if a later header is legacy.
     if not state.timed or event.get("name") != ASK_USER_QUESTION:
         return state
     call_id = event.get("callId")
     questions = parse_questions(event.get("arguments"))
     if not isinstance(call_id, str) or questions is None:
         return state  # P2: unparseable arguments change nothing
-    known = state.active.get(call_id)
-    if (
-        known is not None
-        and known.seq == state.next_seq - 1
-        and known.state == "open"
-        and known.questions == questions
-    ):
-        return state  # re-asking the newest open call as it stands changes nothing (P5)
-    # A fresh seq puts a re-ask of a known call id at the end (P2).
+    # A fresh seq puts a re-ask of a known call id at the end (P2). A re-ask is
+    # always a new state, even when it leaves the view as it was; SessionProjection
+    # compares views by value before telling anyone.
     entry = ActiveCall(state.next_seq, call_id, questions, "open")
     return ProjectionState(
         state.timed, state.active.set(call_id, entry), state.settled, state.next_seq + 1
@@ -131,10 +127,13 @@ def _on_tool_result(state: ProjectionState, event: Event) -> ProjectionState:
     if outcome is CONTINUED:
         if entry.state == "continued":
             return state
-        continued = entry._replace(state="continued")  # same seq: stays in place
-        return state._replace(active=state.active.set(entry.call_id, continued))
+        # The same seq keeps it in place. (Direct constructors: `_replace` is slow.)
+        continued = ActiveCall(entry.seq, entry.call_id, entry.questions, "continued")
+        active = state.active.set(entry.call_id, continued)
+        return ProjectionState(state.timed, active, state.settled, state.next_seq)
     if outcome is None:
-        return state._replace(active=state.active.delete(entry.call_id))
+        active = state.active.delete(entry.call_id)
+        return ProjectionState(state.timed, active, state.settled, state.next_seq)
     return _settle(state, entry.call_id, outcome)
 
 

@@ -1,0 +1,91 @@
+"""How fast a long session loads from the SQLite store (what `session/load` pays).
+
+Writes one session of 100,000 mixed, realistic events into a temporary data
+directory (in batches, as the host does), then times `store.load` against a
+baseline measured in the same run: plain `json.loads` of the same 100,000
+event JSON strings, i.e. the decoding work alone with no database. Each is
+timed best-of-3. Prints one line:
+
+    session_load: 100000 events in 0.25 s; baseline json.loads 0.64 s; ratio 0.4x
+
+Run: `.venv/bin/python benchmarks/bench_session_load.py`
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import tempfile
+import time
+from collections.abc import Callable
+
+from askbridge.host import events as ev
+from askbridge.host.datadir import open_store
+from askbridge.host.store_api import encode_event
+
+EVENT_COUNT = 100_000
+BATCH_SIZE = 50
+REPEATS = 3
+
+
+def make_events(count: int, rng: random.Random) -> list[ev.Event]:
+    """A plausible turn mix: calls with arguments, results of varying length, messages."""
+    made: list[ev.Event] = []
+    while len(made) < count:
+        n = len(made)
+        text = "lorem ipsum dolor sit amet " * rng.randint(1, 15)
+        made.extend(
+            [
+                ev.turn_start(f"turn-{n}", "prompt"),
+                ev.assistant_message(text, [{"id": f"c{n}", "name": "read", "arguments": {}}]),
+                ev.tool_call(f"c{n}", "read", {"path": f"src/file_{n}.py", "lines": [1, 80]}),
+                ev.tool_result(f"c{n}", "read", text * 2),
+                ev.user_message(ev.text_content(text), source=ev.reply_source(f"c{n}")),
+                ev.turn_end(f"turn-{n}", "end_turn"),
+            ]
+        )
+    return made[:count]
+
+
+def best_of(repeats: int, work: Callable[[], object]) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        work()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def main() -> None:
+    events = make_events(EVENT_COUNT, random.Random(7))
+    header = ev.session_header(
+        session_id="bench",
+        agent_id="agent",
+        origin="root",
+        cwd="/bench",
+        model={"kind": "script"},
+        ask_user_question={"mode": "timed", "timeout": 60},
+        created_at="2025-01-01T00:00:00Z",
+    )
+    with tempfile.TemporaryDirectory(prefix="askbridge-bench-") as data_dir:
+        store = open_store(data_dir)
+        try:
+            store.create_session(header)
+            for start in range(0, EVENT_COUNT, BATCH_SIZE):
+                store.append("bench", events[start : start + BATCH_SIZE])
+            load_s = best_of(REPEATS, lambda: store.load("bench"))
+            assert store.load("bench")[1:] == events, "store returned different events"
+        finally:
+            store.close()
+
+    texts = [encode_event(event) for event in events]
+    loads = json.loads
+    baseline_s = best_of(REPEATS, lambda: [loads(text) for text in texts])
+    print(
+        f"session_load: {EVENT_COUNT} events in {load_s:.2f} s; "
+        f"baseline json.loads {baseline_s:.2f} s; ratio {load_s / baseline_s:.1f}x"
+    )
+
+
+if __name__ == "__main__":
+    main()

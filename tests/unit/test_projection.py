@@ -1,0 +1,572 @@
+"""The `userQuestions` projection fold (behavior.md P1–P6, P7's synthetic results, V7).
+
+Events are built with the constructors of askbridge.host.events, as the host logs them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from askbridge.host import events as ev
+from askbridge.host.persistent_map import PersistentMap
+from askbridge.host.projection import (
+    EMPTY,
+    ProjectionState,
+    SessionProjection,
+    fold,
+    fold_all,
+    view,
+    view_dict,
+)
+from askbridge.protocol import FIXED_MESSAGES, ErrorCode, ProjectionView
+
+ASK = "ask_user_question"
+QUESTIONS_SCHEMA = {"type": "array", "items": {"type": "object"}}
+TIMED_TOOL = {
+    "name": ASK,
+    "description": "Ask the user. Pending means still answerable.",
+    "parameters": {
+        "type": "object",
+        "properties": {"questions": QUESTIONS_SCHEMA, "timeout": {"type": "integer"}},
+        "required": ["questions"],
+    },
+}
+LEGACY_TOOL = {**TIMED_TOOL, "parameters": {"type": "object", "properties": {"q": {}}}}
+OTHER_TOOL = {"name": "read_file", "description": "", "parameters": {"type": "object"}}
+TIMED = ev.request_header([OTHER_TOOL, TIMED_TOOL])
+LEGACY = ev.request_header([OTHER_TOOL, LEGACY_TOOL])
+
+DB_RAW = {
+    "id": "db",
+    "question": "Which database?",
+    "header": "Storage",
+    "options": [{"label": "SQLite", "description": "embedded"}, {"label": "Postgres"}],
+    "multi_select": False,
+    "detail": "models may add keys; they are dropped",
+}
+DB_VIEW = {
+    "id": "db",
+    "question": "Which database?",
+    "header": "Storage",
+    "options": [{"label": "SQLite", "description": "embedded"}, {"label": "Postgres"}],
+    "multiSelect": False,
+}
+NAME_RAW = {"id": "name", "question": "Project name?"}
+
+
+def ask(call_id: str, *questions: dict[str, Any]) -> ev.Event:
+    return ev.tool_call(call_id, ASK, {"questions": list(questions or [NAME_RAW])})
+
+
+def pending(call_id: str) -> ev.Event:
+    text = json.dumps({"pending": True, "callId": call_id, "message": "still answerable"})
+    return ev.tool_result(call_id, ASK, text)
+
+
+def answered(call_id: str, answers: list[dict[str, Any]]) -> ev.Event:
+    return ev.tool_result(call_id, ASK, json.dumps({"answers": answers}, separators=(",", ":")))
+
+
+def outcome_unknown(call_id: str) -> ev.Event:
+    """P7: the synthetic result the host appends on resume."""
+    code = ErrorCode.TOOL_OUTCOME_UNKNOWN
+    error = {"name": "HarnessError", "code": code.value}
+    return ev.tool_result(
+        call_id, ASK, f"Error: {FIXED_MESSAGES[code]}", is_error=True, error=error
+    )
+
+
+def reply(call_id: str, answers: list[dict[str, Any]] | None, text: str | None = None) -> ev.Event:
+    if text is None:
+        text = json.dumps(
+            {
+                "kind": "answer_to_pending_question",
+                "tool": ASK,
+                "callId": call_id,
+                "questions": [NAME_RAW],
+                "answers": answers,
+            },
+            separators=(",", ":"),
+        )
+    return ev.user_message(ev.text_content(text), source=ev.reply_source(call_id))
+
+
+NAME_ANSWER = [{"id": "name", "selected": [], "custom": "askbridge"}]
+
+
+def active_of(state: ProjectionState) -> list[tuple[str, str]]:
+    return [(a["callId"], a["state"]) for a in view_dict(state)["active"]]
+
+
+def settled_of(state: ProjectionState) -> list[tuple[str, list[dict[str, Any]]]]:
+    return [(s["callId"], s["answers"]) for s in view_dict(state)["settled"]]
+
+
+# P1
+
+
+def test_P1_timed_header_tracks_calls_and_view_matches_protocol_model() -> None:
+    state = fold_all([TIMED, ask("c1", DB_RAW)])
+    assert view_dict(state) == {
+        "active": [{"callId": "c1", "questions": [DB_VIEW], "state": "open"}],
+        "settled": [],
+    }
+    assert isinstance(view(state), ProjectionView)
+    assert view(state).dump() == view_dict(state)
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        [],
+        [LEGACY],
+        [ev.request_header([OTHER_TOOL])],
+        [ev.request_header([{**TIMED_TOOL, "parameters": "not a schema"}])],
+        [TIMED, LEGACY],
+    ],
+    ids=["no-header", "legacy", "no-ask-tool", "bad-schema", "latest-is-legacy"],
+)
+def test_P1_calls_are_ignored_unless_latest_header_declares_timed_schema(
+    headers: list[ev.Event],
+) -> None:
+    state = fold_all(headers)
+    assert fold(state, ask("c1")) is state
+
+
+def test_P1_legacy_header_after_timed_stops_new_calls_but_keeps_tracked_ones() -> None:
+    state = fold_all([TIMED, ask("c1"), pending("c1"), LEGACY])
+    assert fold(state, ask("c2")) is state
+    assert active_of(state) == [("c1", "continued")]
+    state = fold(state, reply("c1", NAME_ANSWER))
+    assert settled_of(state) == [("c1", NAME_ANSWER)]
+
+
+def test_P1_header_that_keeps_the_schema_returns_same_state() -> None:
+    state = fold_all([TIMED, ask("c1")])
+    assert fold(state, TIMED) is state
+    switched = fold(state, LEGACY)
+    assert switched is not state and view_dict(switched) == view_dict(state)
+
+
+# P2
+
+
+def test_P2_asks_append_in_order_and_reask_moves_to_end_with_new_questions() -> None:
+    state = fold_all([TIMED, ask("c1"), ask("c2"), pending("c1"), ask("c3")])
+    assert active_of(state) == [("c1", "continued"), ("c2", "open"), ("c3", "open")]
+    state = fold(state, ask("c1", DB_RAW))
+    assert active_of(state) == [("c2", "open"), ("c3", "open"), ("c1", "open")]
+    assert view_dict(state)["active"][2]["questions"] == [DB_VIEW]
+
+
+def test_P2_reask_of_a_continued_call_reopens_it() -> None:
+    state = fold_all([TIMED, ask("c1"), pending("c1"), ask("c1")])
+    assert active_of(state) == [("c1", "open")]
+
+
+def test_P2_arguments_logged_as_json_text_are_parsed() -> None:
+    call = ev.tool_call("c1", ASK, json.dumps({"questions": [DB_RAW]}))
+    assert view_dict(fold_all([TIMED, call]))["active"][0]["questions"] == [DB_VIEW]
+
+
+def test_P2_malformed_optional_fields_are_left_out() -> None:
+    raw = {**NAME_RAW, "header": 3, "options": [{"label": ""}], "multi_select": "yes"}
+    state = fold_all([TIMED, ask("c1", raw)])
+    assert view_dict(state)["active"][0]["questions"] == [NAME_RAW]
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        None,
+        "not json",
+        "[1]",
+        {},
+        {"questions": []},
+        {"questions": "q"},
+        {"questions": [NAME_RAW, "q"]},
+        {"questions": [{"question": "no id"}]},
+        {"questions": [{"id": 7, "question": "id not a string"}]},
+        {"questions": [{"id": "", "question": "empty id"}]},
+        {"questions": [{"id": "q"}]},
+        {"questions": [{"id": "q", "question": ["not a string"]}]},
+    ],
+)
+def test_P2_unparseable_arguments_change_nothing(arguments: Any) -> None:
+    state = fold_all([TIMED, ask("c1")])
+    assert fold(state, ev.tool_call("c2", ASK, arguments)) is state
+    assert fold(state, ev.tool_call("c1", ASK, arguments)) is state
+
+
+def test_P2_other_tools_are_not_tracked() -> None:
+    state = fold_all([TIMED])
+    assert fold(state, ev.tool_call("c1", "read_file", {"questions": [NAME_RAW]})) is state
+
+
+# P3 (and P7's synthetic result)
+
+
+def test_P3_pending_marks_continued_in_place() -> None:
+    state = fold_all([TIMED, ask("c1"), ask("c2"), pending("c1")])
+    assert active_of(state) == [("c1", "continued"), ("c2", "open")]
+    assert fold(state, pending("c1")) is state
+
+
+def test_P3_P7_outcome_unknown_marks_open_call_continued() -> None:
+    state = fold_all([TIMED, ask("c1"), ask("c2"), outcome_unknown("c1")])
+    assert active_of(state) == [("c1", "continued"), ("c2", "open")]
+    again = fold_all([TIMED, ask("c1"), pending("c1")])
+    assert fold(again, outcome_unknown("c1")) is again
+
+
+def test_P3_answer_batch_settles_in_settlement_order() -> None:
+    db_answer = [{"id": "db", "selected": ["SQLite"]}]
+    state = fold_all([TIMED, ask("c1"), ask("c2", DB_RAW), answered("c2", db_answer)])
+    state = fold(state, answered("c1", NAME_ANSWER))
+    assert active_of(state) == []
+    assert settled_of(state) == [("c2", db_answer), ("c1", NAME_ANSWER)]
+    assert view(state).dump() == view_dict(state)
+
+
+def test_P3_answer_after_pending_settles() -> None:
+    state = fold_all([TIMED, ask("c1"), pending("c1"), answered("c1", NAME_ANSWER)])
+    assert (active_of(state), settled_of(state)) == ([], [("c1", NAME_ANSWER)])
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        ev.tool_result("c1", ASK, "Error: the user cancelled", is_error=True),
+        ev.tool_result(
+            "c1", ASK, "Error: x", is_error=True, error={"name": "E", "code": "ASK_CANCELLED"}
+        ),
+        ev.tool_result("c1", ASK, json.dumps({"answers": NAME_ANSWER}), is_error=True),
+        ev.tool_result("c1", ASK, json.dumps({"pending": True}), is_error=True),
+        ev.tool_result("c1", ASK, "not json"),
+        ev.tool_result("c1", ASK, ""),
+        ev.tool_result("c1", ASK, "[]"),
+        ev.tool_result("c1", ASK, json.dumps({"pending": "yes"})),
+        ev.tool_result("c1", ASK, json.dumps({"answers": "none"})),
+        ev.tool_result("c1", ASK, json.dumps({"answers": [{"selected": []}]})),
+        ev.tool_result("c1", ASK, json.dumps({"answers": [{"id": "n", "selected": "a"}]})),
+        ev.tool_result("c1", ASK, json.dumps({"answers": [{"id": "n", "selected": [1]}]})),
+        ev.tool_result("c1", ASK, json.dumps({"answers": [{"id": "n"}]})),
+    ],
+)
+def test_P3_anything_else_drops_the_call(result: ev.Event) -> None:
+    state = fold_all([TIMED, ask("c1"), ask("c2"), pending("c1")])
+    dropped = fold(state, result)
+    assert (active_of(dropped), settled_of(dropped)) == ([("c2", "open")], [])
+
+
+def test_P3_result_for_inactive_call_changes_nothing() -> None:
+    state = fold_all([TIMED, ask("c1"), answered("c1", NAME_ANSWER)])
+    for result in (pending("c1"), answered("c1", []), outcome_unknown("c9"), pending("c9")):
+        assert fold(state, result) is state
+
+
+# P4
+
+
+def test_P4_reply_settles_active_call_with_its_batch() -> None:
+    state = fold_all([TIMED, ask("c1"), ask("c2"), pending("c1")])
+    state = fold(state, reply("c1", NAME_ANSWER))
+    assert active_of(state) == [("c2", "open")]
+    assert settled_of(state) == [("c1", NAME_ANSWER)]
+
+
+@pytest.mark.parametrize(
+    "text", ["not json", "{}", json.dumps({"answers": [{"id": 1}]}), json.dumps([1])]
+)
+def test_P4_unreadable_reply_settles_with_empty_batch(text: str) -> None:
+    state = fold_all([TIMED, ask("c1"), pending("c1"), reply("c1", None, text)])
+    assert settled_of(state) == [("c1", [])]
+
+
+def test_P4_reply_naming_inactive_call_changes_nothing() -> None:
+    state = fold_all([TIMED, ask("c1"), pending("c1"), reply("c1", NAME_ANSWER)])
+    assert fold(state, reply("c1", NAME_ANSWER)) is state
+    assert fold(state, reply("c404", NAME_ANSWER)) is state
+
+
+def test_P4_plain_user_message_changes_nothing() -> None:
+    state = fold_all([TIMED, ask("c1"), pending("c1")])
+    text = json.dumps({"answers": NAME_ANSWER})
+    assert fold(state, ev.user_message(ev.text_content(text))) is state
+    other = ev.user_message(ev.text_content(text), source={"kind": "prompt", "callId": "c1"})
+    assert fold(state, other) is state
+
+
+# P5
+
+NOISE = [
+    ev.session_header(
+        session_id="s1",
+        agent_id="a1",
+        origin="root",
+        cwd="/w",
+        model={"kind": "script"},
+        ask_user_question={"mode": "timed", "timeout": 120},
+        created_at="2025-01-01T00:00:00Z",
+    ),
+    ev.turn_start("t1", "prompt"),
+    ev.assistant_message("asking", [{"id": "c1", "name": ASK, "arguments": {}}]),
+    ev.inbox_inserted("i1", "next-step", ev.text_content("hi"), ev.reply_source("c1")),
+    ev.inbox_claimed("i1"),
+    ev.inbox_discarded("i1", "withdrawn"),
+    ev.tool_call("r1", "read_file", {"path": "x"}),
+    ev.tool_result("r1", "read_file", "text"),
+    ev.turn_end("t1", "end_turn"),
+    {"type": "something/new", "callId": "c1"},
+]
+
+
+@pytest.mark.parametrize("event", NOISE, ids=lambda e: e["type"])
+def test_P5_inbox_and_unrelated_events_return_the_same_state(event: ev.Event) -> None:
+    state = fold_all([TIMED, ask("c1"), ask("c2"), pending("c2")])
+    assert fold(state, event) is state
+    assert fold(EMPTY, event) is EMPTY
+
+
+def test_P5_settling_shares_earlier_settled_cells_instead_of_copying() -> None:
+    state = fold_all([TIMED, ask("c1"), answered("c1", []), ask("c2")])
+    after = fold(state, answered("c2", []))
+    assert after.settled is not None and after.settled.previous is state.settled
+
+
+# P6
+
+
+def test_P6_parent_and_child_logs_fold_apart() -> None:
+    child_ask = ask("child-c1", DB_RAW)
+    parent_log = [
+        TIMED,
+        ask("p1"),
+        pending("p1"),
+        ev.tool_call("d1", "delegate", {"task": "pick a database"}),
+        reply("child-c1", [{"id": "db", "selected": ["SQLite"]}]),
+        ev.tool_result("d1", "delegate", "child needs: which database?"),
+    ]
+    child_log = [TIMED, child_ask, reply("p1", NAME_ANSWER)]
+    parent = SessionProjection("parent", parent_log)
+    child = SessionProjection("child", child_log)
+    heard: list[tuple[str, ProjectionView]] = []
+    parent.subscribe(lambda sid, v: heard.append((sid, v)))
+    child.subscribe(lambda sid, v: heard.append((sid, v)))
+    assert active_of(parent.state) == [("p1", "continued")]
+    assert settled_of(parent.state) == []
+    assert active_of(child.state) == [("child-c1", "open")]
+    assert child.apply([pending("child-c1")]) is True
+    assert [sid for sid, _ in heard] == ["child"]
+    assert active_of(parent.state) == [("p1", "continued")]
+
+
+# SessionProjection
+
+
+def test_P5_session_projection_tells_subscribers_only_on_view_change() -> None:
+    projection = SessionProjection("s1")
+    heard: list[tuple[str, dict[str, Any]]] = []
+    unsubscribe = projection.subscribe(lambda sid, v: heard.append((sid, v.dump())))
+    assert projection.apply([TIMED, ev.turn_start("t1", "prompt")]) is False
+    assert projection.apply([ask("c1")]) is True
+    assert heard == [("s1", view_dict(projection.state))]
+    # Opened and dropped within one batch: the view is as before.
+    assert projection.apply([ask("c2"), ev.tool_result("c2", ASK, "oops")]) is False
+    assert projection.apply(NOISE) is False
+    assert len(heard) == 1
+    unsubscribe()
+    unsubscribe()
+    assert projection.apply([pending("c1")]) is True
+    assert len(heard) == 1
+    assert projection.view().dump() == view_dict(projection.state)
+
+
+def test_P5_a_failing_subscriber_does_not_silence_the_others() -> None:
+    projection = SessionProjection("s1", [TIMED])
+    heard: list[str] = []
+
+    def broken(sid: str, v: ProjectionView) -> None:
+        raise RuntimeError("listener bug")
+
+    projection.subscribe(broken)
+    projection.subscribe(lambda sid, v: heard.append(sid))
+    with pytest.raises(RuntimeError, match="listener bug"):
+        projection.apply([ask("c1")])
+    assert heard == ["s1"]
+    assert active_of(projection.state) == [("c1", "open")]
+
+
+# Property: the fold against a plain reference model
+
+CALL_IDS = ["c1", "c2", "c3"]
+QUESTION_SETS = [([NAME_RAW], [NAME_RAW]), ([DB_RAW, NAME_RAW], [DB_VIEW, NAME_RAW])]
+RESULT_KINDS = ["pending", "unknown", "answers", "error", "garbage"]
+
+
+def _answers_for(call_id: str) -> list[dict[str, Any]]:
+    return [{"id": "name", "selected": [], "custom": call_id}]
+
+
+step_strategy = st.one_of(
+    st.tuples(st.just("header"), st.booleans()),
+    st.tuples(st.just("call"), st.sampled_from(CALL_IDS), st.integers(-1, 1)),
+    st.tuples(st.just("result"), st.sampled_from(CALL_IDS), st.sampled_from(RESULT_KINDS)),
+    st.tuples(st.just("reply"), st.sampled_from(CALL_IDS), st.booleans()),
+    st.tuples(st.just("noise"), st.integers(0, len(NOISE) - 1)),
+)
+
+
+def _event(step: tuple[Any, ...]) -> ev.Event:
+    tag = step[0]
+    if tag == "header":
+        return TIMED if step[1] else LEGACY
+    if tag == "call":
+        arguments = {"questions": QUESTION_SETS[step[2]][0]} if step[2] >= 0 else {"q": 1}
+        return ev.tool_call(step[1], ASK, arguments)
+    if tag == "result":
+        cid, kind = step[1], step[2]
+        results: dict[str, Callable[[], ev.Event]] = {
+            "pending": lambda: pending(cid),
+            "unknown": lambda: outcome_unknown(cid),
+            "answers": lambda: answered(cid, _answers_for(cid)),
+            "error": lambda: ev.tool_result(cid, ASK, "Error: no", is_error=True),
+            "garbage": lambda: ev.tool_result(cid, ASK, "{"),
+        }
+        return results[kind]()
+    if tag == "reply":
+        return reply(step[1], _answers_for(step[1]) if step[2] else None, None if step[2] else "?")
+    return NOISE[int(step[1])]
+
+
+class Reference:
+    """P1–P5 written the obvious way: an insertion-ordered dict and a list."""
+
+    def __init__(self) -> None:
+        self.timed = False
+        self.active: dict[str, tuple[list[dict[str, Any]], str]] = {}
+        self.settled: list[dict[str, Any]] = []
+
+    def apply(self, step: tuple[Any, ...]) -> None:
+        tag = step[0]
+        if tag == "header":
+            self.timed = step[1]
+        elif tag == "call" and self.timed and step[2] >= 0:
+            self.active.pop(step[1], None)
+            self.active[step[1]] = (QUESTION_SETS[step[2]][1], "open")
+        elif tag == "result" and step[1] in self.active:
+            if step[2] in ("pending", "unknown"):
+                questions, _ = self.active[step[1]]
+                self.active[step[1]] = (questions, "continued")  # keeps its place
+            else:
+                del self.active[step[1]]
+                if step[2] == "answers":
+                    self.settled.append({"callId": step[1], "answers": _answers_for(step[1])})
+        elif tag == "reply" and step[1] in self.active:
+            del self.active[step[1]]
+            answers = _answers_for(step[1]) if step[2] else []
+            self.settled.append({"callId": step[1], "answers": answers})
+
+    def snapshot(self) -> tuple[bool, dict[str, Any]]:
+        active = [{"callId": c, "questions": q, "state": s} for c, (q, s) in self.active.items()]
+        return self.timed, {"active": active, "settled": list(self.settled)}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(step_strategy, max_size=40), st.lists(st.integers(1, 6), max_size=10))
+def test_P5_incremental_fold_matches_reference_scratch_and_keeps_old_states(
+    steps: list[tuple[Any, ...]], chunk_sizes: list[int]
+) -> None:
+    events = [_event(step) for step in steps]
+    reference = Reference()
+    expected = [reference.snapshot()]
+    states = [EMPTY]
+    for step, event in zip(steps, events, strict=True):
+        reference.apply(step)
+        expected.append(reference.snapshot())
+        states.append(fold(states[-1], event))
+        # Identity exactly when nothing (view or P1 schema flag) changed; an
+        # accepted (re-)ask is always a new state, even if the view looks the same.
+        opens = step[0] == "call" and step[2] >= 0 and expected[-2][0]
+        assert (states[-1] is states[-2]) == (expected[-1] == expected[-2] and not opens)
+    # Every earlier snapshot is still intact (no shared structure was mutated).
+    for state, (timed, reference_view) in zip(states, expected, strict=True):
+        assert (state.timed, view_dict(state)) == (timed, reference_view)
+    assert view_dict(fold_all(events)) == expected[-1][1]
+
+    projection = SessionProjection("s")
+    start = 0
+    for size in [*chunk_sizes, len(events)]:
+        end = min(start + size, len(events))
+        assert projection.apply(events[start:end]) == (expected[start][1] != expected[end][1])
+        start = end
+    assert projection.view().dump() == expected[-1][1]
+
+
+# The persistent map behind `active`
+
+
+class Colliding:
+    """A key whose hash collides on purpose, to reach the map's deepest levels."""
+
+    def __init__(self, name: str, h: int) -> None:
+        self.name, self.h = name, h
+
+    def __hash__(self) -> int:
+        return self.h
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Colliding) and other.name == self.name
+
+    def __repr__(self) -> str:
+        return f"Colliding({self.name!r}, {self.h})"
+
+
+keys = st.one_of(
+    st.text(max_size=3),
+    st.builds(Colliding, st.sampled_from("abcdef"), st.sampled_from([0, 1, 32, -1, 2**63])),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), keys, st.integers()), max_size=60))
+def test_P5_persistent_map_behaves_like_a_dict_and_never_changes_old_versions(
+    ops: list[tuple[bool, Any, int]],
+) -> None:
+    versions: list[tuple[PersistentMap[Any, int], dict[Any, int]]] = [(PersistentMap(), {})]
+    for is_set, key, value in ops:
+        pmap, plain = versions[-1]
+        plain = dict(plain)
+        if is_set:
+            pmap = pmap.set(key, value)
+            plain[key] = value
+        else:
+            missing = key not in plain
+            new = pmap.delete(key)
+            assert (new is pmap) == missing
+            pmap = new
+            plain.pop(key, None)
+        versions.append((pmap, plain))
+    for pmap, plain in versions:
+        assert len(pmap) == len(plain)
+        assert dict(pmap.items()) == plain
+        assert sorted(map(repr, pmap.values())) == sorted(map(repr, plain.values()))
+        for key in plain:
+            assert key in pmap and pmap.get(key) == plain[key]
+
+
+def test_P5_persistent_map_scales_past_one_level() -> None:
+    pmap: PersistentMap[str, int] = PersistentMap()
+    for i in range(5000):
+        pmap = pmap.set(f"call-{i}", i)
+    for i in range(0, 5000, 2):
+        pmap = pmap.delete(f"call-{i}")
+    assert len(pmap) == 2500
+    assert dict(pmap.items()) == {f"call-{i}": i for i in range(1, 5000, 2)}
+    assert pmap.get("call-0") is None and pmap.get("call-1") == 1

@@ -1,0 +1,238 @@
+"""The EventStore contract (store_api.py), run against both stores.
+
+Every test here gets a factory for a fresh store, once for the in-memory store
+and once for the SQLite store opened through `open_store` on a real temp
+directory, so the fast store used by host unit tests cannot drift from the
+durable one. Durability across processes is in test_store_sqlite.py and
+tests/faults/test_store_crash.py.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from askbridge.host import events as ev
+from askbridge.host.datadir import open_store
+from askbridge.host.store_api import EventStore, StoreError
+from askbridge.host.store_memory import MemoryEventStore
+
+StoreFactory = Callable[[], EventStore]
+
+
+def header(session_id: str, created_at: str = "2025-01-01T00:00:00Z", **extra: Any) -> ev.Event:
+    return ev.session_header(
+        session_id=session_id,
+        agent_id=f"agent-{session_id}",
+        origin=extra.pop("origin", "root"),
+        cwd="/tmp/project",
+        model={"kind": "script", "path": "/tmp/m.json"},
+        ask_user_question={"mode": "timed", "timeout": 60},
+        created_at=created_at,
+        **extra,
+    )
+
+
+def make_store(kind: str, directory: Path) -> EventStore:
+    if kind == "memory":
+        return MemoryEventStore()
+    return open_store(directory)
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def new_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StoreFactory]:
+    opened: list[EventStore] = []
+    counter = itertools.count()
+
+    def factory() -> EventStore:
+        store = make_store(request.param, tmp_path / f"data{next(counter)}")
+        opened.append(store)
+        return store
+
+    yield factory
+    for store in opened:
+        store.close()
+
+
+def test_new_session_loads_as_its_header(new_store: StoreFactory) -> None:
+    store = new_store()
+    first = header("s1", title="Fix the build")
+    store.create_session(first)
+    assert store.exists("s1")
+    assert not store.exists("s2")
+    assert store.load("s1") == [first]
+
+
+def test_D1_appended_events_load_in_order_across_batches(new_store: StoreFactory) -> None:
+    """D1/D2: batches are appended whole and `load` returns every event in order."""
+    store = new_store()
+    store.create_session(header("s1"))
+    turn = [ev.turn_start("t1", "prompt"), ev.assistant_message("hi", [])]
+    tools = [ev.tool_call("c1", "read", {"path": "a"}), ev.tool_result("c1", "read", "body")]
+    store.append("s1", turn)
+    store.append("s1", [])
+    store.append("s1", tools)
+    store.append("s1", [ev.turn_end("t1", "end_turn")])
+    assert store.load("s1")[1:] == [*turn, *tools, ev.turn_end("t1", "end_turn")]
+
+
+def test_sessions_keep_separate_logs(new_store: StoreFactory) -> None:
+    store = new_store()
+    store.create_session(header("a"))
+    store.create_session(header("b"))
+    for n in range(5):
+        store.append("a", [ev.turn_start(f"a{n}", "prompt")])
+        store.append("b", [ev.turn_start(f"b{n}", "inbox")])
+    assert [e["turnId"] for e in store.load("a")[1:]] == [f"a{n}" for n in range(5)]
+    assert [e["turnId"] for e in store.load("b")[1:]] == [f"b{n}" for n in range(5)]
+
+
+def test_unknown_session_is_a_key_error(new_store: StoreFactory) -> None:
+    store = new_store()
+    with pytest.raises(KeyError):
+        store.load("nope")
+    with pytest.raises(KeyError):
+        store.append("nope", [ev.turn_start("t", "prompt")])
+    with pytest.raises(KeyError):
+        store.append("nope", [])
+    assert not store.exists("nope")
+    assert store.list_sessions() == []
+
+
+def test_creating_an_existing_session_is_refused_and_keeps_the_log(
+    new_store: StoreFactory,
+) -> None:
+    store = new_store()
+    store.create_session(header("s1"))
+    store.append("s1", [ev.turn_start("t1", "prompt")])
+    with pytest.raises(ValueError, match="already exists"):
+        store.create_session(header("s1", created_at="2030-01-01T00:00:00Z"))
+    assert store.load("s1") == [header("s1"), ev.turn_start("t1", "prompt")]
+    assert len(store.list_sessions()) == 1
+
+
+@pytest.mark.parametrize(
+    "bad_header",
+    [
+        ev.turn_start("t1", "prompt"),
+        {"type": ev.SESSION_HEADER, "createdAt": "2025", "origin": "root"},
+        {"type": ev.SESSION_HEADER, "sessionId": "s", "origin": "root"},
+        {"type": ev.SESSION_HEADER, "sessionId": 7, "createdAt": "2025", "origin": "root"},
+    ],
+)
+def test_a_session_must_start_with_a_complete_header(
+    new_store: StoreFactory, bad_header: ev.Event
+) -> None:
+    store = new_store()
+    with pytest.raises(ValueError):
+        store.create_session(bad_header)
+    assert store.list_sessions() == []
+
+
+@pytest.mark.parametrize(
+    ("bad_value", "error"),
+    [({1, 2}, TypeError), (object(), TypeError), (math.nan, ValueError), (math.inf, ValueError)],
+)
+def test_D2_a_batch_with_a_non_json_event_is_written_not_at_all(
+    new_store: StoreFactory, bad_value: object, error: type[Exception]
+) -> None:
+    """D2: a batch is all or nothing, also when one of its events cannot be stored."""
+    store = new_store()
+    store.create_session(header("s1"))
+    batch = [ev.turn_start("t1", "prompt"), {"type": "x", "value": bad_value}]
+    with pytest.raises(error):
+        store.append("s1", batch)
+    assert store.load("s1") == [header("s1")]
+
+
+def test_loaded_events_are_fresh_copies(new_store: StoreFactory) -> None:
+    store = new_store()
+    first = header("s1")
+    store.create_session(first)
+    appended = ev.tool_call("c1", "read", {"path": "a"})
+    store.append("s1", [appended])
+    appended["arguments"]["path"] = "changed after append"
+    first["cwd"] = "changed after create"
+    loaded = store.load("s1")
+    loaded[1]["arguments"]["path"] = "changed after load"
+    again = store.load("s1")
+    assert again[0]["cwd"] == "/tmp/project"
+    assert again[1]["arguments"] == {"path": "a"}
+
+
+def test_list_sessions_oldest_first_with_header_fields(new_store: StoreFactory) -> None:
+    store = new_store()
+    store.create_session(header("late", "2025-03-01T00:00:00Z", title="Late"))
+    store.create_session(
+        header(
+            "child",
+            "2025-01-01T00:00:00Z",
+            origin="subagent",
+            parent_session_id="late",
+            parent_agent_id="agent-late",
+        )
+    )
+    # Same timestamp as `child`: creation order breaks the tie.
+    store.create_session(header("twin", "2025-01-01T00:00:00Z"))
+    infos = store.list_sessions()
+    assert [i.session_id for i in infos] == ["child", "twin", "late"]
+    child, _, late = infos
+    assert (child.origin, child.parent_session_id, child.title) == ("subagent", "late", None)
+    assert (late.origin, late.title, late.created_at) == ("root", "Late", "2025-03-01T00:00:00Z")
+
+
+def test_a_closed_store_refuses_every_call(new_store: StoreFactory) -> None:
+    store = new_store()
+    store.create_session(header("s1"))
+    store.close()
+    store.close()  # closing twice is harmless
+    calls: list[Callable[[], object]] = [
+        lambda: store.load("s1"),
+        lambda: store.append("s1", []),
+        lambda: store.exists("s1"),
+        lambda: store.list_sessions(),
+        lambda: store.create_session(header("s2")),
+    ]
+    for call in calls:
+        with pytest.raises(StoreError, match="closed"):
+            call()
+
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**63), max_value=2**63 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
+    max_leaves=12,
+)
+json_events = st.dictionaries(st.text(max_size=8), json_values, max_size=5).map(
+    lambda body: {**body, "type": "test/any"}
+)
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+@settings(max_examples=25, deadline=None)
+@given(batches=st.lists(st.lists(json_events, max_size=5), max_size=6))
+def test_D2_any_json_events_round_trip_exactly(kind: str, batches: list[list[ev.Event]]) -> None:
+    """D2: what `load` returns is exactly what was appended — text, numbers, nesting."""
+    with tempfile.TemporaryDirectory() as directory:
+        store = make_store(kind, Path(directory))
+        try:
+            store.create_session(header("s1"))
+            for batch in batches:
+                store.append("s1", batch)
+            assert store.load("s1")[1:] == [event for batch in batches for event in batch]
+        finally:
+            store.close()
