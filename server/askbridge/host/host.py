@@ -88,6 +88,8 @@ class Host:
         for session in list(self.sessions.values()):
             if session.turn_signal is not None:
                 session.turn_signal.abort("shutdown")
+            # Callers awaiting `prompt` live outside our task group: answer them, or they hang.
+            session.release_prompts()
         self.service.shutdown()
         self._tg.cancel_scope.cancel()
         try:

@@ -112,6 +112,9 @@ class Session:
 
     def enqueue_reply(self, call_id: str, text: str) -> None:
         """L4: commit the reply to the inbox, then wake an idle agent."""
+        # A reply arriving after a user cancel is new work (L4): it wakes the agent, and the
+        # replies held since the cancel go with it in arrival order (L5).
+        self.hold_replies = False
         inbox_id = new_id("in")
         self._reply_arrival[inbox_id] = next(_arrivals)
         self.log(
@@ -140,11 +143,15 @@ class Session:
         """session/cancel: end the turn and every queued prompt; late replies stay queued."""
         if self.turn_signal is not None:
             self.turn_signal.abort("cancelled")
+        self.release_prompts()
+        self.hold_replies = True
+
+    def release_prompts(self) -> None:
+        """Answer every queued prompt `cancelled`: its turn will never run."""
         while self.prompts:
             prompt = self.prompts.popleft()
             prompt.stop_reason = "cancelled"
             prompt.done.set()
-        self.hold_replies = True
 
     # -- turns ----------------------------------------------------------------------------
 
