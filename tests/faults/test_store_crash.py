@@ -70,8 +70,12 @@ def test_D2_kill_9_leaves_only_whole_events_and_every_reported_commit(
             assert line, f"child stopped early: {child.stderr.read() if child.stderr else ''}"
             reported.append(int(line))
         child.send_signal(signal.SIGKILL)
-        # Lines printed before the kill landed were committed too.
-        rest, err = child.communicate(timeout=30)
+        # Lines printed before the kill landed were committed too. Read them through the
+        # same buffered file: communicate() would read the raw fd and miss what
+        # readline() already buffered.
+        rest = child.stdout.read()
+        err = child.stderr.read() if child.stderr else ""
+        child.wait(timeout=30)
     finally:
         if child.poll() is None:
             child.kill()
