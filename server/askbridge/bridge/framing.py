@@ -1,0 +1,295 @@
+"""LSP base-protocol framing over asyncio streams: `Content-Length: N\\r\\n\\r\\n` + UTF-8 JSON.
+
+`FrameReader` turns a byte stream into `Frame`s — a body to parse, or a problem
+the dispatcher answers (protocol.md "Errors"):
+
+- header names are case-insensitive; headers other than Content-Length are ignored;
+- a body above `max_body` (8 MiB) yields an OVERSIZED frame, then exactly that
+  many bytes are discarded unparsed, chunk by chunk, and reading continues;
+- a malformed header block (garbage line, missing/invalid/conflicting
+  Content-Length, a block over 64 KiB, bare-LF line ends) yields one
+  MALFORMED_HEADER frame, then the reader resyncs at the next `Content-Length:`
+  (any case) after the bad line (or after the whole block when its
+  Content-Length is bad). It searches anywhere, not only at line starts, because
+  frames are sent back to back: the next header usually follows a body with no
+  newline in between;
+- end of input ends the iteration; a truncated final header or body is dropped.
+
+The reader keeps its own buffer and slices every complete frame out of each
+chunk without further awaits, which is what makes this loop faster than
+pygls's thread-pooled reader. Cancelling `next_frame()` loses no bytes.
+
+`FrameWriter` writes one frame per transport write (frames never interleave)
+and then awaits `drain()`, so only the writing task waits on a slow client.
+`open_stdio()` wires fd 0/1 (dup'd) to asyncio streams for `askbridge serve`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import re
+import sys
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, NamedTuple
+
+logger = logging.getLogger("askbridge.bridge")
+
+MAX_BODY = 8 * 1024 * 1024
+MAX_HEADER = 64 * 1024
+_CHUNK = 64 * 1024
+_END_OF_HEADER = b"\r\n\r\n"
+_CONTENT_LENGTH = re.compile(rb"content-length:", re.IGNORECASE)
+_TOKEN = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an HTTP header name
+_MAX_LENGTH_DIGITS = 18
+
+
+class FrameProblem(StrEnum):
+    OVERSIZED = "oversized"
+    MALFORMED_HEADER = "malformed_header"
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """One unit of input: a body (`problem is None`) or a framing problem with a detail."""
+
+    body: bytes = b""
+    problem: FrameProblem | None = None
+    detail: str = ""
+
+
+class BadHeader(NamedTuple):
+    """Why a header block is malformed, and the offset in it where resync starts searching."""
+
+    reason: str
+    resume: int
+
+
+def parse_header_block(block: bytes) -> int | BadHeader:
+    """The Content-Length of a header block (CRLF-separated lines, no final blank line).
+
+    A garbage line resumes the search right after itself (a valid header may
+    follow it); a bad Content-Length resumes after the whole block.
+    """
+    length: int | None = None
+    after_block = len(block) + len(_END_OF_HEADER)
+    start = 0
+    for line in block.split(b"\r\n"):
+        start += len(line) + 2
+        if not line:
+            continue  # stray CRLFs between frames are harmless
+        name, colon, value = line.partition(b":")
+        if not colon or _TOKEN.fullmatch(name) is None:
+            return BadHeader(f"not a header line: {line[:80]!r}", start - 2)
+        if name.lower() != b"content-length":
+            continue
+        value = value.strip(b" \t")
+        if not value.isdigit() or len(value) > _MAX_LENGTH_DIGITS:
+            return BadHeader(f"invalid Content-Length: {value[:40]!r}", after_block)
+        if length is not None and length != int(value):
+            return BadHeader("conflicting Content-Length headers", after_block)
+        length = int(value)
+    return BadHeader("missing Content-Length", after_block) if length is None else length
+
+
+class FrameReader:
+    """Async iterator of `Frame`s read from `reader`; never raises on bad input."""
+
+    def __init__(
+        self, reader: asyncio.StreamReader, max_body: int = MAX_BODY, max_header: int = MAX_HEADER
+    ) -> None:
+        self._reader = reader
+        self._max_body = max_body
+        self._max_header = max_header
+        self._buf = bytearray()
+        self._pos = 0  # start of unconsumed bytes in _buf
+        self._body_len: int | None = None  # header parsed, waiting for this many body bytes
+        self._skip = 0  # bytes of an oversized body still to discard
+        self._resyncing = False
+
+    def __aiter__(self) -> FrameReader:
+        return self
+
+    async def __anext__(self) -> Frame:
+        frame = await self.next_frame()
+        if frame is None:
+            raise StopAsyncIteration
+        return frame
+
+    async def next_frame(self) -> Frame | None:
+        """The next frame, or None at end of input."""
+        while True:
+            if self._skip:
+                if not await self._discard():
+                    return None
+                continue
+            frame = self._parse()
+            if frame is not None:
+                return frame
+            if not await self._fill():
+                if len(self._buf) > self._pos:
+                    logger.debug("input ended inside a frame; %d bytes dropped", self._unread)
+                return None
+
+    @property
+    def _unread(self) -> int:
+        return len(self._buf) - self._pos
+
+    async def _fill(self) -> bool:
+        if self._pos:
+            del self._buf[: self._pos]
+            self._pos = 0
+        chunk = await self._reader.read(_CHUNK)
+        self._buf += chunk
+        return bool(chunk)
+
+    async def _discard(self) -> bool:
+        """Drop oversized-body bytes without keeping more than one chunk; False at EOF."""
+        taken = min(self._skip, self._unread)
+        self._pos += taken
+        self._skip -= taken
+        while self._skip:
+            chunk = await self._reader.read(min(self._skip, _CHUNK))
+            if not chunk:
+                return False
+            self._skip -= len(chunk)
+        return True
+
+    def _parse(self) -> Frame | None:
+        """Slice the next frame out of the buffer, or None when more bytes are needed."""
+        while self._body_len is None:
+            if self._resyncing and not self._resync():
+                return None
+            end = self._buf.find(_END_OF_HEADER, self._pos)
+            bare_lf = self._buf.find(b"\n\n", self._pos, end if end >= 0 else len(self._buf))
+            if bare_lf >= 0:
+                return self._malformed("header lines must end with CRLF", bare_lf + 2)
+            if end < 0 or end - self._pos > self._max_header:
+                if self._unread <= self._max_header:
+                    return None
+                reason = f"no end of header within {self._max_header} bytes"
+                return self._malformed(reason, self._pos + 1)
+            block = bytes(self._buf[self._pos : end])
+            parsed = parse_header_block(block) if block.strip(b"\r\n") else None
+            if isinstance(parsed, BadHeader):
+                return self._malformed(parsed.reason, self._pos + parsed.resume)
+            self._pos = end + len(_END_OF_HEADER)
+            if parsed is None:
+                continue  # only blank lines between frames: skip quietly
+            if parsed > self._max_body:
+                self._skip = parsed
+                return Frame(
+                    problem=FrameProblem.OVERSIZED,
+                    detail=f"Content-Length {parsed} exceeds {self._max_body}",
+                )
+            self._body_len = parsed
+        if self._unread < self._body_len:
+            return None
+        start, self._pos = self._pos, self._pos + self._body_len
+        self._body_len = None
+        return Frame(body=bytes(self._buf[start : self._pos]))
+
+    def _malformed(self, detail: str, resume: int) -> Frame:
+        self._pos = resume
+        self._resyncing = True
+        logger.warning("malformed LSP header block: %s", detail)
+        return Frame(problem=FrameProblem.MALFORMED_HEADER, detail=detail)
+
+    def _resync(self) -> bool:
+        found = _CONTENT_LENGTH.search(self._buf, self._pos)
+        if found is None:
+            # Keep a tail that may hold the start of a split `Content-Length:`.
+            keep = len(_CONTENT_LENGTH.pattern) - 1
+            self._pos = max(self._pos, len(self._buf) - keep)
+            return False
+        self._pos = found.start()
+        self._resyncing = False
+        return True
+
+
+class FrameWriter:
+    """Writes JSON values as frames; each frame is one transport write, so none interleave."""
+
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self._writer = writer
+
+    def write_nowait(self, obj: Any) -> None:
+        """Queue one frame without waiting for the client to read it.
+
+        For messages that must go out even from a cancelled task ($/cancelRequest).
+        Raises TypeError/ValueError if `obj` is not JSON, ConnectionError if the
+        output is closed.
+        """
+        body = json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        data = body.encode()
+        if self._writer.is_closing():
+            raise ConnectionResetError("output closed")
+        self._writer.write(b"Content-Length: %d\r\n\r\n%b" % (len(data), data))
+
+    async def write(self, obj: Any) -> None:
+        """Queue one frame, then wait while the transport's buffer is over its high-water mark."""
+        self.write_nowait(obj)
+        await self._writer.drain()
+
+    async def drain(self) -> None:
+        await self._writer.drain()
+
+    def is_closing(self) -> bool:
+        return self._writer.is_closing()
+
+
+class _WritePipeProtocol(asyncio.streams.FlowControlMixin):
+    """Flow control for a write-only pipe, with the close waiter StreamWriter.wait_closed needs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        if not self._closed.done():
+            self._closed.set_result(None)
+
+    def _get_close_waiter(self, stream: object) -> asyncio.Future[None]:
+        return self._closed
+
+
+async def open_read_pipe(fd: int, limit: int = _CHUNK) -> asyncio.StreamReader:
+    """A StreamReader on `fd` (a pipe, socket or tty; takes ownership of the fd)."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=limit)
+    pipe = os.fdopen(fd, "rb", buffering=0)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), pipe)
+    return reader
+
+
+async def open_write_pipe(fd: int) -> asyncio.StreamWriter:
+    """A StreamWriter on `fd` (a pipe, socket or tty; takes ownership of the fd)."""
+    loop = asyncio.get_running_loop()
+    pipe = os.fdopen(fd, "wb", buffering=0)
+    transport, protocol = await loop.connect_write_pipe(_WritePipeProtocol, pipe)
+    return asyncio.StreamWriter(transport, protocol, None, loop)
+
+
+def redirect_stdout_to_stderr() -> None:
+    """Point fd 1 and sys.stdout at stderr, so stray prints (ours, libraries', child
+    processes') can never corrupt the frame stream. Call only after fd 1 was dup'd."""
+    sys.stdout.flush()
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+
+
+async def open_stdio(
+    redirect_stdout: bool = True,
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """Streams on dup'd copies of fd 0 and fd 1; by default fd 1 then goes to stderr.
+
+    stdin must be a pipe, socket or tty (asyncio cannot poll a regular file).
+    """
+    in_fd, out_fd = os.dup(0), os.dup(1)
+    if redirect_stdout:
+        redirect_stdout_to_stderr()
+    return await open_read_pipe(in_fd), await open_write_pipe(out_fd)

@@ -1,0 +1,69 @@
+"""`askbridge serve`: open the store, start the host, serve the LSP-framed protocol on stdio.
+
+Exit status: 0 after `shutdown` + `exit` or at end of input (the client went
+away: turns are cancelled, claims released, the store flushed and closed);
+1 for `exit` without `shutdown`; 1 with a clear message on stderr when the
+data directory cannot be used (in use by another process, damaged, newer).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+import anyio
+
+from askbridge.host.datadir import open_store, resolve_data_dir
+from askbridge.host.host import Host
+from askbridge.host.store_api import EventStore
+from askbridge.host.store_sqlite import StoreError
+
+from .framing import open_stdio
+from .rpc import RpcConnection
+from .server import BridgeServer
+
+
+def host_settings(args: argparse.Namespace) -> dict[str, Any]:
+    ask: dict[str, Any] = {}
+    if args.ask_mode is not None:
+        ask["mode"] = args.ask_mode
+    if args.ask_timeout is not None:
+        ask["timeout"] = args.ask_timeout
+    return {
+        "model": args.model,
+        "ask_user_question": {"mode": "legacy", "timeout": 120, **ask},
+        "max_turn_requests": args.max_turn_requests,
+    }
+
+
+def open_data_store(args: argparse.Namespace) -> EventStore | None:
+    try:
+        return open_store(resolve_data_dir(args.data_dir))
+    except StoreError as exc:
+        print(f"askbridge: {exc}", file=sys.stderr)
+        return None
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    store = open_data_store(args)
+    if store is None:
+        return 1
+    try:
+        return anyio.run(_serve, store, host_settings(args))
+    finally:
+        store.close()
+
+
+async def _serve(store: EventStore, settings: dict[str, Any]) -> int:
+    reader, writer = await open_stdio()
+    conn = RpcConnection(reader, writer)
+    with anyio.CancelScope() as serving:
+        async with Host(store, **settings) as host:
+            server = BridgeServer(host, conn, on_exit=serving.cancel)
+            try:
+                await conn.serve()
+            finally:
+                server.close()
+    writer.close()
+    return server.exit_code if server.exit_code is not None else 0

@@ -1,0 +1,207 @@
+"""The LSP-framed front door: lifecycle, `session/*` and `userQuestions/*` (protocol.md v1).
+
+Handlers translate, the host and the core decide: each handler parses its
+params once (pydantic → -32602 with `data.errors`), calls the host, and
+returns the wire result. Errors become wire errors in one place, the RPC
+connection (`rpc.py`). Host events reach the client as `session/update` and
+`userQuestions/didChange` notifications.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+
+from askbridge import __version__
+from askbridge.core import AbortSignal, SessionError
+from askbridge.host.host import Host
+from askbridge.host.session import Session
+from askbridge.protocol.parsing import parse_params
+from askbridge.protocol.questions import (
+    AnswerParams,
+    AttachWaitParams,
+    ListParams,
+    WithdrawReplyParams,
+)
+from askbridge.protocol.session import (
+    InitializationOptions,
+    SessionCancelParams,
+    SessionLoadParams,
+    SessionNewParams,
+    SessionPromptParams,
+    lsp_client_renders_questions,
+    server_experimental_capabilities,
+)
+from askbridge.protocol.vocabulary import ProjectionView
+
+from .relay import QuestionRelay
+from .rpc import RpcConnection, RpcError
+
+log = logging.getLogger("askbridge.bridge")
+
+SERVER_NOT_INITIALIZED = -32002
+
+
+class BridgeServer:
+    def __init__(
+        self, host: Host, conn: RpcConnection, on_exit: Callable[[], None] | None = None
+    ) -> None:
+        self.host = host
+        self._on_exit = on_exit
+        self.conn = conn
+        self.relay = QuestionRelay(host.service, conn)
+        self.client_gone = AbortSignal()  # releases every claim when the client disconnects (C4)
+        self.shutdown_requested = False
+        self.exit_code: int | None = None
+        self._defaults: dict[str, Any] = {}
+        host.service.register(self.relay.listener)
+        host.add_listener(self)
+        for method, handler in {
+            "initialize": self.initialize,
+            "shutdown": self.shutdown,
+            "session/new": self.session_new,
+            "session/load": self.session_load,
+            "session/list": self.session_list,
+            "session/prompt": self.session_prompt,
+            "userQuestions/attachWait": self.attach_wait,
+            "userQuestions/answer": self.answer,
+            "userQuestions/withdrawReply": self.withdraw_reply,
+            "userQuestions/list": self.list_view,
+        }.items():
+            conn.on_request(method, handler)
+        conn.on_notification("initialized", self._ignore)
+        conn.on_notification("exit", self.exit)
+        conn.on_notification("session/cancel", self.session_cancel)
+
+    # -- host events → client -------------------------------------------------------------
+
+    def on_update(self, session_id: str, update: dict[str, Any]) -> None:
+        self.conn.notify("session/update", {"sessionId": session_id, "update": update})
+
+    def on_view(self, session_id: str, view: ProjectionView) -> None:
+        self.conn.notify("userQuestions/didChange", {"sessionId": session_id, "view": view.dump()})
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    async def initialize(self, params: Any) -> Any:
+        params = params if isinstance(params, dict) else {}
+        caps = params.get("capabilities") if isinstance(params.get("capabilities"), dict) else {}
+        self.relay.renders_questions = lsp_client_renders_questions(caps.get("experimental"))
+        window = caps.get("window") if isinstance(caps.get("window"), dict) else {}
+        self.relay.work_done_progress = window.get("workDoneProgress") is True
+        options = params.get("initializationOptions")
+        if options is not None:
+            opts = parse_params(InitializationOptions, options, field_prefix="initializationOptions")
+            self._defaults = _settings(opts.model, opts.ask_user_question)
+        return {
+            "capabilities": {"experimental": server_experimental_capabilities()},
+            "serverInfo": {"name": "askbridge", "version": __version__},
+        }
+
+    async def shutdown(self, params: Any) -> None:
+        """After shutdown every outstanding question request is cancelled ($/cancelRequest)."""
+        self.shutdown_requested = True
+        self.relay.cancel_outstanding()
+        return None
+
+    async def exit(self, params: Any) -> None:
+        self.exit_code = 0 if self.shutdown_requested else 1
+        if self._on_exit is not None:
+            self._on_exit()
+
+    async def _ignore(self, params: Any) -> None:
+        return None
+
+    # -- sessions -------------------------------------------------------------------------
+
+    def _session(self, session_id: str) -> Session:
+        """Any session-scoped method loads a stored session first (protocol: lazy loading)."""
+        loaded = session_id in self.host.sessions
+        session = self.host.get_session(session_id)
+        if not loaded:
+            self.on_view(session.id, session.projection.view())
+        return session
+
+    async def session_new(self, params: Any) -> Any:
+        p = parse_params(SessionNewParams, params if params is not None else {})
+        settings = {**self._defaults, **_settings(p.model, p.ask_user_question)}
+        session = self.host.new_session(
+            cwd=p.cwd,
+            model=settings.get("model"),
+            ask_user_question=settings.get("ask_user_question"),
+        )
+        return {"sessionId": session.id}
+
+    async def session_load(self, params: Any) -> Any:
+        p = parse_params(SessionLoadParams, params)
+        session = self.host.load_session(p.session_id)
+        self.on_view(session.id, session.projection.view())
+        return {}
+
+    async def session_list(self, params: Any) -> Any:
+        sessions = []
+        for info in self.host.list_sessions():
+            entry: dict[str, Any] = {"sessionId": info.session_id, "createdAt": info.created_at}
+            if info.title:
+                entry["title"] = info.title
+            sessions.append(entry)
+        return {"sessions": sessions}
+
+    async def session_prompt(self, params: Any) -> Any:
+        p = parse_params(SessionPromptParams, params)
+        self._session(p.session_id)
+        content = [c.dump() for c in p.prompt]
+        return {"stopReason": await self.host.prompt(p.session_id, content)}
+
+    async def session_cancel(self, params: Any) -> None:
+        try:
+            p = parse_params(SessionCancelParams, params)
+            self._session(p.session_id).cancel()
+        except Exception as exc:  # a notification has no reply: log and go on
+            log.warning("session/cancel ignored: %s", exc)
+
+    # -- questions ------------------------------------------------------------------------
+
+    async def attach_wait(self, params: Any) -> None:
+        """C1–C5: one `$/progress {remainingMs}`, then held open until the wait ends."""
+        p = parse_params(AttachWaitParams, params)
+        session = self._session(p.session_id)
+        stream = self.host.service.attach_wait(session.agent.id, p.call_id, self.client_gone)
+        async with stream:
+            async for frame in stream:
+                self.conn.notify(
+                    "$/progress", {"token": p.partial_result_token, "value": frame.dump()}
+                )
+        return None
+
+    async def answer(self, params: Any) -> bool:
+        p = parse_params(AnswerParams, params)
+        self._session(p.session_id)
+        return await self.host.answer_reply(p.session_id, p.call_id, p.answer)
+
+    async def withdraw_reply(self, params: Any) -> bool:
+        p = parse_params(WithdrawReplyParams, params)
+        self._session(p.session_id)
+        return self.host.withdraw_reply(p.session_id, p.call_id)
+
+    async def list_view(self, params: Any) -> Any:
+        p = parse_params(ListParams, params)
+        return self._session(p.session_id).projection.view().dump()
+
+    def close(self) -> None:
+        self.client_gone.abort("disconnected")
+
+
+def _settings(model: Any, ask: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if model is not None:
+        out["model"] = model.model_dump(mode="json", by_alias=True, exclude_none=True)
+    if ask is not None:
+        out["ask_user_question"] = ask.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return out
+
+
+__all__ = ["BridgeServer", "RpcError", "SessionError", "anyio"]
