@@ -1,1 +1,5 @@
-"""Public helpers for headless harness tests of askbridge (filled by the bridge issue)."""
+"""Public helpers for headless harness tests: `AskbridgeClient` and the `askbridge_client` fixture."""
+
+from .client import AskbridgeClient, Claim
+
+__all__ = ["AskbridgeClient", "Claim"]

@@ -1,0 +1,291 @@
+"""`AskbridgeClient`: drive a real `askbridge serve` subprocess over its stdio, as an editor would.
+
+    async with AskbridgeClient.connect(data_dir=tmp_path, model=spec) as client:
+        client.answer_with(lambda ask: {"answers": [{"id": "db", "selected": ["SQLite"]}]})
+        sid = await client.new_session()
+        assert await client.prompt(sid, "pick a database") == "end_turn"
+
+The client declares `experimental.userQuestions` (unless `renders_questions=False`)
+and answers `userQuestions/ask` with your callback (sync or async; return an
+Answer dict, or raise `UserQuestionError.of(ErrorCode.ASK_CANCELLED)` /
+`ASK_TIMED_OUT` to end the card without an answer). It records every
+notification, claims timed waits (`claim`) and answers late (`answer_late`).
+It talks to the server over the wire only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import itertools
+import json
+import os
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup
+
+from askbridge.bridge.rpc import RpcConnection
+
+Answerer = Callable[[dict[str, Any]], Any]
+
+
+@dataclass
+class Claim:
+    """A held claim on a timed wait (`userQuestions/attachWait`)."""
+
+    remaining_ms: int | None
+    _scope: anyio.CancelScope
+    ended: anyio.Event = field(default_factory=anyio.Event)
+
+    @property
+    def held(self) -> bool:
+        return self.remaining_ms is not None and not self.ended.is_set()
+
+    def release(self) -> None:
+        """Cancel the attachWait request: the server gets `$/cancelRequest` (C4)."""
+        self._scope.cancel()
+
+
+class AskbridgeClient:
+    def __init__(self, process: asyncio.subprocess.Process, conn: RpcConnection) -> None:
+        self.process = process
+        self.conn = conn
+        self.notifications: list[tuple[str, Any]] = []
+        self.asks: list[dict[str, Any]] = []
+        self.views: dict[str, dict[str, Any]] = {}
+        self.cancelled_asks = 0
+        self._answerer: Answerer | None = None
+        self._changed = anyio.Event()
+        self._tokens = itertools.count(1)
+        self._progress: dict[Any, dict[str, Any]] = {}
+        self._tg: TaskGroup | None = None
+        conn.on_request("userQuestions/ask", self._on_ask)
+        conn.on_request("window/showMessageRequest", self._on_show_message)
+        conn.on_request("window/workDoneProgress/create", self._on_progress_create)
+        for method in ("session/update", "userQuestions/didChange", "$/progress"):
+            conn.on_notification(method, self._recorder(method))
+
+    # -- process --------------------------------------------------------------------------
+
+    @classmethod
+    @asynccontextmanager
+    async def connect(
+        cls,
+        *,
+        data_dir: str | Path,
+        model: dict[str, Any] | None = None,
+        ask_mode: str | None = None,
+        ask_timeout: int | None = None,
+        args: Sequence[str] = (),
+        renders_questions: bool = True,
+        work_done_progress: bool = False,
+        initialization_options: dict[str, Any] | None = None,
+        env: dict[str, str] | None = None,
+    ) -> AsyncIterator[AskbridgeClient]:
+        """Start `askbridge serve`, initialize it, and shut it down on exit."""
+        command = [sys.executable, "-m", "askbridge.cli", "serve", "--data-dir", str(data_dir)]
+        if model is not None:
+            command += ["--model", json.dumps(model)]
+        if ask_mode is not None:
+            command += ["--ask-mode", ask_mode]
+        if ask_timeout is not None:
+            command += ["--ask-timeout", str(ask_timeout)]
+        command += list(args)
+        process = await asyncio.create_subprocess_exec(
+            *command,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            env={**os.environ, **(env or {})},
+        )
+        assert process.stdout is not None and process.stdin is not None
+        client = cls(process, RpcConnection(process.stdout, process.stdin))
+        try:
+            async with anyio.create_task_group() as tg:
+                client._tg = tg
+                tg.start_soon(client.conn.serve)
+                await client.initialize(renders_questions, work_done_progress, initialization_options)
+                yield client
+                await client.shutdown()
+                tg.cancel_scope.cancel()
+        finally:
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+
+    async def initialize(
+        self,
+        renders_questions: bool = True,
+        work_done_progress: bool = False,
+        initialization_options: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        capabilities: dict[str, Any] = {"window": {"workDoneProgress": work_done_progress}}
+        if renders_questions:
+            capabilities["experimental"] = {"userQuestions": {"version": 1}}
+        params: dict[str, Any] = {"processId": os.getpid(), "capabilities": capabilities}
+        if initialization_options is not None:
+            params["initializationOptions"] = initialization_options
+        result: dict[str, Any] = await self.request("initialize", params)
+        self.conn.notify("initialized", {})
+        return result
+
+    async def shutdown(self, timeout: float = 10) -> int:
+        """`shutdown` + `exit`; returns the server's exit status."""
+        if self.process.returncode is None:
+            await self.request("shutdown", None)
+            self.conn.notify("exit", None)
+            with anyio.fail_after(timeout):
+                await self.process.wait()
+        assert self.process.returncode is not None
+        return self.process.returncode
+
+    async def request(self, method: str, params: Any) -> Any:
+        return await self.conn.request(method, params)
+
+    # -- sessions -------------------------------------------------------------------------
+
+    async def new_session(self, **settings: Any) -> str:
+        result = await self.request("session/new", settings)
+        return str(result["sessionId"])
+
+    async def load_session(self, session_id: str) -> None:
+        await self.request("session/load", {"sessionId": session_id})
+
+    async def list_sessions(self) -> list[dict[str, Any]]:
+        result = await self.request("session/list", {})
+        return list(result["sessions"])
+
+    async def prompt(self, session_id: str, text: str) -> str:
+        params = {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]}
+        result = await self.request("session/prompt", params)
+        return str(result["stopReason"])
+
+    def cancel(self, session_id: str) -> None:
+        self.conn.notify("session/cancel", {"sessionId": session_id})
+
+    # -- questions ------------------------------------------------------------------------
+
+    def answer_with(self, answerer: Answerer | None) -> None:
+        """Answer every `userQuestions/ask` with `answerer(params)` (sync or async)."""
+        self._answerer = answerer
+
+    def answer_script(self, *answers: dict[str, Any] | BaseException) -> None:
+        """Answer the next asks in order; an exception instance is raised instead."""
+        queue = list(answers)
+
+        def next_answer(params: dict[str, Any]) -> Any:
+            item = queue.pop(0)
+            if isinstance(item, BaseException):
+                raise item
+            return item
+
+        self.answer_with(next_answer)
+
+    async def _on_ask(self, params: Any) -> Any:
+        self.asks.append(params)
+        self._notify_change()
+        if self._answerer is None:
+            try:
+                await anyio.sleep_forever()  # leave the card open until the server cancels it
+            finally:
+                self.cancelled_asks += 1
+        try:
+            result = self._answerer(params)
+            if inspect.isawaitable(result):
+                result = await result
+            return result
+        except anyio.get_cancelled_exc_class():
+            self.cancelled_asks += 1
+            raise
+
+    async def _on_show_message(self, params: Any) -> Any:
+        self.notifications.append(("window/showMessageRequest", params))
+        self._notify_change()
+        if self._answerer is None:
+            await anyio.sleep_forever()
+        result = self._answerer({"showMessageRequest": params})
+        if inspect.isawaitable(result):
+            result = await result
+        return result
+
+    async def _on_progress_create(self, params: Any) -> None:
+        self.notifications.append(("window/workDoneProgress/create", params))
+        return None
+
+    async def claim(self, session_id: str, call_id: str) -> Claim:
+        """Claim a timed wait; returns once the server sent its frame or answered `null`."""
+        assert self._tg is not None
+        token = f"claim-{next(self._tokens)}"
+        scope = anyio.CancelScope()
+        claim = Claim(None, scope)
+        ready = anyio.Event()
+
+        async def hold() -> None:
+            params = {"sessionId": session_id, "callId": call_id, "partialResultToken": token}
+            try:
+                with scope:
+                    await self.request("userQuestions/attachWait", params)
+            finally:
+                claim.ended.set()
+                ready.set()
+
+        self._tg.start_soon(hold)
+        while not ready.is_set() and token not in self._progress:
+            await self.wait_changed()
+        frame = self._progress.get(token)
+        claim.remaining_ms = frame["remainingMs"] if frame is not None else None
+        return claim
+
+    async def answer_late(self, session_id: str, call_id: str, answer: dict[str, Any]) -> bool:
+        params = {"sessionId": session_id, "callId": call_id, "answer": answer}
+        return bool(await self.request("userQuestions/answer", params))
+
+    async def withdraw_reply(self, session_id: str, call_id: str) -> bool:
+        params = {"sessionId": session_id, "callId": call_id}
+        return bool(await self.request("userQuestions/withdrawReply", params))
+
+    async def view(self, session_id: str) -> dict[str, Any]:
+        result: dict[str, Any] = await self.request("userQuestions/list", {"sessionId": session_id})
+        return result
+
+    # -- notifications --------------------------------------------------------------------
+
+    def _recorder(self, method: str) -> Callable[[Any], Awaitable[None]]:
+        async def record(params: Any) -> None:
+            self.notifications.append((method, params))
+            if method == "userQuestions/didChange":
+                self.views[params["sessionId"]] = params["view"]
+            elif method == "$/progress" and isinstance(params, dict):
+                self._progress.setdefault(params.get("token"), params.get("value"))
+            self._notify_change()
+
+        return record
+
+    def _notify_change(self) -> None:
+        self._changed.set()
+        self._changed = anyio.Event()
+
+    async def wait_changed(self) -> None:
+        await self._changed.wait()
+
+    async def wait_for(self, predicate: Callable[[], Any], timeout: float = 10) -> Any:
+        """Wait until `predicate()` is truthy (checked after every message); returns its value."""
+        with anyio.fail_after(timeout):
+            while not (value := predicate()):
+                await self.wait_changed()
+            return value
+
+    def updates(self, session_id: str | None = None, kind: str | None = None) -> list[dict[str, Any]]:
+        """The `session/update` updates received, optionally of one session and kind."""
+        return [
+            p["update"]
+            for m, p in self.notifications
+            if m == "session/update"
+            and (session_id is None or p["sessionId"] == session_id)
+            and (kind is None or p["update"].get("sessionUpdate") == kind)
+        ]
