@@ -10,7 +10,11 @@ ASK = {
             "name": "ask_user_question",
             "arguments": {
                 "questions": [
-                    {"id": "db", "question": "Which database?", "options": [{"label": "SQLite"}, {"label": "Postgres"}]}
+                    {
+                        "id": "db",
+                        "question": "Which database?",
+                        "options": [{"label": "SQLite"}, {"label": "Postgres"}],
+                    }
                 ]
             },
         }
@@ -25,7 +29,10 @@ async def test_blocking_ask_answered_by_the_client(askbridge_client):
         sid = await client.new_session()
         assert await client.prompt(sid, "pick a database") == "end_turn"
         [result] = client.updates(sid, "tool_call_update")
-        assert result["content"][0]["content"]["text"] == '{"answers":[{"id":"db","selected":["SQLite"]}]}'
+        assert (
+            result["content"][0]["content"]["text"]
+            == '{"answers":[{"id":"db","selected":["SQLite"]}]}'
+        )
 
 
 async def test_cancelled_card_becomes_the_tool_error(askbridge_client):
@@ -49,6 +56,8 @@ async def test_timed_ask_claimed_then_pending_then_late_reply(askbridge_client):
             claim.release()
         [result] = client.updates(sid, "tool_call_update")
         assert '"pending":true' in result["content"][0]["content"]["text"]
-        assert await client.answer_late(sid, "call-1", {"answers": [{"id": "db", "selected": ["Postgres"]}]})
+        assert await client.answer_late(
+            sid, "call-1", {"answers": [{"id": "db", "selected": ["Postgres"]}]}
+        )
         await client.wait_for(lambda: len(client.updates(sid, "turn_ended")) == 2)
         assert client.updates(sid, "turn_started")[1]["cause"] == "inbox"

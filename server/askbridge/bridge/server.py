@@ -88,10 +88,9 @@ class BridgeServer:
 
     async def initialize(self, params: Any) -> Any:
         params = params if isinstance(params, dict) else {}
-        caps = params.get("capabilities") if isinstance(params.get("capabilities"), dict) else {}
+        caps = _object(params.get("capabilities"))
         self.relay.renders_questions = lsp_client_renders_questions(caps.get("experimental"))
-        window = caps.get("window") if isinstance(caps.get("window"), dict) else {}
-        self.relay.work_done_progress = window.get("workDoneProgress") is True
+        self.relay.work_done_progress = _object(caps.get("window")).get("workDoneProgress") is True
         options = params.get("initializationOptions")
         if options is not None:
             opts = parse_params(InitializationOptions, options, field_prefix="initializationOptions")
@@ -193,6 +192,10 @@ class BridgeServer:
 
     def close(self) -> None:
         self.client_gone.abort("disconnected")
+
+
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def _settings(model: Any, ask: Any) -> dict[str, Any]:

@@ -189,13 +189,15 @@ class AskbridgeClient:
     async def _on_ask(self, params: Any) -> Any:
         self.asks.append(params)
         self._notify_change()
-        if self._answerer is None:
+        answerer = self._answerer
+        if answerer is None:
             try:
                 await anyio.sleep_forever()  # leave the card open until the server cancels it
             finally:
                 self.cancelled_asks += 1
+        assert answerer is not None
         try:
-            result = self._answerer(params)
+            result = answerer(params)
             if inspect.isawaitable(result):
                 result = await result
             return result
@@ -206,9 +208,11 @@ class AskbridgeClient:
     async def _on_show_message(self, params: Any) -> Any:
         self.notifications.append(("window/showMessageRequest", params))
         self._notify_change()
-        if self._answerer is None:
+        answerer = self._answerer
+        if answerer is None:
             await anyio.sleep_forever()
-        result = self._answerer({"showMessageRequest": params})
+        assert answerer is not None
+        result = answerer({"showMessageRequest": params})
         if inspect.isawaitable(result):
             result = await result
         return result
@@ -261,7 +265,9 @@ class AskbridgeClient:
             if method == "userQuestions/didChange":
                 self.views[params["sessionId"]] = params["view"]
             elif method == "$/progress" and isinstance(params, dict):
-                self._progress.setdefault(params.get("token"), params.get("value"))
+                value = params.get("value")
+                if isinstance(value, dict):
+                    self._progress.setdefault(params.get("token"), value)
             self._notify_change()
 
         return record
