@@ -131,8 +131,13 @@ class UserQuestionService:
             raise _abort_error() from None  # A9
         except Exception as exc:
             harness = _as_harness_error(exc)
+            # A8 / E2: raised even if the signal also aborted. An answerer's own HarnessError
+            # is re-raised as is, keeping its own __cause__ (`raise e from e` would make
+            # it its own cause); one rebuilt from wire data has the original as cause.
+            if harness is exc:
+                raise
             if harness is not None:
-                raise harness from exc  # A8 / E2: even if the signal also aborted
+                raise harness from exc
             if signal is not None and signal.aborted:
                 raise _abort_error(exc) from exc
             raise _provider_error(exc) from exc
@@ -183,8 +188,10 @@ class UserQuestionService:
                     return pending  # TW7
                 if code == ErrorCode.NO_PROVIDER:
                     return await self._wait_for_deadline(wait, turn, pending)  # TW8
+                if harness is exc:
+                    raise  # TW9: raised unchanged (its own cause kept, as in ask)
                 if harness is not None:
-                    raise harness from exc  # TW9: raised unchanged
+                    raise harness from exc
                 if (turn is not None and turn.aborted) or wait.shutdown:
                     raise _abort_error(exc) from exc
                 if wait.expired:

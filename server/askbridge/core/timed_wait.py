@@ -132,6 +132,8 @@ class ClaimStream(AsyncIterator[WaitFrame]):
         return self._claim is not None and self._claim.held
 
     def release(self) -> None:
+        # A stream its claimant closed yields nothing more, not even an unread frame.
+        self._frame = None
         if self._claim is not None:
             self._claim.release()
         if self._remove_watch is not None:

@@ -1,0 +1,279 @@
+"""Plain helpers shared by the user-questions core tests (tests/unit/test_core_*.py).
+
+`Agent` is a value-equal agent object, so identity-vs-equality (A3) is testable;
+`make_service` wires a real UserQuestionService to a SimpleAgentRegistry and a
+ManualClock; `WireError` is the shape a front door's JSON-RPC error has (a
+message plus `.data = {name, code}`); `DeferredClock` is a Clock whose timers
+run only when told to, like a busy event loop that has not reached a due
+callback yet (the state C2 talks about). `settle()` lets every task run until
+all are blocked; no helper sleeps on real time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import pytest
+from anyio.abc import TaskGroup
+
+from askbridge.core import (
+    AbortSignal,
+    Clock,
+    ManualClock,
+    SimpleAgentRegistry,
+    UserQuestionError,
+    UserQuestionRequest,
+    UserQuestionService,
+)
+from askbridge.core.waterfall import NextListener
+from askbridge.protocol import FIXED_MESSAGES, Answer, AnswerItem, PendingResult, QuestionItem
+
+
+@dataclass(frozen=True)
+class Agent:
+    """Equal by id (dataclass eq), so two instances with one id are `==` but not `is`."""
+
+    id: str
+
+
+def message(code: str) -> str:
+    """The fixed message of `code` (behavior.md E)."""
+    return FIXED_MESSAGES[code]
+
+
+def assert_error(err: BaseException, code: str, text: str | None = None) -> None:
+    """`err` is a UserQuestionError with `code` and the table's (or the given) message."""
+    assert isinstance(err, UserQuestionError), repr(err)
+    assert err.code == code
+    expected = text if text is not None else FIXED_MESSAGES[code]
+    assert err.message == expected
+    assert str(err) == expected
+
+
+async def expect(
+    awaitable: Awaitable[object], code: str, text: str | None = None
+) -> UserQuestionError:
+    """Await `awaitable`, which must fail with `code` and the table's (or the given) message."""
+    with pytest.raises(UserQuestionError) as info:
+        await awaitable
+    assert_error(info.value, code, text)
+    return info.value
+
+
+def question(
+    qid: str = "q1",
+    *,
+    options: Sequence[str] | None = ("Yes", "No"),
+    multi: bool | None = None,
+    detail: str | None = None,
+    intent: dict[str, Any] | None = None,
+) -> QuestionItem:
+    return QuestionItem.model_validate(
+        {
+            "id": qid,
+            "question": f"question {qid}?",
+            "options": None if options is None else [{"label": label} for label in options],
+            "multiSelect": multi,
+            "detail": detail,
+            "intent": intent,
+        }
+    )
+
+
+def first_choice(questions: Sequence[QuestionItem]) -> Answer:
+    """A valid answer: the first option of each question, or custom text when it has none."""
+    items = [
+        AnswerItem(id=q.id, selected=[q.options[0].label])
+        if q.options
+        else AnswerItem(id=q.id, custom="text")
+        for q in questions
+    ]
+    return Answer(answers=items)
+
+
+@dataclass
+class Setup:
+    service: UserQuestionService
+    registry: SimpleAgentRegistry
+    clock: ManualClock
+    root: Agent
+
+    def request(
+        self,
+        questions: Sequence[QuestionItem] | None = None,
+        *,
+        agent: Agent | None = None,
+        signal: AbortSignal | None = None,
+        use_root: bool = True,
+    ) -> UserQuestionRequest:
+        return UserQuestionRequest(
+            questions=list(questions) if questions is not None else [question()],
+            agent=agent if agent is not None else (self.root if use_root else None),
+            signal=signal,
+        )
+
+
+def service_on(clock: Clock) -> tuple[UserQuestionService, Agent]:
+    """A service on any Clock (e.g. DeferredClock) with one live root agent."""
+    registry = SimpleAgentRegistry()
+    root = Agent("root")
+    registry.add(root)
+    return UserQuestionService(registry, clock), root
+
+
+def make_service(clock: ManualClock | None = None) -> Setup:
+    registry = SimpleAgentRegistry()
+    root = Agent("root")
+    registry.add(root)
+    clock = clock or ManualClock()
+    return Setup(UserQuestionService(registry, clock), registry, clock, root)
+
+
+@dataclass
+class Answerer:
+    """A listener standing in for a client: it records every request it gets and
+    answers when the test sets `reply` (or fails with `error`). `cancelled`
+    counts the times the core cancelled it while it waited."""
+
+    reply: Answer | None = None
+    error: BaseException | None = None
+    requests: list[UserQuestionRequest] = field(default_factory=list)
+    cancelled: int = 0
+    _waiting: list[anyio.Event] = field(default_factory=list)
+
+    def answer(self, reply: Answer) -> None:
+        self.reply = reply
+        self._wake()
+
+    def fail(self, error: BaseException) -> None:
+        self.error = error
+        self._wake()
+
+    def _wake(self) -> None:
+        waiting, self._waiting = self._waiting, []
+        for event in waiting:
+            event.set()
+
+    async def __call__(self, request: UserQuestionRequest, next_: NextListener) -> Answer:
+        self.requests.append(request)
+        try:
+            while self.reply is None and self.error is None:
+                ready = anyio.Event()
+                self._waiting.append(ready)
+                await ready.wait()
+        except anyio.get_cancelled_exc_class():
+            self.cancelled += 1
+            raise
+        if self.error is not None:
+            raise self.error
+        assert self.reply is not None
+        return self.reply
+
+
+class WireError(Exception):
+    """A JSON-RPC error as a front door raises it: message plus `data = {name, code}`."""
+
+    def __init__(self, message: str, data: Any) -> None:
+        super().__init__(message)
+        self.data = data
+
+
+async def settle() -> None:
+    """Let every task run until all are blocked on something, without real time passing.
+
+    Like anyio's `wait_all_tasks_blocked`, but it yields with `sleep(0)` instead
+    of sleeping 0.1 s between looks, so a test with many steps stays fast.
+    """
+    loop = asyncio.get_running_loop()
+    this = asyncio.current_task()
+    for _ in range(10_000):
+        await asyncio.sleep(0)
+        # A blocked task may still be woken by a callback already queued on the loop
+        # (e.g. a task group's task_done), so the ready queue must be empty too.
+        if not getattr(loop, "_ready", ()) and all(
+            task is this or _blocked(task) for task in asyncio.all_tasks()
+        ):
+            return
+    raise AssertionError("tasks never settled: something is spinning")
+
+
+def _blocked(task: asyncio.Task[Any]) -> bool:
+    waiter = getattr(task, "_fut_waiter", None)  # what anyio's own helper inspects
+    return waiter is not None and not waiter.done()
+
+
+class DeferredClock:
+    """A Clock whose due callbacks run only on `run_due()`, as on a loop that is
+    still busy: `now()` can be past a timer that has not fired yet."""
+
+    def __init__(self) -> None:
+        self._now = 0.0
+        self._heap: list[tuple[float, int, list[bool], Callable[[], None]]] = []
+        self._seq = itertools.count()
+
+    def now(self) -> float:
+        return self._now
+
+    def call_at(self, when_ms: float, callback: Callable[[], None]) -> _DeferredTimer:
+        flag = [False]
+        heapq.heappush(self._heap, (when_ms, next(self._seq), flag, callback))
+        return _DeferredTimer(flag)
+
+    def jump(self, ms: float) -> None:
+        """Move time without running any callback."""
+        self._now += ms
+
+    def run_due(self) -> None:
+        while self._heap and self._heap[0][0] <= self._now:
+            _, _, cancelled, callback = heapq.heappop(self._heap)
+            if not cancelled[0]:
+                callback()
+
+
+@dataclass
+class _DeferredTimer:
+    flag: list[bool]
+
+    def cancel(self) -> None:
+        self.flag[0] = True
+
+
+@dataclass
+class TimedCall:
+    """An `ask_timed` running in a task: its outcome once `done`."""
+
+    done: bool = False
+    result: Answer | PendingResult | None = None
+    error: BaseException | None = None
+
+    @property
+    def pending(self) -> bool:
+        return self.done and isinstance(self.result, PendingResult)
+
+
+def start_timed(
+    tg: TaskGroup,
+    service: UserQuestionService,
+    request: UserQuestionRequest,
+    call_id: str = "c1",
+    timeout_ms: int = 1000,
+) -> TimedCall:
+    """Start `service.ask_timed` in `tg`; a UserQuestionError is recorded, not raised."""
+    call = TimedCall()
+
+    async def run() -> None:
+        try:
+            call.result = await service.ask_timed(request, call_id, timeout_ms)
+        except UserQuestionError as exc:
+            call.error = exc
+        finally:
+            call.done = True
+
+    tg.start_soon(run)
+    return call
