@@ -1,0 +1,294 @@
+/**
+ * Test harness for the extension's VS Code-free logic against the real
+ * `askbridge serve` process (protocol.md v1) over vscode-jsonrpc on real pipes.
+ *
+ * - `startServer(steps, flags)` spawns the server with a script model in a
+ *   fresh data dir, initializes it as a client that renders questions
+ *   (`experimental.userQuestions`) and registers the extension's
+ *   QuestionHandler for `userQuestions/ask`.
+ * - `ScriptedUi` is the test's user: each card it is shown waits in a queue
+ *   until the test takes it (`nextCard`) and answers, dismisses or watches it.
+ * - `ManualTimers` drive the client's countdown without sleeping.
+ * - `RecordingPeer` wraps the connection to see which requests the logic sent
+ *   and whether they are still open (a claim is an open attachWait).
+ *
+ * The server binary is `$ASKBRIDGE_BIN`, else `<repo>/.venv/bin/askbridge`.
+ */
+import { ChildProcess, spawn } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+
+import {
+  CancellationToken,
+  Disposable,
+  MessageConnection,
+  ProgressType,
+  StreamMessageReader,
+  StreamMessageWriter,
+  createMessageConnection,
+} from "vscode-jsonrpc/node";
+
+import { Timers } from "../src/countdown";
+import { ContinuedQuestions } from "../src/continued";
+import { DidChangeParams, Methods, SessionUpdateParams, USER_QUESTIONS_CAPABILITY } from "../src/protocol";
+import { CardQueue, QuestionHandler, RpcPeer } from "../src/questions";
+import { SessionClient } from "../src/sessions";
+import { ApprovalCard, CardContext, PickCard, PickItem, QuestionUi, TextCard } from "../src/ui";
+
+export const REPO_ROOT = path.resolve(__dirname, "..", "..", "..", "..");
+export const ASKBRIDGE_BIN = process.env.ASKBRIDGE_BIN || path.join(REPO_ROOT, ".venv", "bin", "askbridge");
+
+/** Poll `check` until it returns a value other than undefined/false (events arrive asynchronously). */
+export async function waitFor<T>(what: string, check: () => T | undefined | false, timeoutMs = 15000): Promise<T> {
+  const start = Date.now();
+  for (;;) {
+    const value = check();
+    if (value !== undefined && value !== false) return value as T;
+    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+export class ManualTimers implements Timers {
+  private current = 1_000_000;
+  private readonly tickers = new Set<() => void>();
+
+  now(): number {
+    return this.current;
+  }
+
+  every(_everyMs: number, tick: () => void): Disposable {
+    this.tickers.add(tick);
+    return Disposable.create(() => this.tickers.delete(tick));
+  }
+
+  advance(ms: number): void {
+    this.current += ms;
+    for (const tick of [...this.tickers]) tick();
+  }
+
+  get running(): number {
+    return this.tickers.size;
+  }
+}
+
+export interface SentRequest {
+  method: string;
+  params: any;
+  settled: "open" | "resolved" | "rejected";
+  result?: unknown;
+  error?: any;
+  cancelledByClient: boolean;
+}
+
+export class RecordingPeer implements RpcPeer {
+  readonly sent: SentRequest[] = [];
+
+  constructor(private readonly connection: MessageConnection) {}
+
+  sendRequest<R>(method: string, params: unknown, token?: CancellationToken): Promise<R> {
+    const record: SentRequest = { method, params, settled: "open", cancelledByClient: false };
+    this.sent.push(record);
+    token?.onCancellationRequested(() => (record.cancelledByClient = true));
+    const promise = token
+      ? this.connection.sendRequest<R>(method, params, token)
+      : this.connection.sendRequest<R>(method, params);
+    return promise.then(
+      (result) => {
+        record.settled = "resolved";
+        record.result = result;
+        return result;
+      },
+      (error) => {
+        record.settled = "rejected";
+        record.error = error;
+        throw error;
+      },
+    );
+  }
+
+  onProgress<P>(type: ProgressType<P>, token: string | number, handler: (value: P) => void): Disposable {
+    return this.connection.onProgress(type, token, handler);
+  }
+
+  requests(method: string): SentRequest[] {
+    return this.sent.filter((r) => r.method === method);
+  }
+}
+
+export type ShownCard =
+  | { kind: "pick"; card: PickCard; ctx: CardContext; closed: boolean; resolve(v: PickItem[] | undefined): void }
+  | { kind: "input"; card: TextCard; ctx: CardContext; closed: boolean; resolve(v: string | undefined): void }
+  | {
+      kind: "confirm";
+      card: ApprovalCard;
+      token: CancellationToken;
+      closed: boolean;
+      resolve(v: string | undefined): void;
+    };
+
+/** The test's user. Cards queue up until the test takes them with `nextCard`. */
+export class ScriptedUi implements QuestionUi {
+  readonly shown: ShownCard[] = [];
+  readonly documents: { title: string; markdown: string }[] = [];
+  private taken = 0;
+
+  pick(card: PickCard, ctx: CardContext): Promise<PickItem[] | undefined> {
+    return this.show((resolve) => ({ kind: "pick", card, ctx, closed: false, resolve }), ctx.token);
+  }
+
+  input(card: TextCard, ctx: CardContext): Promise<string | undefined> {
+    return this.show((resolve) => ({ kind: "input", card, ctx, closed: false, resolve }), ctx.token);
+  }
+
+  confirm(card: ApprovalCard, token: CancellationToken): Promise<string | undefined> {
+    return this.show((resolve) => ({ kind: "confirm", card, token, closed: false, resolve }), token);
+  }
+
+  async showDocument(title: string, markdown: string): Promise<void> {
+    this.documents.push({ title, markdown });
+  }
+
+  /** The next card shown (waits for it). */
+  async nextCard(): Promise<ShownCard> {
+    const index = this.taken++;
+    return waitFor(`card #${index + 1}`, () => this.shown[index]);
+  }
+
+  private show<T>(
+    make: (resolve: (v: T | undefined) => void) => ShownCard,
+    token: CancellationToken,
+  ): Promise<T | undefined> {
+    return new Promise<T | undefined>((resolve) => {
+      let done = false;
+      const finish = (v: T | undefined) => {
+        if (!done) {
+          done = true;
+          resolve(v);
+        }
+      };
+      const shown = make(finish as (v: T | undefined) => void);
+      // A real card closes itself when its token is cancelled.
+      token.onCancellationRequested(() => {
+        shown.closed = true;
+        finish(undefined);
+      });
+      this.shown.push(shown);
+    });
+  }
+}
+
+/** Choose items of a pick card by label ("Other…" included). */
+export function choose(shown: ShownCard, labels: string[]): void {
+  if (shown.kind !== "pick") throw new Error(`expected a pick card, got ${shown.kind}`);
+  const items = labels.map((label) => {
+    const item = shown.card.items.find((i) => i.label === label);
+    if (!item) throw new Error(`no item ${label} in ${shown.card.items.map((i) => i.label).join(", ")}`);
+    return item;
+  });
+  shown.resolve(items);
+}
+
+export function type(shown: ShownCard, text: string): void {
+  if (shown.kind !== "input") throw new Error(`expected an input card, got ${shown.kind}`);
+  shown.resolve(text);
+}
+
+export interface ServerFlags {
+  askMode?: "legacy" | "timed";
+  askTimeout?: number;
+}
+
+export class ServerUnderTest {
+  readonly updates: SessionUpdateParams[] = [];
+  readonly didChanges: DidChangeParams[] = [];
+  readonly ui = new ScriptedUi();
+  readonly timers = new ManualTimers();
+  readonly queue = new CardQueue();
+  readonly peer: RecordingPeer;
+  readonly handler: QuestionHandler;
+  readonly continued: ContinuedQuestions;
+  readonly sessions: SessionClient;
+  stderr = "";
+
+  constructor(
+    readonly child: ChildProcess,
+    readonly connection: MessageConnection,
+    readonly dataDir: string,
+  ) {
+    this.peer = new RecordingPeer(connection);
+    this.handler = new QuestionHandler(this.peer, this.ui, { timers: this.timers, queue: this.queue });
+    this.continued = new ContinuedQuestions(this.peer, this.queue);
+    this.sessions = new SessionClient(this.peer);
+    connection.onRequest(Methods.ask, this.handler.handleAsk);
+    connection.onNotification(Methods.sessionUpdate, (p: SessionUpdateParams) => this.updates.push(p));
+    connection.onNotification(Methods.didChange, (p: DidChangeParams) => {
+      this.didChanges.push(p);
+      this.continued.update(p);
+    });
+    child.stderr?.on("data", (chunk) => (this.stderr += String(chunk)));
+  }
+
+  /** The updates of one kind (e.g. "tool_call_update"). */
+  updatesOf(kind: string): Record<string, any>[] {
+    return this.updates.map((u) => u.update).filter((u) => u.sessionUpdate === kind);
+  }
+
+  async stop(): Promise<void> {
+    const exited = new Promise<void>((resolve) => {
+      if (this.child.exitCode !== null) resolve();
+      else this.child.once("exit", () => resolve());
+    });
+    try {
+      await Promise.race([this.connection.sendRequest("shutdown"), new Promise((r) => setTimeout(r, 3000))]);
+      await this.connection.sendNotification("exit");
+    } catch {
+      // already gone
+    }
+    const timer = setTimeout(() => this.child.kill("SIGKILL"), 5000);
+    await exited;
+    clearTimeout(timer);
+    this.connection.dispose();
+    fs.rmSync(this.dataDir, { recursive: true, force: true });
+  }
+}
+
+/** A script step that calls ask_user_question (T2 schema: snake_case multi_select). */
+export function askStep(callId: string, questions: unknown[], extra: Record<string, unknown> = {}): unknown {
+  return { toolCalls: [{ id: callId, name: "ask_user_question", arguments: { questions, ...extra } }] };
+}
+
+export async function startServer(steps: unknown[], flags: ServerFlags = {}): Promise<ServerUnderTest> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "askbridge-vscode-test-"));
+  const args = ["serve", "--data-dir", dataDir, "--model", JSON.stringify({ kind: "script", steps })];
+  if (flags.askMode) args.push("--ask-mode", flags.askMode);
+  if (flags.askTimeout !== undefined) args.push("--ask-timeout", String(flags.askTimeout));
+  const child = spawn(ASKBRIDGE_BIN, args, { stdio: ["pipe", "pipe", "pipe"] });
+  const spawned = new Promise<void>((resolve, reject) => {
+    child.once("spawn", () => resolve());
+    child.once("error", (error) => reject(new Error(`cannot start ${ASKBRIDGE_BIN}: ${error.message}`)));
+  });
+  await spawned;
+  const connection = createMessageConnection(
+    new StreamMessageReader(child.stdout!),
+    new StreamMessageWriter(child.stdin!),
+  );
+  const server = new ServerUnderTest(child, connection, dataDir);
+  connection.listen();
+  const init = await connection.sendRequest<any>("initialize", {
+    processId: process.pid,
+    rootUri: null,
+    capabilities: { experimental: USER_QUESTIONS_CAPABILITY },
+  });
+  if (init?.capabilities?.experimental?.userQuestions?.version !== 1) {
+    throw new Error(`server did not declare userQuestions v1: ${JSON.stringify(init)}`);
+  }
+  await connection.sendNotification("initialized", {});
+  return server;
+}
+
+/** The text the model received for a tool call (protocol.md tool_call_update content). */
+export function toolResultText(update: Record<string, any>): string {
+  return (update.content ?? []).map((c: any) => c?.content?.text ?? "").join("");
+}
