@@ -1,4 +1,4 @@
-# ruff: noqa: E501  (literal JSON examples read best on one line each)
+
 """Golden JSON: literal examples from protocol.md parse and dump back identically.
 
 Each example is the JSON of protocol.md with its `…` placeholders filled in;

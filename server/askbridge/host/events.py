@@ -8,7 +8,9 @@ know every key an event can carry.
 
 | type | keys |
 |---|---|
-| session/header | sessionId, agentId, origin ("root"/"subagent"), parentSessionId?, parentAgentId?, cwd, model (ModelSpec), askUserQuestion {mode, timeout}, createdAt (ISO 8601 UTC), title? |
+| session/header | sessionId, agentId, origin ("root"/"subagent"), parentSessionId?, |
+|   | parentAgentId?, cwd, model (ModelSpec), askUserQuestion {mode, timeout}, |
+|   | createdAt (ISO 8601 UTC), title? |
 | turn/start | turnId, cause ("prompt"/"inbox") |
 | request/header | tools [{name, description, parameters}] — exactly what the model saw |
 | assistant/message | text, toolCalls [{id, name, arguments}] |

@@ -1,4 +1,7 @@
-"""Public helpers for headless harness tests: `AskbridgeClient` and the `askbridge_client` fixture."""
+"""Public helpers for headless harness tests.
+
+`AskbridgeClient` drives a real `askbridge serve`; the pytest plugin adds `askbridge_client`.
+"""
 
 from .client import AskbridgeClient, Claim
 
