@@ -31,7 +31,9 @@ import json
 import logging
 import os
 import re
+import stat
 import sys
+import threading
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, NamedTuple
@@ -257,8 +259,49 @@ class _WritePipeProtocol(asyncio.streams.FlowControlMixin):
         return self._closed
 
 
+_copiers: list[threading.Thread] = []
+
+
+def _is_regular_file(fd: int) -> bool:
+    return stat.S_ISREG(os.fstat(fd).st_mode)
+
+
+def _copy_in_thread(src: int, dst: int) -> None:
+    """Copy src to dst until EOF, then close both: asyncio cannot poll regular files."""
+
+    def run() -> None:
+        try:
+            while chunk := os.read(src, _CHUNK):
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(dst, view) :]
+        except OSError:
+            pass
+        finally:
+            os.close(src)
+            os.close(dst)
+
+    thread = threading.Thread(target=run, name="askbridge-stdio-copy", daemon=True)
+    thread.start()
+    _copiers.append(thread)
+
+
+def join_copiers(timeout: float = 5.0) -> None:
+    """Wait for file copies started by open_read_pipe/open_write_pipe (after closing writers)."""
+    for thread in _copiers:
+        thread.join(timeout)
+
+
 async def open_read_pipe(fd: int, limit: int = _CHUNK) -> asyncio.StreamReader:
-    """A StreamReader on `fd` (a pipe, socket or tty; takes ownership of the fd)."""
+    """A StreamReader on `fd` (takes ownership of the fd).
+
+    A regular file (`askbridge serve < requests.bin`) is fed through a pipe by a
+    thread, since asyncio can only poll pipes, sockets and ttys.
+    """
+    if _is_regular_file(fd):
+        r, w = os.pipe()
+        _copy_in_thread(fd, w)
+        fd = r
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=limit)
     pipe = os.fdopen(fd, "rb", buffering=0)
@@ -267,7 +310,11 @@ async def open_read_pipe(fd: int, limit: int = _CHUNK) -> asyncio.StreamReader:
 
 
 async def open_write_pipe(fd: int) -> asyncio.StreamWriter:
-    """A StreamWriter on `fd` (a pipe, socket or tty; takes ownership of the fd)."""
+    """A StreamWriter on `fd` (takes ownership of the fd); a regular file goes through a pipe."""
+    if _is_regular_file(fd):
+        r, w = os.pipe()
+        _copy_in_thread(r, fd)
+        fd = w
     loop = asyncio.get_running_loop()
     pipe = os.fdopen(fd, "wb", buffering=0)
     transport, protocol = await loop.connect_write_pipe(_WritePipeProtocol, pipe)

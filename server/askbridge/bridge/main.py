@@ -19,7 +19,7 @@ from askbridge.host.host import Host
 from askbridge.host.store_api import EventStore
 from askbridge.host.store_sqlite import StoreError
 
-from .framing import open_stdio
+from .framing import join_copiers, open_stdio
 from .rpc import RpcConnection
 from .server import BridgeServer
 
@@ -66,4 +66,7 @@ async def _serve(store: EventStore, settings: dict[str, Any]) -> int:
             finally:
                 server.close()
     writer.close()
+    with anyio.move_on_after(5):
+        await writer.wait_closed()
+    join_copiers()
     return server.exit_code if server.exit_code is not None else 0

@@ -93,7 +93,9 @@ class BridgeServer:
         self.relay.work_done_progress = _object(caps.get("window")).get("workDoneProgress") is True
         options = params.get("initializationOptions")
         if options is not None:
-            opts = parse_params(InitializationOptions, options, field_prefix="initializationOptions")
+            opts = parse_params(
+                InitializationOptions, options, field_prefix="initializationOptions"
+            )
             self._defaults = _settings(opts.model, opts.ask_user_question)
         return {
             "capabilities": {"experimental": server_experimental_capabilities()},
@@ -126,11 +128,13 @@ class BridgeServer:
 
     async def session_new(self, params: Any) -> Any:
         p = parse_params(SessionNewParams, params if params is not None else {})
-        settings = {**self._defaults, **_settings(p.model, p.ask_user_question)}
+        given = _settings(p.model, p.ask_user_question)
+        # Field by field: `{timeout: 30}` keeps the mode set by the flags or initializationOptions.
+        ask = {**self._defaults.get("ask_user_question", {}), **given.get("ask_user_question", {})}
         session = self.host.new_session(
             cwd=p.cwd,
-            model=settings.get("model"),
-            ask_user_question=settings.get("ask_user_question"),
+            model=given.get("model", self._defaults.get("model")),
+            ask_user_question=ask or None,
         )
         return {"sessionId": session.id}
 
@@ -203,7 +207,7 @@ def _settings(model: Any, ask: Any) -> dict[str, Any]:
     if model is not None:
         out["model"] = model.model_dump(mode="json", by_alias=True, exclude_none=True)
     if ask is not None:
-        out["ask_user_question"] = ask.model_dump(mode="json", by_alias=True, exclude_none=True)
+        out["ask_user_question"] = ask.model_dump(mode="json", by_alias=True, exclude_unset=True)
     return out
 
 
