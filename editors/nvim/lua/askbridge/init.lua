@@ -1,0 +1,118 @@
+--- askbridge for Neovim: answer an AI agent's questions from your editor.
+---
+--- `require("askbridge").setup{cmd = {...}, data_dir = ...}` starts
+--- `askbridge serve` as a vim.lsp client that renders `userQuestions/ask`
+--- itself (vim.ui.select / vim.ui.input). The functions below back the
+--- :Askbridge* commands (plugin/askbridge.lua) and are the Lua API; see
+--- :help askbridge. Module map: config (options), client (the vim.lsp
+--- client), transport (stdio JSON-RPC that knows request ids), ask + card +
+--- question (rendering a batch), claims (timed waits), views (continued
+--- questions, late replies), session (session/new, prompt, cancel, updates),
+--- health (:checkhealth askbridge).
+
+local client_mod = require('askbridge.client')
+local config = require('askbridge.config')
+
+local M = {}
+
+M.did_setup = false
+
+--- @param opts askbridge.Options?
+function M.setup(opts)
+  config.apply(opts)
+  M.did_setup = true
+  if config.options.autostart then
+    local _, err = client_mod.start()
+    if err then
+      vim.notify(err, vim.log.levels.WARN)
+    end
+  end
+end
+
+local function report(err)
+  vim.notify('askbridge: ' .. tostring(err.message or err), vim.log.levels.ERROR)
+end
+
+--- Starts a new session. `callback(err, session_id)` (default: notifies).
+function M.new_session(opts, callback)
+  require('askbridge.session').new(opts, callback or function(err, session_id)
+    if err then
+      report(err)
+    else
+      vim.notify('askbridge: new session ' .. session_id, vim.log.levels.INFO)
+    end
+  end)
+end
+
+--- Prompts the current session. `callback(err, stop_reason, session_id)`.
+function M.prompt(text, callback, session_id)
+  require('askbridge.session').prompt(text, callback or function(err, stop_reason)
+    if err then
+      report(err)
+    elseif stop_reason ~= 'end_turn' then
+      vim.notify('askbridge: turn ended: ' .. tostring(stop_reason), vim.log.levels.INFO)
+    end
+  end, session_id)
+end
+
+--- Cancels the current session's turn (session/cancel).
+function M.cancel(session_id)
+  return require('askbridge.session').cancel(session_id)
+end
+
+--- The current session id, if any.
+function M.current_session()
+  return require('askbridge.session').current
+end
+
+--- Continued questions known from userQuestions/didChange (no refresh).
+function M.pending()
+  return require('askbridge.views').continued()
+end
+
+function M.show_pending()
+  require('askbridge.views').show_pending()
+end
+
+--- Answers a continued question late (:AskbridgeAnswer).
+function M.answer(call_id)
+  require('askbridge.views').answer(call_id)
+end
+
+--- Adds more_time_seconds to every timed card counting down. Returns how many.
+function M.more_time()
+  local count = 0
+  for _, card in pairs(require('askbridge.card').open_cards) do
+    if card:more_time() then
+      count = count + 1
+    end
+  end
+  return count
+end
+
+--- Short text for a statusline: seconds left on a timed card, or the number
+--- of continued questions; "" when there is nothing to say.
+function M.status()
+  local least
+  for _, card in pairs(require('askbridge.card').open_cards) do
+    local left = card:seconds_left()
+    if left and (not least or left < least) then
+      least = left
+    end
+  end
+  if least then
+    return ('askbridge: %ds left'):format(least)
+  end
+  local pending = #require('askbridge.views').continued()
+  if pending > 0 then
+    return ('askbridge: %d pending'):format(pending)
+  end
+  return ''
+end
+
+--- Stops the server.
+function M.stop()
+  client_mod.stop()
+end
+
+return M

@@ -1,0 +1,77 @@
+"""The ACP door in-process on stdio, on a ManualClock, with two test-only extension methods.
+
+Run like `askbridge acp`: `python acp_driver.py acp --data-dir DIR [--model JSON] [flags]`.
+It serves the real door (`askbridge.acp.main.serve_acp`) and adds:
+
+- `_askbridgeTest/advance {ms, sessionId?, callId?}` → `{now}`: moves the
+  ManualClock (timed waits never sleep through real deadlines). With a
+  `callId`, it first waits until that call's timed wait exists, so a test
+  can advance right after it saw the `tool_call` update.
+- `_askbridgeTest/ask {sessionId, questions}` → `{answer}` or `{error: {name, code}}`:
+  a programmatic caller's `service.ask` for the session's root agent. Approval
+  intents come only from such callers (T2), so this is how the
+  `session/request_permission` tier is reached.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import anyio
+
+from askbridge.acp.main import STDIN_BUFFER_LIMIT, host_settings, serve_acp
+from askbridge.acp.server import AcpServer
+from askbridge.acp.stdio import open_stdio
+from askbridge.cli import build_parser
+from askbridge.core import HarnessError, ManualClock, UserQuestionRequest
+from askbridge.host.datadir import open_store
+from askbridge.protocol import QuestionItem
+
+
+def install(server: AcpServer, clock: ManualClock) -> None:
+    async def advance(params: dict[str, Any]) -> dict[str, Any]:
+        call_id = params.get("callId")
+        if call_id is not None:
+            agent_id = server.host.get_session(params["sessionId"]).agent.id
+            with anyio.fail_after(10):
+                # The core announces no wait creation; polling is fine in a test driver.
+                while server.host.service.find_wait(agent_id, call_id) is None:  # noqa: ASYNC110
+                    await anyio.sleep(0.01)
+        clock.advance(params["ms"])
+        return {"now": clock.now()}
+
+    async def ask(params: dict[str, Any]) -> dict[str, Any]:
+        session = server.host.get_session(params["sessionId"])
+        questions = [QuestionItem.model_validate(q) for q in params["questions"]]
+        request = UserQuestionRequest(questions, agent=session.agent, session_id=session.id)
+        try:
+            answer = await server.host.service.ask(request)
+        except HarnessError as exc:
+            return {"error": exc.to_data()}
+        return {"answer": answer.dump()}
+
+    server.add_extension("_askbridgeTest/advance", advance)
+    server.add_extension("_askbridgeTest/ask", ask)
+
+
+async def main(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
+    clock = ManualClock()
+    store = open_store(args.data_dir)
+    try:
+        reader, writer = await open_stdio(STDIN_BUFFER_LIMIT)
+        return await serve_acp(
+            store,
+            host_settings(args),
+            reader,
+            writer,
+            clock=clock,
+            setup=lambda server: install(server, clock),
+        )
+    finally:
+        store.close()
+
+
+if __name__ == "__main__":
+    sys.exit(anyio.run(main, sys.argv[1:]))

@@ -1,0 +1,189 @@
+-- Test harness for the askbridge Neovim plugin, run inside a real headless
+-- Neovim against a real `askbridge serve` (tests/editors/test_nvim*.py).
+--
+-- Environment (set by the Python side):
+--   ASKBRIDGE_TEST_CMD     JSON list: the server command (with --model, --ask-mode …)
+--   ASKBRIDGE_TEST_DATA    the server's data directory
+--   ASKBRIDGE_TEST_RESULT  where H.finish() writes H.result as JSON
+--   ASKBRIDGE_TEST_SETUP   JSON object merged into the setup{} options
+--
+-- The user is simulated by replacing vim.ui.select / vim.ui.input with
+-- scripted steps (H.on_select / H.on_input queue functions
+-- `fn(items_or_opts, opts, on_choice)`); every call is recorded in
+-- H.result.prompts. User events of the plugin are recorded in H.result.events.
+local H = { result = { prompts = {}, events = {}, notes = {} } }
+
+local selects, inputs = {}, {}
+
+function H.now_ms()
+  return vim.uv.hrtime() / 1e6
+end
+
+local function record_prompt(kind, prompt, items, opts)
+  local entry = { ui = kind, prompt = prompt, at_ms = H.now_ms(), kind = opts.kind }
+  if items then
+    entry.items = {}
+    entry.item_kinds = {}
+    for _, item in ipairs(items) do
+      table.insert(entry.items, opts.format_item and opts.format_item(item) or tostring(item))
+      table.insert(entry.item_kinds, type(item) == 'table' and item.kind or 'value')
+    end
+  end
+  if opts.askbridge then
+    entry.call_id = opts.askbridge.call_id
+    entry.seconds_left = opts.askbridge.seconds_left
+  end
+  table.insert(H.result.prompts, entry)
+end
+
+vim.ui.select = function(items, opts, on_choice)
+  record_prompt('select', opts.prompt, items, opts)
+  local step = table.remove(selects, 1)
+  if not step then
+    error('unexpected vim.ui.select: ' .. tostring(opts.prompt))
+  end
+  step(items, opts, on_choice)
+end
+
+vim.ui.input = function(opts, on_confirm)
+  record_prompt('input', opts.prompt, nil, opts)
+  local step = table.remove(inputs, 1)
+  if not step then
+    error('unexpected vim.ui.input: ' .. tostring(opts.prompt))
+  end
+  step(opts, on_confirm)
+end
+
+vim.notify = function(msg, level)
+  table.insert(H.result.notes, { msg = msg, level = level })
+end
+
+function H.on_select(fn)
+  table.insert(selects, fn)
+end
+
+function H.on_input(fn)
+  table.insert(inputs, fn)
+end
+
+--- A select step choosing the first item with this kind (and label, if given).
+function H.pick(kind, label)
+  return function(items, _, on_choice)
+    for _, item in ipairs(items) do
+      if item.kind == kind and (label == nil or item.label == label) then
+        on_choice(item)
+        return
+      end
+    end
+    error(('no %s item %s'):format(kind, tostring(label)))
+  end
+end
+
+--- An input step typing `text`.
+function H.type(text)
+  return function(_, on_confirm)
+    on_confirm(text)
+  end
+end
+
+--- Waits until `cond()` is truthy, failing with `what` after `ms`.
+function H.wait(what, cond, ms)
+  local ok = vim.wait(ms or 10000, cond, 10)
+  if not ok then
+    error('timed out waiting for ' .. what, 2)
+  end
+end
+
+for _, pattern in ipairs({
+  'AskbridgePromptClosed',
+  'AskbridgeDidChange',
+  'AskbridgeAnswered',
+  'AskbridgeSessionUpdate',
+}) do
+  vim.api.nvim_create_autocmd('User', {
+    pattern = pattern,
+    callback = function(ev)
+      table.insert(H.result.events, { name = pattern, data = ev.data, at_ms = H.now_ms() })
+    end,
+  })
+end
+
+--- Events recorded so far with this name.
+function H.events(name)
+  return vim.tbl_filter(function(ev)
+    return ev.name == name
+  end, H.result.events)
+end
+
+--- Loads the plugin (plugin/ is not sourced under -u NONE) and calls setup{}.
+function H.start_plugin(extra)
+  vim.cmd('runtime plugin/askbridge.lua')
+  local opts = {
+    cmd = vim.json.decode(assert(os.getenv('ASKBRIDGE_TEST_CMD'))),
+    data_dir = assert(os.getenv('ASKBRIDGE_TEST_DATA')),
+    notify_agent_messages = false,
+    -- Generous: the card waits for the claim frame so it can show the seconds left.
+    claim_wait_ms = 5000,
+  }
+  local from_test = vim.json.decode(os.getenv('ASKBRIDGE_TEST_SETUP') or '{}')
+  opts = vim.tbl_extend('force', opts, from_test, extra or {})
+  require('askbridge').setup(opts)
+end
+
+--- H.start_plugin, then waits for `initialize` and records the server's answer.
+function H.setup(extra)
+  H.start_plugin(extra)
+  local client_mod = require('askbridge.client')
+  H.wait('the server to initialize', function()
+    local client = client_mod.get()
+    return client and client.initialized
+  end)
+  local client = client_mod.get()
+  H.result.server_capabilities = client.server_capabilities
+  H.result.server_info = client.server_info
+  return client
+end
+
+--- Creates a session and returns its id.
+function H.new_session()
+  local session_id, failure
+  require('askbridge').new_session(nil, function(err, id)
+    session_id, failure = id, err
+  end)
+  H.wait('session/new', function()
+    return session_id or failure
+  end)
+  assert(not failure, vim.inspect(failure))
+  H.result.session_id = session_id
+  return session_id
+end
+
+--- Sends a prompt; returns a table whose `stop_reason` is set when the turn ends.
+function H.prompt(text)
+  local turn = {}
+  require('askbridge').prompt(text, function(err, stop_reason)
+    turn.err, turn.stop_reason, turn.done = err, stop_reason, true
+  end)
+  return turn
+end
+
+--- Stops the server (shutdown + exit), writes the result and quits Neovim.
+function H.finish()
+  local client_mod = require('askbridge.client')
+  if client_mod.get() then
+    client_mod.stop()
+  end
+  vim.wait(10000, function()
+    return client_mod.exit_code ~= nil
+  end, 20)
+  H.result.server_exit_code = client_mod.exit_code
+  H.result.pending_selects = #selects
+  H.result.pending_inputs = #inputs
+  local path = assert(os.getenv('ASKBRIDGE_TEST_RESULT'))
+  local file = assert(io.open(path, 'w'))
+  file:write(vim.json.encode(H.result))
+  file:close()
+  vim.cmd('qa!')
+end
+
+return H

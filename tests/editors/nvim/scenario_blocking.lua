@@ -1,0 +1,16 @@
+-- A blocking ask answered with an option, then a second ask dismissed (ASK_CANCELLED).
+return function(H)
+  H.setup()
+  H.new_session()
+  H.on_select(H.pick('option', 'Postgres'))
+  H.on_select(function(_, _, on_choice)
+    on_choice(nil) -- the user presses <Esc>
+  end)
+  local turn = H.prompt('pick a database')
+  H.wait('the turn to end', function()
+    return turn.done
+  end)
+  H.result.stop_reason = turn.stop_reason
+  vim.cmd('silent checkhealth askbridge')
+  H.result.health = vim.api.nvim_buf_get_lines(0, 0, -1, false)
+end
