@@ -213,6 +213,11 @@ class Host:
             raise queued.error
         return queued.stop_reason
 
+    def steer(self, session_id: str, text: str) -> None:
+        """Steer the running agent: a user message admitted at its next step boundary
+        (durable as an inbox event); an idle agent wakes into a new turn for it."""
+        self.get_session(session_id).steer(text)
+
     def cancel(self, session_id: str) -> None:
         self.get_session(session_id).cancel()
 

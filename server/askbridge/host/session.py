@@ -19,7 +19,7 @@ import logging
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
@@ -112,16 +112,25 @@ class Session:
 
     def enqueue_reply(self, call_id: str, text: str) -> None:
         """L4: commit the reply to the inbox, then wake an idle agent."""
-        # A reply arriving after a user cancel is new work (L4): it wakes the agent, and the
-        # replies held since the cancel go with it in arrival order (L5).
+        self.enqueue_inbox(ev.text_content(text), ev.reply_source(call_id), "next-step")
+
+    def steer(self, text: str) -> None:
+        """A user message for the running agent, admitted at its next step boundary."""
+        self.enqueue_inbox(ev.text_content(text), None, "next-step")
+
+    def enqueue_inbox(
+        self,
+        content: list[dict[str, Any]],
+        source: dict[str, Any] | None,
+        delivery: Literal["next-turn", "next-step"],
+    ) -> None:
+        """Commit an inbox item (durable), then wake an idle agent."""
+        # New inbox work after a user cancel wakes the agent, and the items held since the
+        # cancel go with it in arrival order (L4, L5).
         self.hold_replies = False
         inbox_id = new_id("in")
         self._reply_arrival[inbox_id] = next(_arrivals)
-        self.log(
-            ev.inbox_inserted(
-                inbox_id, "next-step", ev.text_content(text), ev.reply_source(call_id)
-            )
-        )
+        self.log(ev.inbox_inserted(inbox_id, delivery, content, source))
         self.wake()
 
     def withdraw_reply(self, call_id: str) -> bool:
@@ -162,16 +171,18 @@ class Session:
         finally:
             self.running = False
 
-    def _replies_before(self, limit: float) -> list[InboxItem]:
+    def _inbox_before(self, limit: float, *, step: bool = False) -> list[InboxItem]:
+        """Queued items that arrived before `limit`; at a step boundary only next-step ones."""
         return [
             item
             for item in self.inbox.items.values()
             if self._reply_arrival.get(item.inbox_id, -1) < limit
+            and (not step or item.delivery == "next-step")
         ]
 
     async def run_turn(self, signal: AbortSignal | None = None) -> str:
         prompt = self.prompts.popleft() if self.prompts else None
-        replies = self._replies_before(prompt.arrival if prompt else float("inf"))
+        replies = self._inbox_before(prompt.arrival if prompt else float("inf"))
         signal = signal or AbortSignal()
         self.turn_signal = signal
         self._turns += 1
@@ -257,8 +268,8 @@ class Session:
                     tg.start_soon(self._run_tool, c, signal)
             if signal.aborted:
                 return "cancelled"
-            boundary = self._replies_before(
-                self.prompts[0].arrival if self.prompts else float("inf")
+            boundary = self._inbox_before(
+                self.prompts[0].arrival if self.prompts else float("inf"), step=True
             )
             if boundary:  # L4: claimed at the next step boundary
                 self.log(*[m for item in boundary for m in self._admit(item)])
