@@ -10,6 +10,12 @@ and answers `userQuestions/ask` with your callback (sync or async; return an
 Answer dict, or raise `UserQuestionError.of(ErrorCode.ASK_CANCELLED)` /
 `ASK_TIMED_OUT` to end the card without an answer). It records every
 notification, claims timed waits (`claim`) and answers late (`answer_late`).
+`prompt_soon` sends a prompt in the background (`await run.result()` later),
+`withdrawn` lists the question requests the server cancelled, and `kill()`
+crashes the server (SIGKILL) for durability tests. A client created with
+`renders_questions=False` is a generic LSP client: the server falls back to
+`window/showMessageRequest`, which the callback answers when given
+`{"showMessageRequest": params}` (return `{"title": label}` or None).
 It talks to the server over the wire only.
 """
 
@@ -23,7 +29,6 @@ import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,24 +37,9 @@ from anyio.abc import TaskGroup
 
 from askbridge.bridge.rpc import RpcConnection
 
+from .handles import Claim, PromptRun
+
 Answerer = Callable[[dict[str, Any]], Any]
-
-
-@dataclass
-class Claim:
-    """A held claim on a timed wait (`userQuestions/attachWait`)."""
-
-    remaining_ms: int | None
-    _scope: anyio.CancelScope
-    ended: anyio.Event = field(default_factory=anyio.Event)
-
-    @property
-    def held(self) -> bool:
-        return self.remaining_ms is not None and not self.ended.is_set()
-
-    def release(self) -> None:
-        """Cancel the attachWait request: the server gets `$/cancelRequest` (C4)."""
-        self._scope.cancel()
 
 
 class AskbridgeClient:
@@ -60,6 +50,9 @@ class AskbridgeClient:
         self.asks: list[dict[str, Any]] = []
         self.views: dict[str, dict[str, Any]] = {}
         self.cancelled_asks = 0
+        # (method, params) of every server request the server withdrew ($/cancelRequest),
+        # or that was still open when the connection ended.
+        self.withdrawn: list[tuple[str, Any]] = []
         self._answerer: Answerer | None = None
         self._changed = anyio.Event()
         self._tokens = itertools.count(1)
@@ -87,8 +80,14 @@ class AskbridgeClient:
         work_done_progress: bool = False,
         initialization_options: dict[str, Any] | None = None,
         env: dict[str, str] | None = None,
+        start_new_session: bool = False,
     ) -> AsyncIterator[AskbridgeClient]:
-        """Start `askbridge serve`, initialize it, and shut it down on exit."""
+        """Start `askbridge serve`, initialize it, and shut it down on exit.
+
+        `start_new_session=True` runs the server in its own session (POSIX), so a Ctrl-C
+        typed at the caller's terminal interrupts only the caller, which can then shut the
+        server down cleanly (`askbridge demo` does).
+        """
         command = [sys.executable, "-m", "askbridge.cli", "serve", "--data-dir", str(data_dir)]
         if model is not None:
             command += ["--model", json.dumps(model)]
@@ -102,6 +101,7 @@ class AskbridgeClient:
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             env={**os.environ, **(env or {})},
+            start_new_session=start_new_session,
         )
         assert process.stdout is not None and process.stdin is not None
         client = cls(process, RpcConnection(process.stdout, process.stdin))
@@ -109,7 +109,9 @@ class AskbridgeClient:
             async with anyio.create_task_group() as tg:
                 client._tg = tg
                 tg.start_soon(client.conn.serve)
-                await client.initialize(renders_questions, work_done_progress, initialization_options)
+                await client.initialize(
+                    renders_questions, work_done_progress, initialization_options
+                )
                 yield client
                 await client.shutdown()
                 tg.cancel_scope.cancel()
@@ -144,6 +146,12 @@ class AskbridgeClient:
         assert self.process.returncode is not None
         return self.process.returncode
 
+    async def kill(self) -> int:
+        """SIGKILL the server (a crash: nothing is flushed or shut down) and reap it."""
+        if self.process.returncode is None:
+            self.process.kill()
+        return await self.process.wait()
+
     async def request(self, method: str, params: Any) -> Any:
         return await self.conn.request(method, params)
 
@@ -164,6 +172,22 @@ class AskbridgeClient:
         params = {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]}
         result = await self.request("session/prompt", params)
         return str(result["stopReason"])
+
+    def prompt_soon(self, session_id: str, text: str) -> PromptRun:
+        """Send `session/prompt` in the background; await `run.result()` for its stopReason."""
+        assert self._tg is not None
+        run = PromptRun()
+
+        async def send() -> None:
+            try:
+                run.stop_reason = await self.prompt(session_id, text)
+            except Exception as exc:  # handed to whoever awaits result()
+                run.error = exc
+            finally:
+                run.done.set()
+
+        self._tg.start_soon(send)
+        return run
 
     def cancel(self, session_id: str) -> None:
         self.conn.notify("session/cancel", {"sessionId": session_id})
@@ -195,6 +219,7 @@ class AskbridgeClient:
                 await anyio.sleep_forever()  # leave the card open until the server cancels it
             finally:
                 self.cancelled_asks += 1
+                self._withdrawn("userQuestions/ask", params)
         assert answerer is not None
         try:
             result = answerer(params)
@@ -203,19 +228,28 @@ class AskbridgeClient:
             return result
         except anyio.get_cancelled_exc_class():
             self.cancelled_asks += 1
+            self._withdrawn("userQuestions/ask", params)
             raise
 
     async def _on_show_message(self, params: Any) -> Any:
         self.notifications.append(("window/showMessageRequest", params))
         self._notify_change()
         answerer = self._answerer
-        if answerer is None:
-            await anyio.sleep_forever()
-        assert answerer is not None
-        result = answerer({"showMessageRequest": params})
-        if inspect.isawaitable(result):
-            result = await result
-        return result
+        try:
+            if answerer is None:
+                await anyio.sleep_forever()
+            assert answerer is not None
+            result = answerer({"showMessageRequest": params})
+            if inspect.isawaitable(result):
+                result = await result
+            return result
+        except anyio.get_cancelled_exc_class():
+            self._withdrawn("window/showMessageRequest", params)
+            raise
+
+    def _withdrawn(self, method: str, params: Any) -> None:
+        self.withdrawn.append((method, params))
+        self._notify_change()
 
     async def _on_progress_create(self, params: Any) -> None:
         self.notifications.append(("window/workDoneProgress/create", params))
@@ -286,7 +320,9 @@ class AskbridgeClient:
                 await self.wait_changed()
             return value
 
-    def updates(self, session_id: str | None = None, kind: str | None = None) -> list[dict[str, Any]]:
+    def updates(
+        self, session_id: str | None = None, kind: str | None = None
+    ) -> list[dict[str, Any]]:
         """The `session/update` updates received, optionally of one session and kind."""
         return [
             p["update"]
@@ -295,3 +331,6 @@ class AskbridgeClient:
             and (session_id is None or p["sessionId"] == session_id)
             and (kind is None or p["update"].get("sessionUpdate") == kind)
         ]
+
+
+__all__ = ["Answerer", "AskbridgeClient", "Claim", "PromptRun"]

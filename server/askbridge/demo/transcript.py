@@ -1,0 +1,157 @@
+"""Print what the server tells the client, as it arrives: the demo's running transcript.
+
+`Transcript.follow()` runs in the demo's task group and prints every new
+`session/update` (agent text, tool calls, the exact tool results the model
+gets, admitted late replies, turn boundaries) and every question-view change
+that matters to the story (a call becoming `continued`, a continued call
+becoming settled) from `AskbridgeClient.notifications`. While a card is open
+printing is `paused()`, so nothing scribbles over the person's input line and
+what the server sent meanwhile (say, the pending result of a card it just
+withdrew) comes after the card; the question handler calls `flush()` before
+showing a card, so the agent's words come before its question. After the
+result of a call in `claimed` (this terminal held a claim on its wait) a line
+says the claim ended with the wait (behavior.md TW10).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from askbridge.testing import AskbridgeClient
+
+
+def _text_of(content: Any) -> str:
+    """The text of a content block, or of a list of them."""
+    blocks = content if isinstance(content, list) else [content]
+    return "".join(b.get("text", "") for b in blocks if isinstance(b, dict))
+
+
+class Transcript:
+    def __init__(self, console: Console, client: AskbridgeClient) -> None:
+        self.console, self.client = console, client
+        self.session_id: str | None = None
+        self._printed = 0
+        self._paused = 0
+        self._states: dict[str, str] = {}  # callId -> last view state seen
+        self.claimed: set[str] = set()  # calls this terminal claimed: their result ends the claim
+
+    async def follow(self) -> None:
+        """Print notifications as they come, until cancelled."""
+        while True:
+            if not self._paused:
+                self.flush()
+            await self.client.wait_changed()
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        self._paused += 1
+        try:
+            yield
+        finally:
+            self._paused -= 1
+        if not self._paused:
+            self.flush()
+
+    def flush(self) -> None:
+        notifications = self.client.notifications
+        while self._printed < len(notifications):
+            method, params = notifications[self._printed]
+            self._printed += 1
+            if not isinstance(params, dict) or params.get("sessionId") != self.session_id:
+                continue
+            if method == "session/update":
+                self._update(params["update"])
+            elif method == "userQuestions/didChange":
+                self._view(params["view"])
+
+    # -- one line per thing that happened -------------------------------------------------
+
+    def line(self, *parts: str | tuple[str, str]) -> None:
+        """A line left unwrapped (the terminal wraps it): JSON payloads stay copyable."""
+        self.console.print(Text.assemble(*parts), soft_wrap=True)
+
+    def prose(self, prefix: Text, body: str) -> None:
+        """Words wrapped under themselves, beside a prefix such as `agent ›`."""
+        grid = Table.grid()
+        grid.add_column(no_wrap=True)
+        grid.add_column()
+        grid.add_row(prefix, body)
+        self.console.print(grid)
+
+    def _update(self, update: dict[str, Any]) -> None:
+        kind = update.get("sessionUpdate")
+        if kind == "turn_started":
+            cause = update.get("cause")
+            why = "your prompt" if cause == "prompt" else "a late reply in its inbox woke the agent"
+            self.console.print()
+            self.console.rule(f"turn {update.get('turnId')} started · cause: {cause} ({why})")
+        elif kind == "agent_message_chunk":
+            self.prose(Text("agent › ", "bold cyan"), _text_of(update.get("content")))
+        elif kind == "tool_call":
+            raw = update.get("rawInput") if isinstance(update.get("rawInput"), dict) else {}
+            timeout = raw.get("timeout") if isinstance(raw, dict) else None
+            wait = "waits until answered" if timeout == -1 else f"timeout {timeout} s"
+            self.line(
+                ("  ⚙ tool call ", "dim"),
+                (str(update.get("title")), "bold"),
+                (f" {update.get('toolCallId')} ({wait})", "dim"),
+            )
+        elif kind == "tool_call_update":
+            text = _text_of([c.get("content") for c in update.get("content") or []])
+            pending = text.startswith('{"pending":true')
+            label = "pending" if pending else str(update.get("status"))
+            style = (
+                "yellow" if pending else ("red" if update.get("status") == "failed" else "green")
+            )
+            self.line(
+                ("  ↳ result ", "dim"),
+                (f"[{label}]", f"bold {style}"),
+                (" the model receives: ", "dim"),
+                text,
+            )
+            if update.get("toolCallId") in self.claimed:  # TW10: closing the wait ends its claims
+                self.line(("  ⏵ claim released: ", "dim"), "the wait ended, and the claim with it")
+        elif kind == "user_message":
+            source = update.get("source") or {}
+            self.line(
+                ("  ✉ late reply admitted as a user message ", "magenta"),
+                (f"({source.get('callId')}, {source.get('outcome')}): ", "dim"),
+                _text_of(update.get("content")),
+            )
+        elif kind == "turn_ended":
+            self.line((f"turn {update.get('turnId')} ended: {update.get('stopReason')}", "dim"))
+
+    def _view(self, view: dict[str, Any]) -> None:
+        """Report the two view changes the demo is about: continued, then settled late."""
+        now: dict[str, str] = {
+            item["callId"]: item["state"] for item in view.get("active", []) if "callId" in item
+        }
+        for item in view.get("settled", []):
+            now[item["callId"]] = "settled"
+        for call_id, state in now.items():
+            before = self._states.get(call_id)
+            if state == before:
+                continue
+            if state == "continued":
+                self.line(
+                    ("  ◷ question view: ", "dim"),
+                    (f"{call_id} is now continued", "yellow"),
+                    (" (pending: the tool returned, the question stays answerable)", "dim"),
+                )
+            elif state == "settled" and before == "continued":
+                answers: Any = next(
+                    (s.get("answers") for s in view["settled"] if s["callId"] == call_id), []
+                )
+                self.line(
+                    ("  ◷ question view: ", "dim"),
+                    (f"{call_id} is now settled", "green"),
+                    (f" with {json.dumps(answers, ensure_ascii=False)}", "dim"),
+                )
+        self._states = now
