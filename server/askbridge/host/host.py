@@ -35,9 +35,9 @@ from askbridge.protocol.vocabulary import Answer, AnswerItem, ProjectionView
 from . import events as ev
 from .agents import Agent, AgentRegistry, new_id
 from .models.factory import make_model
-from .session import ModelFailure, QueuedPrompt, Session, reply_text
+from .session import ModelFailure, QueuedPrompt, Session
 from .store_api import EventStore, SessionInfo
-from .tools import DEFAULT_TIMEOUT_S, AskUserQuestionTool, ToolContext, ToolOutcome
+from .tools import DEFAULT_TIMEOUT_S, AskUserQuestionTool, ToolContext, ToolOutcome, reply_text
 
 log = logging.getLogger("askbridge.host")
 

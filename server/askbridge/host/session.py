@@ -14,24 +14,29 @@ at each step boundary admits late replies that arrived meanwhile (L4).
 from __future__ import annotations
 
 import itertools
-import json
 import logging
 from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
 from askbridge.core import AbortSignal, HarnessError, ToolError
-from askbridge.protocol.errors import ErrorCode
 
 from . import events as ev
+from . import updates as up
 from .agents import Agent, new_id
 from .inbox import Inbox, InboxItem
 from .models.base import Model, ModelError, ToolCallRequest
 from .projection import SessionProjection
-from .tools import ASK_TOOL, DELEGATE_TOOL, AskUserQuestionTool, ToolContext, ToolOutcome
+from .tools import (
+    ASK_TOOL,
+    DELEGATE_SCHEMA,
+    DELEGATE_TOOL,
+    AskUserQuestionTool,
+    ToolContext,
+    ToolOutcome,
+)
 
 if TYPE_CHECKING:
     from .host import Host
@@ -192,14 +197,14 @@ class Session:
         if prompt is not None:
             admitted.append(ev.user_message(prompt.content))
         self.log(ev.turn_start(turn_id, cause), *admitted)  # type: ignore[arg-type]
-        self.emit({"sessionUpdate": "turn_started", "turnId": turn_id, "cause": cause})
+        self.emit(up.turn_started(turn_id, cause))
         self._emit_admitted(replies)
         stop, error = "end_turn", None
         try:
             stop = await self._steps(signal)
         except ModelError as exc:
             error = ModelFailure(str(exc))
-            self.emit(_chunk(f"Error: {exc}"))
+            self.emit(up.agent_message_chunk(f"Error: {exc}"))
         except anyio.get_cancelled_exc_class():
             stop = "cancelled"  # the host is shutting down
             raise
@@ -209,7 +214,7 @@ class Session:
                 stop = "cancelled"
             self.turn_signal = None
             self.log(ev.turn_end(turn_id, stop))
-            self.emit({"sessionUpdate": "turn_ended", "turnId": turn_id, "stopReason": stop})
+            self.emit(up.turn_ended(turn_id, stop))
             if prompt is not None:
                 prompt.stop_reason, prompt.error = stop, error
                 prompt.done.set()
@@ -223,10 +228,7 @@ class Session:
 
     def _emit_admitted(self, items: list[InboxItem]) -> None:
         for item in items:
-            update: dict[str, Any] = {"sessionUpdate": "user_message", "content": item.content}
-            if item.source is not None:
-                update["source"] = item.source
-            self.emit(update)
+            self.emit(up.user_message(item.content, item.source))
 
     async def _steps(self, signal: AbortSignal) -> str:
         for _ in range(self.host.max_turn_requests):
@@ -250,19 +252,11 @@ class Session:
                 *[ev.tool_call(c.id, c.name, c.arguments) for c in calls],
             )
             if response.text:
-                self.emit(_chunk(response.text))
+                self.emit(up.agent_message_chunk(response.text))
             if not calls:
                 return "end_turn"
             for c in calls:
-                self.emit(
-                    {
-                        "sessionUpdate": "tool_call",
-                        "toolCallId": c.id,
-                        "title": c.name,
-                        "status": "in_progress",
-                        "rawInput": c.arguments,
-                    }
-                )
+                self.emit(up.tool_call(c.id, c.name, c.arguments))
             async with anyio.create_task_group() as tg:
                 for c in calls:
                     tg.start_soon(self._run_tool, c, signal)
@@ -303,15 +297,11 @@ class Session:
                 call_id, name, outcome.content, is_error=outcome.is_error, error=outcome.error
             )
         )
-        update: dict[str, Any] = {
-            "sessionUpdate": "tool_call_update",
-            "toolCallId": call_id,
-            "status": "failed" if outcome.is_error else "completed",
-            "content": [{"type": "content", "content": {"type": "text", "text": outcome.content}}],
-        }
-        if outcome.error is not None:
-            update["error"] = outcome.error
-        self.emit(update)
+        self.emit(
+            up.tool_call_update(
+                call_id, outcome.content, is_error=outcome.is_error, error=outcome.error
+            )
+        )
 
     def unanswered_calls(self) -> list[tuple[str, str]]:
         """P7: tool calls of the log that never got a result."""
@@ -331,42 +321,8 @@ class Session:
         return ""
 
 
-DELEGATE_SCHEMA: dict[str, Any] = {
-    "name": DELEGATE_TOOL,
-    "description": (
-        "Run a one-shot child agent on a task and return its final text. The child cannot "
-        "ask the user questions: it must put open decisions in its final result."
-    ),
-    "parameters": {
-        "type": "object",
-        "properties": {
-            "prompt": {"type": "string", "description": "The child's task."},
-            "steps": {"type": "array", "description": "Script steps when the model is a script."},
-        },
-        "required": ["prompt"],
-    },
-}
-
-
-def _chunk(text: str) -> dict[str, Any]:
-    return {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}
-
-
 def _call_json(call: ToolCallRequest) -> dict[str, Any]:
     return {"id": call.id, "name": call.name, "arguments": call.arguments}
 
 
-def reply_text(call_id: str, questions: list[dict[str, Any]], answers: list[dict[str, Any]]) -> str:
-    """L4: the compact JSON a late reply becomes, keys in this order."""
-    body = {
-        "kind": "answer_to_pending_question",
-        "tool": ASK_TOOL,
-        "callId": call_id,
-        "questions": questions,
-        "answers": answers,
-    }
-    return json.dumps(body, separators=(",", ":"), ensure_ascii=False)
-
-
-Callback = Callable[[], None]
-__all__ = ["ErrorCode", "ModelFailure", "QueuedPrompt", "Session", "reply_text"]
+__all__ = ["ModelFailure", "QueuedPrompt", "Session"]

@@ -241,8 +241,38 @@ def _parse_options(raw: Any, where: str) -> list[Option] | None:
     return options
 
 
+DELEGATE_SCHEMA: dict[str, Any] = {
+    "name": DELEGATE_TOOL,
+    "description": (
+        "Run a one-shot child agent on a task and return its final text. The child cannot "
+        "ask the user questions: it must put open decisions in its final result."
+    ),
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "prompt": {"type": "string", "description": "The child's task."},
+            "steps": {"type": "array", "description": "Script steps when the model is a script."},
+        },
+        "required": ["prompt"],
+    },
+}
+
+
+def reply_text(call_id: str, questions: list[dict[str, Any]], answers: list[dict[str, Any]]) -> str:
+    """L4: the compact JSON a late reply becomes, keys in this order."""
+    body = {
+        "kind": "answer_to_pending_question",
+        "tool": ASK_TOOL,
+        "callId": call_id,
+        "questions": questions,
+        "answers": answers,
+    }
+    return json.dumps(body, separators=(",", ":"), ensure_ascii=False)
+
+
 __all__ = [
     "ASK_TOOL",
+    "DELEGATE_SCHEMA",
     "DELEGATE_TOOL",
     "AskUserQuestionTool",
     "ErrorCode",
@@ -251,5 +281,6 @@ __all__ = [
     "compact",
     "parse_questions",
     "pending_text",
+    "reply_text",
     "valid_timeout",
 ]
