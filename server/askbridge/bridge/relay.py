@@ -26,7 +26,21 @@ from askbridge.core.waterfall import NextListener
 from askbridge.protocol.errors import ErrorCode
 from askbridge.protocol.vocabulary import Answer, AnswerItem, QuestionItem
 
+from .rpc import RpcResponseError
+
 log = logging.getLogger("askbridge.bridge")
+
+
+class ClientErrorReply(Exception):
+    """The client answered a question request with an error: its message and `data`.
+
+    The core rebuilds `data = {name: "UserQuestionError", code}` as that error (E2);
+    anything else becomes PROVIDER_ERROR carrying exactly the client's message (E1).
+    """
+
+    def __init__(self, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.data = data
 
 
 class Outgoing(Protocol):
@@ -63,6 +77,9 @@ class QuestionRelay:
             self._outstanding.add(scope)
             try:
                 return await self.out.request(method, params)
+            except RpcResponseError as exc:
+                # The model sees the client's own message (E1), not the RPC error's str.
+                raise ClientErrorReply(exc.message, exc.data) from exc
             finally:
                 self._outstanding.discard(scope)
         raise UserQuestionError.of(ErrorCode.ASK_ABORTED)  # cancelled by shutdown
@@ -92,13 +109,20 @@ class QuestionRelay:
         return parse_answer(result)
 
     async def _ask_fallback(self, request: UserQuestionRequest) -> Answer:
+        answers: list[AnswerItem] = []
+        failure: Exception | None = None
         async with anyio.create_task_group() as tg:
             if self.work_done_progress and request.wait is not None and request.wait.timed:
                 tg.start_soon(self._countdown, request)
-            answers = []
-            for q in request.questions:
-                answers.append(await self._show_message(q))
-            tg.cancel_scope.cancel()
+            try:
+                for q in request.questions:
+                    answers.append(await self._show_message(q))
+            except Exception as exc:  # raised below: a task group would wrap it in a group
+                failure = exc
+            finally:
+                tg.cancel_scope.cancel()
+        if failure is not None:
+            raise failure
         return Answer(answers=answers)
 
     async def _show_message(self, q: QuestionItem) -> AnswerItem:

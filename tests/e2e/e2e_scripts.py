@@ -1,0 +1,73 @@
+"""Script-model steps and small readers shared by the end-to-end tests.
+
+A script model (protocol.md "ModelSpec") makes every test deterministic: each
+model request takes the next step. `ask_step(...)` is a step whose tool call
+is `ask_user_question`; `script(...)` wraps steps into a ModelSpec.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from askbridge.host.datadir import open_store
+
+DB_QUESTION: dict[str, Any] = {
+    "id": "db",
+    "question": "Which database?",
+    "options": [{"label": "SQLite"}, {"label": "Postgres"}],
+}
+SQLITE = {"answers": [{"id": "db", "selected": ["SQLite"]}]}
+POSTGRES = {"answers": [{"id": "db", "selected": ["Postgres"]}]}
+ASK_CANCELLED_DATA = {"name": "UserQuestionError", "code": "ASK_CANCELLED"}
+ASK_TIMED_OUT_DATA = {"name": "UserQuestionError", "code": "ASK_TIMED_OUT"}
+
+
+def ask_step(
+    call_id: str = "call-1",
+    questions: list[dict[str, Any]] | None = None,
+    timeout: int | None = None,
+    text: str | None = None,
+) -> dict[str, Any]:
+    arguments: dict[str, Any] = {"questions": questions or [DB_QUESTION]}
+    if timeout is not None:
+        arguments["timeout"] = timeout
+    step: dict[str, Any] = {
+        "toolCalls": [{"id": call_id, "name": "ask_user_question", "arguments": arguments}]
+    }
+    if text is not None:
+        step["text"] = text
+    return step
+
+
+def script(*steps: dict[str, Any]) -> dict[str, Any]:
+    return {"kind": "script", "steps": list(steps)}
+
+
+def text_step(text: str) -> dict[str, Any]:
+    return {"text": text}
+
+
+def tool_text(update: dict[str, Any]) -> str:
+    """The text the model received for a `tool_call_update` (protocol.md session/update)."""
+    [block] = update["content"]
+    assert block["type"] == "content" and block["content"]["type"] == "text", update
+    return str(block["content"]["text"])
+
+
+def tool_json(update: dict[str, Any]) -> Any:
+    return json.loads(tool_text(update))
+
+
+def stored_events(data_dir: Path, session_id: str) -> list[dict[str, Any]]:
+    """The session's committed log, read from the real SQLite store (the server must be gone)."""
+    store = open_store(data_dir)
+    try:
+        return store.load(session_id)
+    finally:
+        store.close()
+
+
+def of_type(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [e for e in events if e.get("type") == kind]
