@@ -18,7 +18,7 @@
  * - dismissing a card replies ASK_CANCELLED; the server's `$/cancelRequest`
  *   (the handler's token) closes the card and replies -32800 (A9);
  * - the claim is released (`$/cancelRequest` for attachWait) whenever the card
- *   ends;
+ *   ends, after the card's reply (a release first could expire the wait, TW5);
  * - asks arriving while a card is on screen wait in a CardQueue (first come,
  *   first served) and claim only when their turn comes.
  */
@@ -197,9 +197,19 @@ class CardSession implements CardContextSource {
 
   dispose(): void {
     this.countdown.stop();
-    this.claimRelease?.cancel(); // release the claim (C4): $/cancelRequest for attachWait
-    this.claimRelease?.dispose();
+    // Release the claim (C4: $/cancelRequest for attachWait) only after the ask's
+    // reply is queued: handleAsk returns right after this, and the connection
+    // queues the reply before the next macrotask. A release that reached the
+    // server first would re-arm its timer (TW5) and, once past the deadline
+    // ("Take time"), expire the wait before the answer arrived.
+    const release = this.claimRelease;
     this.claimRelease = undefined;
+    if (release) {
+      setImmediate(() => {
+        release.cancel();
+        release.dispose();
+      });
+    }
     for (const d of this.disposables) d.dispose();
     this.listeners.clear();
     this.closing.dispose();
