@@ -12,13 +12,14 @@ import logging
 import sys
 from typing import Any
 
-from pydantic import ValidationError
-
 from askbridge import __version__
 
 
 def _model_arg(value: str) -> dict[str, Any]:
     """`--model`: inline ModelSpec JSON, or `script:PATH` (a ModelSpec or a bare list of steps)."""
+    # Imported here, not at the top: pydantic is ~25 ms of every start-up otherwise.
+    from pydantic import ValidationError
+
     from askbridge.protocol.model_spec import parse_model_spec_option
 
     try:

@@ -19,8 +19,10 @@ The reader keeps its own buffer and slices every complete frame out of each
 chunk without further awaits, which is what makes this loop faster than
 pygls's thread-pooled reader. Cancelling `next_frame()` loses no bytes.
 
-`FrameWriter` writes one frame per transport write (frames never interleave)
-and then awaits `drain()`, so only the writing task waits on a slow client.
+`FrameWriter` queues whole frames (they never interleave) and hands each
+event-loop iteration's frames to the transport in one write (notifications may
+wait up to 1 ms for company); `write()` then awaits `drain()`, so only the
+writing task waits on a slow client.
 `open_stdio()` wires fd 0/1 (dup'd) to asyncio streams for `askbridge serve`.
 """
 
@@ -101,12 +103,17 @@ class FrameReader:
     """Async iterator of `Frame`s read from `reader`; never raises on bad input."""
 
     def __init__(
-        self, reader: asyncio.StreamReader, max_body: int = MAX_BODY, max_header: int = MAX_HEADER
+        self,
+        reader: asyncio.StreamReader,
+        max_body: int = MAX_BODY,
+        max_header: int = MAX_HEADER,
+        unread: bytes = b"",
     ) -> None:
+        """`unread`: input taken from the stream before (early.py); it is parsed first."""
         self._reader = reader
         self._max_body = max_body
         self._max_header = max_header
-        self._buf = bytearray()
+        self._buf = bytearray(unread)
         self._pos = 0  # start of unconsumed bytes in _buf
         self._body_len: int | None = None  # header parsed, waiting for this many body bytes
         self._skip = 0  # bytes of an oversized body still to discard
@@ -213,23 +220,68 @@ class FrameReader:
 
 
 class FrameWriter:
-    """Writes JSON values as frames; each frame is one transport write, so none interleave."""
+    """Writes JSON values as frames; frames never interleave and leave in the order queued.
 
-    def __init__(self, writer: asyncio.StreamWriter) -> None:
+    Frames are coalesced: each is appended to a buffer that goes to the transport in
+    one write, because every pipe write wakes the reader (a context switch on each
+    side), which costs more than the encoding. Requests and replies (`urgent`, the
+    default) go out on the next event-loop iteration, together with everything else
+    queued in the current one. Notifications (`urgent=False`) wait for the next
+    urgent frame or at most `notify_delay` seconds, so a turn's `session/update`s
+    ride along with the `userQuestions/ask` that follows them. `flush()` writes the
+    buffer at once (whoever closes the stream must call it first); a buffer
+    reaching `FLUSH_BYTES` is flushed at once so that `drain()` keeps applying
+    backpressure. Nothing else may write to the same stream: bytes written past
+    the buffer would overtake the frames held in it.
+    """
+
+    FLUSH_BYTES = 64 * 1024
+
+    def __init__(self, writer: asyncio.StreamWriter, notify_delay: float = 0.001) -> None:
         self._writer = writer
+        self._notify_delay = notify_delay
+        self._buffer: list[bytes] = []
+        self._buffered = 0
+        self._flush_handle: asyncio.Handle | None = None
+        self._flush_urgent = False
 
-    def write_nowait(self, obj: Any) -> None:
+    def write_nowait(self, obj: Any, *, urgent: bool = True) -> None:
         """Queue one frame without waiting for the client to read it.
 
-        For messages that must go out even from a cancelled task ($/cancelRequest).
-        Raises TypeError/ValueError if `obj` is not JSON, ConnectionError if the
-        output is closed.
+        Safe from a cancelled task ($/cancelRequest) and from sync callbacks.
+        Raises TypeError/ValueError if `obj` is not JSON (nothing is queued then),
+        ConnectionError if the output is closed.
         """
         body = json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
         data = body.encode()
         if self._writer.is_closing():
             raise ConnectionResetError("output closed")
-        self._writer.write(b"Content-Length: %d\r\n\r\n%b" % (len(data), data))
+        self._buffer.append(b"Content-Length: %d\r\n\r\n%b" % (len(data), data))
+        self._buffered += len(data)
+        if self._buffered >= self.FLUSH_BYTES:
+            self.flush()
+        elif urgent and not self._flush_urgent:
+            if self._flush_handle is not None:
+                self._flush_handle.cancel()
+            self._flush_handle = asyncio.get_running_loop().call_soon(self.flush)
+            self._flush_urgent = True
+        elif self._flush_handle is None:
+            loop = asyncio.get_running_loop()
+            self._flush_handle = loop.call_later(self._notify_delay, self.flush)
+
+    def flush(self) -> None:
+        """Hand every queued frame to the transport now, in one write."""
+        if self._flush_handle is not None:
+            self._flush_handle.cancel()
+            self._flush_handle = None
+        self._flush_urgent = False
+        if not self._buffer:
+            return
+        data = self._buffer[0] if len(self._buffer) == 1 else b"".join(self._buffer)
+        self._buffer.clear()
+        self._buffered = 0
+        if not self._writer.is_closing():
+            self._writer.write(data)
 
     async def write(self, obj: Any) -> None:
         """Queue one frame, then wait while the transport's buffer is over its high-water mark."""

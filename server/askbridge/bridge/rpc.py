@@ -74,9 +74,40 @@ class ConnectionClosed(ConnectionError):
     """The client's input ended (or output broke) before a request was answered."""
 
 
+class _Done:
+    """A one-shot event for one waiter, on a bare asyncio future.
+
+    Semantics of `anyio.Event` (`wait()` is a checkpoint even once set), at a fifth
+    of its size: an anyio.Event carries an asyncio.Event and its waiter deque, and
+    10,000 outgoing questions may be waiting at once (benchmarks/bench_bridge_memory.py).
+    """
+
+    __slots__ = ("_future", "_set")
+
+    def __init__(self) -> None:
+        self._future: asyncio.Future[None] | None = None
+        self._set = False
+
+    def is_set(self) -> bool:
+        return self._set
+
+    def set(self) -> None:
+        self._set = True
+        if self._future is not None and not self._future.done():
+            self._future.set_result(None)
+
+    async def wait(self) -> None:
+        if self._set:
+            await anyio.lowlevel.checkpoint()
+            return
+        if self._future is None or self._future.done():  # done here: a cancelled earlier wait
+            self._future = asyncio.get_running_loop().create_future()
+        await self._future
+
+
 @dataclass(slots=True)
 class _Pending:
-    done: anyio.Event = field(default_factory=anyio.Event)
+    done: _Done = field(default_factory=_Done)
     result: Any = None
     error: Exception | None = None
 
@@ -120,9 +151,14 @@ def _error_reply(msg_id: MessageId, method: str, exc: BaseException) -> dict[str
 
 class RpcConnection:
     def __init__(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, max_body: int = MAX_BODY
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        max_body: int = MAX_BODY,
+        unread: bytes = b"",
     ) -> None:
-        self._frames = FrameReader(reader, max_body=max_body)
+        """`unread`: input already taken from `reader`'s stream, parsed before the rest."""
+        self._frames = FrameReader(reader, max_body=max_body, unread=unread)
         self._out = FrameWriter(writer)
         self._requests: dict[str, Handler] = {}
         self._notifications: dict[str, Handler] = {}
@@ -158,6 +194,7 @@ class RpcConnection:
                         await self._send(_message(None, RpcErrorCode.INVALID_REQUEST, detail))
             finally:
                 self._close()
+                self._out.flush()  # queued frames go out before anyone closes the stream
                 tg.cancel_scope.cancel()
 
     def _close(self) -> None:
@@ -289,13 +326,14 @@ class RpcConnection:
         """Queue a notification without waiting (callable from sync host callbacks).
 
         Not awaiting drain() means a client that stops reading grows the transport
-        buffer; replies and requests still apply backpressure. Dropped quietly
+        buffer; replies and requests still apply backpressure. It leaves with the
+        next request or reply, or within 1 ms (FrameWriter). Dropped quietly
         once the connection is closed.
         """
         try:
             if self._closed:
                 raise ConnectionClosed
-            self._out.write_nowait(_call(method, params))
+            self._out.write_nowait(_call(method, params), urgent=False)
         except ConnectionError:
             logger.debug("connection closed; dropped notification %s", method)
 
@@ -321,8 +359,11 @@ class RpcConnection:
         pending = self._outgoing[msg_id] = _Pending()
         try:
             await self._out.drain()
-            with anyio.fail_after(timeout):
+            if timeout is None:  # no deadline: skip fail_after's cancel scope (a hot path)
                 await pending.done.wait()
+            else:
+                with anyio.fail_after(timeout):
+                    await pending.done.wait()
         except BaseException:
             if not pending.done.is_set():
                 self._cancel_outgoing(msg_id)

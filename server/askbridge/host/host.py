@@ -34,7 +34,7 @@ from askbridge.protocol.vocabulary import Answer, AnswerItem, ProjectionView
 
 from . import events as ev
 from .agents import Agent, AgentRegistry, new_id
-from .models.factory import make_model
+from .models.base import Model
 from .session import ModelFailure, QueuedPrompt, Session
 from .store_api import EventStore, SessionInfo
 from .tools import DEFAULT_TIMEOUT_S, AskUserQuestionTool, ToolContext, ToolOutcome, reply_text
@@ -46,6 +46,14 @@ class HostListener(Protocol):
     def on_update(self, session_id: str, update: dict[str, Any]) -> None: ...
 
     def on_view(self, session_id: str, view: ProjectionView) -> None: ...
+
+
+def make_model(spec: dict[str, Any]) -> Model:
+    """`models.factory.make_model`, imported on first use: the OpenAI adapter pulls in
+    httpx, which `askbridge serve` should not pay for before answering `initialize`."""
+    from .models.factory import make_model as make
+
+    return make(spec)
 
 
 def _now_iso() -> str:

@@ -257,9 +257,12 @@ class Session:
                 return "end_turn"
             for c in calls:
                 self.emit(up.tool_call(c.id, c.name, c.arguments))
-            async with anyio.create_task_group() as tg:
-                for c in calls:
-                    tg.start_soon(self._run_tool, c, signal)
+            if len(calls) == 1:  # the common step: spare it a task group and a task
+                await self._run_tool(calls[0], signal)
+            else:
+                async with anyio.create_task_group() as tg:
+                    for c in calls:
+                        tg.start_soon(self._run_tool, c, signal)
             if signal.aborted:
                 return "cancelled"
             boundary = self._inbox_before(

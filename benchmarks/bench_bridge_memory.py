@@ -1,0 +1,126 @@
+"""Server memory per pending question: 10,000 unanswered asks held open in `askbridge serve`.
+
+Layout: 100 sessions, each prompted once with a script whose first step makes
+100 `ask_user_question` calls (the host runs one step's tool calls
+concurrently), so 10,000 `userQuestions/ask` requests are outstanding at once.
+The client receives every ask and never answers (as if 10,000 cards were open).
+
+Measured: the server process's resident set (VmRSS in /proc/<pid>/status).
+
+- idle: after `initialize`, after the 100 sessions were created (their headers,
+  scripts and loaded-session state are not per-question cost), and after a
+  warm-up session asked and was answered once, so that code paths imported or
+  cached lazily on the first question (pydantic serializers, the relay, the
+  SQLite statement cache) count as idle, not as question cost;
+- pending: once the client has received all 10,000 asks, after a short settle.
+
+Per pending question = (pending − idle) / 10,000. This is everything one
+waiting question costs the server: its tool-call task and coroutine frames,
+the outgoing request's bookkeeping, the question's events in the session log
+and the projection, and allocator slack. The ratio reported is bytes per
+question against the 2 KB (2,048 bytes) target, so ≤ 1.0 meets it; for scale,
+the line also shows the echo baseline's idle RSS. Prints one line:
+
+    bridge_memory: 10000 pending questions, 1900 B/question (idle 40.1 MiB, pending 58.2 MiB; echo idle 16.0 MiB); ratio 0.93x of the 2048 B target (target <= 1x)
+
+Run: `.venv/bin/python benchmarks/bench_bridge_memory.py`
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+from typing import Any
+
+from _echo_baseline import (
+    HOLD,
+    INITIALIZE_PARAMS,
+    RawClient,
+    answer_first_options,
+    ask_script,
+    echo_command,
+    serve_command,
+    text_prompt,
+)
+
+SESSIONS = 100
+CALLS_PER_STEP = 100
+PENDING = SESSIONS * CALLS_PER_STEP
+TARGET_BYTES = 2048
+SETTLE_S = 0.5
+
+
+def rss_bytes(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError(f"no VmRSS for process {pid}")
+
+
+async def echo_idle_rss() -> int:
+    async with RawClient.spawn(echo_command()) as client:
+        await client.request("echo", {})
+        await asyncio.sleep(SETTLE_S)
+        return rss_bytes(client.process.pid)
+
+
+async def bridge_rss(data_dir: str) -> tuple[int, int]:
+    """(idle RSS, RSS with PENDING questions outstanding) of the serve process."""
+    asks_seen = 0
+    all_asked = asyncio.Event()
+    answering = True
+
+    def on_request(method: str, params: Any) -> Any:
+        nonlocal asks_seen
+        assert method == "userQuestions/ask", method
+        if answering:
+            return answer_first_options(params)
+        asks_seen += 1
+        if asks_seen == PENDING:
+            all_asked.set()
+        return HOLD
+
+    async with RawClient.spawn(serve_command(data_dir), on_request) as client:
+        pid = client.process.pid
+        await client.request("initialize", INITIALIZE_PARAMS)
+        client.notify("initialized", {})
+        warm = await client.request("session/new", {"model": ask_script(1)})
+        await client.request("session/prompt", text_prompt(warm["sessionId"]))
+        answering = False
+        model = ask_script(1, CALLS_PER_STEP)
+        sessions = [
+            (await client.request("session/new", {"model": model}))["sessionId"]
+            for _ in range(SESSIONS)
+        ]
+        await asyncio.sleep(SETTLE_S)
+        idle = rss_bytes(pid)
+        prompts = [client.request_nowait("session/prompt", text_prompt(s)) for s in sessions]
+        await asyncio.wait_for(all_asked.wait(), timeout=50)
+        await asyncio.sleep(SETTLE_S)
+        pending = rss_bytes(pid)
+        await client.request("shutdown", None)  # cancels every outstanding ask
+        stops = await asyncio.gather(*prompts)
+        assert all(stop == {"stopReason": "end_turn"} for stop in stops), stops[:3]
+        client.notify("exit")
+        await client.process.wait()
+        assert client.process.returncode == 0, client.process.returncode
+        return idle, pending
+
+
+async def main() -> None:
+    echo_idle = await echo_idle_rss()
+    with tempfile.TemporaryDirectory(prefix="askbridge-bench-") as data_dir:
+        idle, pending = await bridge_rss(data_dir)
+    per_question = (pending - idle) / PENDING
+    mib = 1024 * 1024
+    print(
+        f"bridge_memory: {PENDING} pending questions, {per_question:.0f} B/question "
+        f"(idle {idle / mib:.1f} MiB, pending {pending / mib:.1f} MiB; "
+        f"echo idle {echo_idle / mib:.1f} MiB); "
+        f"ratio {per_question / TARGET_BYTES:.2f}x of the {TARGET_BYTES} B target (target <= 1x)"
+    )
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,80 @@
+"""FrameWriter's coalescing (bridge/framing.py), over a real pipe: order kept, nothing held back.
+
+Frames queued in one event-loop iteration go out in one write; notifications
+(`urgent=False`) wait for the next request/reply or at most `notify_delay`.
+What a client can observe, and what is checked here: frames arrive whole, in
+the order queued, and a lone notification still arrives on its own. (That
+they share writes is what benchmarks/bench_bridge_sequential.py measures.)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import pytest
+
+from askbridge.bridge.framing import FrameReader, FrameWriter, open_read_pipe, open_write_pipe
+
+pytestmark = pytest.mark.timeout(20)
+
+
+@asynccontextmanager
+async def writer_and_reader(notify_delay: float) -> AsyncIterator[tuple[FrameWriter, FrameReader]]:
+    read_fd, write_fd = os.pipe()
+    reader = await open_read_pipe(read_fd)
+    stream = await open_write_pipe(write_fd)
+    try:
+        yield FrameWriter(stream, notify_delay=notify_delay), FrameReader(reader)
+    finally:
+        stream.close()
+        await stream.wait_closed()
+
+
+async def receive(frames: FrameReader) -> Any:
+    with anyio.fail_after(5):
+        got = await frames.next_frame()
+    assert got is not None and got.problem is None, got
+    return json.loads(got.body)
+
+
+async def test_notifications_and_replies_leave_in_the_order_queued() -> None:
+    """Held notifications go out ahead of the urgent frame that releases them, never after."""
+    async with writer_and_reader(notify_delay=60) as (writer, frames):
+        writer.write_nowait({"n": 1}, urgent=False)
+        writer.write_nowait({"n": 2}, urgent=False)
+        await writer.write({"n": 3})  # a reply: released at the next loop iteration
+        writer.write_nowait({"n": 4}, urgent=False)
+        writer.write_nowait({"n": 5})  # urgent, like $/cancelRequest from a cancelled task
+        assert [await receive(frames) for _ in range(5)] == [{"n": n} for n in range(1, 6)]
+
+
+async def test_a_lone_notification_arrives_within_the_delay() -> None:
+    """Nothing follows the notification: the timer releases it."""
+    async with writer_and_reader(notify_delay=0.001) as (writer, frames):
+        writer.write_nowait({"method": "session/update"}, urgent=False)
+        assert await receive(frames) == {"method": "session/update"}
+
+
+async def test_flush_hands_held_frames_over_at_once() -> None:
+    """flush() (what serve() does before the stream is closed) writes what is held."""
+    async with writer_and_reader(notify_delay=60) as (writer, frames):
+        writer.write_nowait({"last": True}, urgent=False)
+        writer.flush()
+        assert await receive(frames) == {"last": True}
+
+
+async def test_a_large_burst_is_written_without_waiting_for_the_loop() -> None:
+    """Past FLUSH_BYTES the buffer goes to the transport at once, so drain() sees it and a
+    writer that never yields still gets backpressure instead of an ever-growing buffer."""
+    async with writer_and_reader(notify_delay=60) as (writer, frames):
+        pad = "x" * (FrameWriter.FLUSH_BYTES // 4)
+        for i in range(4):
+            writer.write_nowait({"i": i, "pad": pad}, urgent=False)
+        # Neither an urgent frame nor the 60 s timer can release these: only the size can.
+        got = [await receive(frames) for _ in range(4)]
+        assert [g["i"] for g in got] == [0, 1, 2, 3]
