@@ -90,24 +90,25 @@ class UserQuestionService:
         if self.identity.is_subagent(agent):
             raise UserQuestionError.of(ErrorCode.DELEGATED_CALLER)  # A4
 
-    async def _race(self, request: UserQuestionRequest, signals: Sequence[AbortSignal]) -> Answer:
-        """Dispatch on the waterfall; cancel the answerers the moment a signal aborts (A9)."""
+    async def _race(
+        self, request: UserQuestionRequest, signals: Sequence[AbortSignal]
+    ) -> Answer:
+        """Dispatch on the waterfall; cancel the answerers the moment a signal aborts (A9).
+
+        The signals cancel the dispatch's scope from their abort callbacks: no watcher
+        task per ask, which matters with thousands of questions pending at once.
+        """
         result: Answer | None = None
         failure: Exception | None = None
-        async with anyio.create_task_group() as tg:
-
-            async def watch(signal: AbortSignal) -> None:
-                await signal.wait()
-                tg.cancel_scope.cancel()
-
-            for signal in signals:
-                tg.start_soon(watch, signal)
+        with anyio.CancelScope() as scope:
+            removers = [signal.on_abort(scope.cancel) for signal in signals]
             try:
                 result = await self.waterfall.dispatch(request)
             except Exception as exc:  # cancellation is not an Exception: it propagates (E3)
                 failure = exc
             finally:
-                tg.cancel_scope.cancel()
+                for remove in removers:
+                    remove()
         if failure is not None:
             raise failure
         if result is None:
