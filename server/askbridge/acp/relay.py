@@ -119,10 +119,19 @@ class QuestionRelay:
             return await self._ask_permission(session_id, request, question)
         return await next_()
 
+    async def _send(self, method: str, params: dict[str, Any]) -> Any:
+        try:
+            return await self.conn.send_request(method, params)
+        except ConnectionError:
+            # The client is gone and the host is about to stop. Failing the ask would record
+            # an error and drop the question (P3); leaving the call without a result lets the
+            # next load repair it as outcome-unknown, still answerable (P7).
+            await anyio.sleep_forever()
+
     async def _request(self, method: str, params: dict[str, Any]) -> Any:
         await self.outbox.flush()  # the tool_call update reaches the client before its question
         try:
-            return await self.conn.send_request(method, params)
+            return await self._send(method, params)
         except RequestError as exc:
             if exc.code == RpcErrorCode.METHOD_NOT_FOUND and method != ASKBRIDGE_ASK:
                 raise _NotDeclared() from exc
@@ -141,7 +150,7 @@ class QuestionRelay:
             call_id = request.wait.call_id
         await self.outbox.flush()
         try:
-            result = await self.conn.send_request(ASKBRIDGE_ASK, params)
+            result = await self._send(ASKBRIDGE_ASK, params)
         except anyio.get_cancelled_exc_class():
             cancel = CancelAskParams(session_id=session_id, call_id=call_id)
             self.outbox.post(ASKBRIDGE_CANCEL_ASK, cancel.dump())

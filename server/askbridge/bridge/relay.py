@@ -26,7 +26,7 @@ from askbridge.core.waterfall import NextListener
 from askbridge.protocol.errors import ErrorCode
 from askbridge.protocol.vocabulary import Answer, AnswerItem, QuestionItem
 
-from .rpc import RpcResponseError
+from .rpc import ConnectionClosed, RpcResponseError
 
 log = logging.getLogger("askbridge.bridge")
 
@@ -80,6 +80,11 @@ class QuestionRelay:
             except RpcResponseError as exc:
                 # The model sees the client's own message (E1), not the RPC error's str.
                 raise ClientErrorReply(exc.message, exc.data) from exc
+            except ConnectionClosed:
+                # The client is gone and the host is about to stop. Failing the ask would
+                # record an error and drop the question (P3); leaving the call without a
+                # result lets a restart repair it as outcome-unknown, still answerable (P7).
+                await anyio.sleep_forever()
             finally:
                 self._outstanding.discard(scope)
         raise UserQuestionError.of(ErrorCode.ASK_ABORTED)  # cancelled by shutdown

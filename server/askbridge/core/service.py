@@ -90,9 +90,7 @@ class UserQuestionService:
         if self.identity.is_subagent(agent):
             raise UserQuestionError.of(ErrorCode.DELEGATED_CALLER)  # A4
 
-    async def _race(
-        self, request: UserQuestionRequest, signals: Sequence[AbortSignal]
-    ) -> Answer:
+    async def _race(self, request: UserQuestionRequest, signals: Sequence[AbortSignal]) -> Answer:
         """Dispatch on the waterfall; cancel the answerers the moment a signal aborts (A9).
 
         The signals cancel the dispatch's scope from their abort callbacks: no watcher

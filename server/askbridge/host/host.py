@@ -93,13 +93,14 @@ class Host:
 
     async def __aexit__(self, *exc: Any) -> bool | None:
         assert self._tg is not None
+        # Cancel the turns first, without aborting their signals: an ask cut off by a
+        # shutdown records no result (an ASK_ABORTED result would drop the question, P3);
+        # the next load repairs the call as outcome-unknown and it stays answerable (P7).
+        self._tg.cancel_scope.cancel()
         for session in list(self.sessions.values()):
-            if session.turn_signal is not None:
-                session.turn_signal.abort("shutdown")
             # Callers awaiting `prompt` live outside our task group: answer them, or they hang.
             session.release_prompts()
         self.service.shutdown()
-        self._tg.cancel_scope.cancel()
         try:
             return await self._tg.__aexit__(*exc)
         finally:

@@ -235,19 +235,26 @@ class Session:
             if signal.aborted:
                 return "cancelled"
             tools = self.tool_schemas()
-            self.log(ev.request_header(tools))
+            # The header is committed with the response it led to (one commit per step,
+            # D1 still holds: both precede any ask they cause); alone when none came.
+            header = ev.request_header(tools)
             index, self.request_index = self.request_index, self.request_index + 1
             response = None
             with anyio.CancelScope() as scope:
                 remove = signal.on_abort(scope.cancel)
                 try:
                     response = await self.model.complete(self.events, tools, index)
+                except BaseException:
+                    self.log(header)
+                    raise
                 finally:
                     remove()
             if response is None:
+                self.log(header)
                 return "cancelled"
             calls = response.tool_calls
             self.log(
+                header,
                 ev.assistant_message(response.text, [_call_json(c) for c in calls]),
                 *[ev.tool_call(c.id, c.name, c.arguments) for c in calls],
             )

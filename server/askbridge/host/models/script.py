@@ -16,7 +16,6 @@ are dumped to that form; unknown keys are ignored like any wire extra.
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -90,6 +89,13 @@ class ScriptModel:
         if not isinstance(steps, Sequence) or isinstance(steps, str):
             raise ValueError("script model steps must be a list")
         self._steps = [parse_step(step, i) for i, step in enumerate(steps)]
+        # Arguments kept as JSON text: each answer decodes a fresh copy (the caller may
+        # change what it got without changing what a reload would replay), and
+        # json.loads is several times cheaper than copy.deepcopy on the hot path.
+        self._encoded = [
+            [(c.id, c.name, json.dumps(c.arguments)) for c in step.tool_calls]
+            for step in self._steps
+        ]
 
     @property
     def step_count(self) -> int:
@@ -105,7 +111,8 @@ class ScriptModel:
             raise ValueError(f"request_index must be >= 0, got {request_index}")
         if request_index >= len(self._steps):
             return ModelResponse()
-        step = self._steps[request_index]
-        # A deep copy per answer: the caller may keep or change the arguments
-        # it got without changing what a later session reload would replay.
-        return ModelResponse(text=step.text, tool_calls=copy.deepcopy(step.tool_calls))
+        calls = [
+            ToolCallRequest(id=call_id, name=name, arguments=json.loads(arguments))
+            for call_id, name, arguments in self._encoded[request_index]
+        ]
+        return ModelResponse(text=self._steps[request_index].text, tool_calls=calls)
