@@ -20,13 +20,14 @@ from typing import Any
 
 import anyio
 
-from askbridge.acp.main import STDIN_BUFFER_LIMIT, host_settings, serve_acp
+from askbridge.acp.main import STDIN_BUFFER_LIMIT, serve_acp
 from askbridge.acp.server import AcpServer
-from askbridge.acp.stdio import open_stdio
 from askbridge.cli import build_parser
 from askbridge.core import HarnessError, ManualClock, UserQuestionRequest
 from askbridge.host.datadir import open_store
+from askbridge.host.options import host_settings
 from askbridge.protocol import QuestionItem
+from askbridge.stdio import open_stdio
 
 
 def install(server: AcpServer, clock: ManualClock) -> None:
@@ -60,7 +61,7 @@ async def main(argv: list[str]) -> int:
     clock = ManualClock()
     store = open_store(args.data_dir)
     try:
-        reader, writer = await open_stdio(STDIN_BUFFER_LIMIT)
+        reader, writer = await open_stdio(limit=STDIN_BUFFER_LIMIT)
         return await serve_acp(
             store,
             host_settings(args),

@@ -13,43 +13,25 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 from collections.abc import Callable
 from typing import Any
 
 import anyio
 
 from askbridge.core import Clock
-from askbridge.host.datadir import open_store, resolve_data_dir
 from askbridge.host.host import Host
+from askbridge.host.options import host_settings, open_data_store
 from askbridge.host.store_api import EventStore
-from askbridge.host.store_sqlite import StoreError
+from askbridge.stdio import open_stdio
 
 from .server import AcpServer
-from .stdio import open_stdio
 
 STDIN_BUFFER_LIMIT = 8 * 1024 * 1024  # lines may be longer: the SDK reads them in pieces
 
 
-def host_settings(args: argparse.Namespace) -> dict[str, Any]:
-    """Host keyword arguments from the flags `serve` and `acp` share (protocol.md)."""
-    ask: dict[str, Any] = {}
-    if args.ask_mode is not None:
-        ask["mode"] = args.ask_mode
-    if args.ask_timeout is not None:
-        ask["timeout"] = args.ask_timeout
-    return {
-        "model": args.model,
-        "ask_user_question": {"mode": "legacy", "timeout": 120, **ask},
-        "max_turn_requests": args.max_turn_requests,
-    }
-
-
 def run_acp(args: argparse.Namespace) -> int:
-    try:
-        store = open_store(resolve_data_dir(args.data_dir))
-    except StoreError as exc:
-        print(f"askbridge: {exc}", file=sys.stderr)
+    store = open_data_store(args)
+    if store is None:
         return 1
     try:
         return anyio.run(_serve_stdio, store, host_settings(args))
@@ -58,7 +40,7 @@ def run_acp(args: argparse.Namespace) -> int:
 
 
 async def _serve_stdio(store: EventStore, settings: dict[str, Any]) -> int:
-    reader, writer = await open_stdio(STDIN_BUFFER_LIMIT)
+    reader, writer = await open_stdio(limit=STDIN_BUFFER_LIMIT)
     return await serve_acp(store, settings, reader, writer)
 
 

@@ -23,7 +23,7 @@ pygls's thread-pooled reader. Cancelling `next_frame()` loses no bytes.
 event-loop iteration's frames to the transport in one write (notifications may
 wait up to 1 ms for company); `write()` then awaits `drain()`, so only the
 writing task waits on a slow client.
-`open_stdio()` wires fd 0/1 (dup'd) to asyncio streams for `askbridge serve`.
+`open_stdio()` (from `askbridge.stdio`) wires fd 0/1 to asyncio streams.
 """
 
 from __future__ import annotations
@@ -31,14 +31,18 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 import re
-import stat
-import sys
-import threading
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, NamedTuple
+
+from askbridge.stdio import (  # re-exported: the bridge's tests open pipes through here
+    join_copiers as join_copiers,
+)
+from askbridge.stdio import open_read_pipe as open_read_pipe
+from askbridge.stdio import open_stdio as open_stdio
+from askbridge.stdio import open_write_pipe as open_write_pipe
+from askbridge.stdio import redirect_stdout_to_stderr as redirect_stdout_to_stderr
 
 logger = logging.getLogger("askbridge.bridge")
 
@@ -295,100 +299,4 @@ class FrameWriter:
         return self._writer.is_closing()
 
 
-class _WritePipeProtocol(asyncio.streams.FlowControlMixin):
-    """Flow control for a write-only pipe, with the close waiter StreamWriter.wait_closed needs."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        super().connection_lost(exc)
-        if not self._closed.done():
-            self._closed.set_result(None)
-
-    def _get_close_waiter(self, stream: object) -> asyncio.Future[None]:
-        return self._closed
-
-
-_copiers: list[threading.Thread] = []
-
-
-def _is_regular_file(fd: int) -> bool:
-    return stat.S_ISREG(os.fstat(fd).st_mode)
-
-
-def _copy_in_thread(src: int, dst: int) -> None:
-    """Copy src to dst until EOF, then close both: asyncio cannot poll regular files."""
-
-    def run() -> None:
-        try:
-            while chunk := os.read(src, _CHUNK):
-                view = memoryview(chunk)
-                while view:
-                    view = view[os.write(dst, view) :]
-        except OSError:
-            pass
-        finally:
-            os.close(src)
-            os.close(dst)
-
-    thread = threading.Thread(target=run, name="askbridge-stdio-copy", daemon=True)
-    thread.start()
-    _copiers.append(thread)
-
-
-def join_copiers(timeout: float = 5.0) -> None:
-    """Wait for file copies started by open_read_pipe/open_write_pipe (after closing writers)."""
-    for thread in _copiers:
-        thread.join(timeout)
-
-
-async def open_read_pipe(fd: int, limit: int = _CHUNK) -> asyncio.StreamReader:
-    """A StreamReader on `fd` (takes ownership of the fd).
-
-    A regular file (`askbridge serve < requests.bin`) is fed through a pipe by a
-    thread, since asyncio can only poll pipes, sockets and ttys.
-    """
-    if _is_regular_file(fd):
-        r, w = os.pipe()
-        _copy_in_thread(fd, w)
-        fd = r
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=limit)
-    pipe = os.fdopen(fd, "rb", buffering=0)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), pipe)
-    return reader
-
-
-async def open_write_pipe(fd: int) -> asyncio.StreamWriter:
-    """A StreamWriter on `fd` (takes ownership of the fd); a regular file goes through a pipe."""
-    if _is_regular_file(fd):
-        r, w = os.pipe()
-        _copy_in_thread(r, fd)
-        fd = w
-    loop = asyncio.get_running_loop()
-    pipe = os.fdopen(fd, "wb", buffering=0)
-    transport, protocol = await loop.connect_write_pipe(_WritePipeProtocol, pipe)
-    return asyncio.StreamWriter(transport, protocol, None, loop)
-
-
-def redirect_stdout_to_stderr() -> None:
-    """Point fd 1 and sys.stdout at stderr, so stray prints (ours, libraries', child
-    processes') can never corrupt the frame stream. Call only after fd 1 was dup'd."""
-    sys.stdout.flush()
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-
-
-async def open_stdio(
-    redirect_stdout: bool = True,
-) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-    """Streams on dup'd copies of fd 0 and fd 1; by default fd 1 then goes to stderr.
-
-    stdin must be a pipe, socket or tty (asyncio cannot poll a regular file).
-    """
-    in_fd, out_fd = os.dup(0), os.dup(1)
-    if redirect_stdout:
-        redirect_stdout_to_stderr()
-    return await open_read_pipe(in_fd), await open_write_pipe(out_fd)
+# The streams themselves are shared with the ACP door; kept importable from here.

@@ -13,37 +13,14 @@ from __future__ import annotations
 
 import argparse
 import gc
-import sys
 from typing import TYPE_CHECKING, Any
 
-from askbridge.host.datadir import open_store, resolve_data_dir
-from askbridge.host.store_sqlite import StoreError
+from askbridge.host.options import host_settings, open_data_store
 
 from .early import EarlyStart, answer_initialize_early
 
 if TYPE_CHECKING:
     from askbridge.host.store_api import EventStore
-
-
-def host_settings(args: argparse.Namespace) -> dict[str, Any]:
-    ask: dict[str, Any] = {}
-    if args.ask_mode is not None:
-        ask["mode"] = args.ask_mode
-    if args.ask_timeout is not None:
-        ask["timeout"] = args.ask_timeout
-    return {
-        "model": args.model,
-        "ask_user_question": {"mode": "legacy", "timeout": 120, **ask},
-        "max_turn_requests": args.max_turn_requests,
-    }
-
-
-def open_data_store(args: argparse.Namespace) -> EventStore | None:
-    try:
-        return open_store(resolve_data_dir(args.data_dir))
-    except StoreError as exc:
-        print(f"askbridge: {exc}", file=sys.stderr)
-        return None
 
 
 def run_serve(args: argparse.Namespace) -> int:
@@ -65,8 +42,8 @@ async def _serve(store: EventStore, settings: dict[str, Any], early: EarlyStart)
     import anyio
 
     from askbridge.host.host import Host
+    from askbridge.stdio import join_copiers, open_stdio
 
-    from .framing import join_copiers, open_stdio
     from .rpc import RpcConnection
     from .server import BridgeServer
 

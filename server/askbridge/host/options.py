@@ -1,0 +1,42 @@
+"""What `askbridge serve` and `askbridge acp` share at start-up: the flags, turned into a store
+and Host keyword arguments (protocol.md "Command line").
+
+Kept here, light and argparse-agnostic beyond attribute names, so that both front
+doors use one reading of the flags without importing each other.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any
+
+from .datadir import open_store, resolve_data_dir
+from .store_api import StoreError
+
+if TYPE_CHECKING:
+    import argparse
+
+    from .store_api import EventStore
+
+
+def host_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """Host keyword arguments from the shared flags (--model, --ask-*, --max-turn-requests)."""
+    ask: dict[str, Any] = {}
+    if args.ask_mode is not None:
+        ask["mode"] = args.ask_mode
+    if args.ask_timeout is not None:
+        ask["timeout"] = args.ask_timeout
+    return {
+        "model": args.model,
+        "ask_user_question": {"mode": "legacy", "timeout": 120, **ask},
+        "max_turn_requests": args.max_turn_requests,
+    }
+
+
+def open_data_store(args: argparse.Namespace) -> EventStore | None:
+    """The store of --data-dir, or None after printing why it cannot be used (exit 1)."""
+    try:
+        return open_store(resolve_data_dir(args.data_dir))
+    except StoreError as exc:
+        print(f"askbridge: {exc}", file=sys.stderr)
+        return None
