@@ -13,10 +13,8 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-import anyio
-
 from askbridge import __version__
-from askbridge.core import AbortSignal, SessionError
+from askbridge.core import AbortSignal
 from askbridge.host.host import Host
 from askbridge.host.session import Session
 from askbridge.protocol.parsing import parse_params
@@ -38,7 +36,7 @@ from askbridge.protocol.session import (
 from askbridge.protocol.vocabulary import ProjectionView
 
 from .relay import QuestionRelay
-from .rpc import RpcConnection, RpcError
+from .rpc import RpcConnection
 
 log = logging.getLogger("askbridge.bridge")
 
@@ -211,4 +209,4 @@ def _settings(model: Any, ask: Any) -> dict[str, Any]:
     return out
 
 
-__all__ = ["BridgeServer", "RpcError", "SessionError", "anyio"]
+__all__ = ["BridgeServer"]

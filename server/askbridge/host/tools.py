@@ -20,7 +20,6 @@ from askbridge.core import (
     UserQuestionRequest,
     UserQuestionService,
 )
-from askbridge.protocol.errors import ErrorCode
 from askbridge.protocol.vocabulary import Option, PendingResult, QuestionItem, Wait
 
 from .agents import Agent
@@ -275,7 +274,6 @@ __all__ = [
     "DELEGATE_SCHEMA",
     "DELEGATE_TOOL",
     "AskUserQuestionTool",
-    "ErrorCode",
     "ToolContext",
     "ToolOutcome",
     "compact",
