@@ -45,39 +45,9 @@ class Recorder:
     def __init__(self, server: RawServer) -> None:
         self.server = server
 
-    async def send(self, message: Message) -> None:
-        await self.server.send(message)
-
-    async def call(self, method: str, params: Any = None) -> Message:
-        msg_id = self.server.next_id()
-        message: Message = {"jsonrpc": "2.0", "id": msg_id, "method": method}
-        if params is not None:
-            message["params"] = params
-        await self.send(message)
-        return await self.server.response(msg_id)
-
-    async def request(self, method: str, params: Any = None) -> int:
-        msg_id = self.server.next_id()
-        message: Message = {"jsonrpc": "2.0", "id": msg_id, "method": method}
-        if params is not None:
-            message["params"] = params
-        await self.send(message)
-        return msg_id
-
-    async def notify(self, method: str, params: Any = None) -> None:
-        message: Message = {"jsonrpc": "2.0", "method": method}
-        if params is not None:
-            message["params"] = params
-        await self.send(message)
-
-    async def respond(self, msg_id: Any, result: Any) -> None:
-        await self.send({"jsonrpc": "2.0", "id": msg_id, "result": result})
-
-    async def respond_error(self, msg_id: Any, code: int, text: str, data: Any = None) -> None:
-        error: Message = {"code": code, "message": text}
-        if data is not None:
-            error["data"] = data
-        await self.send({"jsonrpc": "2.0", "id": msg_id, "error": error})
+    def __getattr__(self, name: str) -> Any:
+        # send/call/request/notify/respond/respond_error: RawServer's own, nothing added.
+        return getattr(self.server, name)
 
     async def open(self, capabilities: dict[str, Any]) -> str:
         await self.call("initialize", {"processId": None, "capabilities": capabilities})
