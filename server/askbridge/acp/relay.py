@@ -39,7 +39,7 @@ from acp.schema import (
 )
 from pydantic import TypeAdapter, ValidationError
 
-from askbridge.core import UserQuestionError, UserQuestionRequest
+from askbridge.core import UserQuestionError, UserQuestionRequest, parse_answer
 from askbridge.core.waterfall import NextListener
 from askbridge.protocol.acp import CancelAskParams
 from askbridge.protocol.errors import ErrorCode, RpcErrorCode
@@ -80,17 +80,6 @@ class CancelLedger:
 
 class _NotDeclared(Exception):
     """The client answered `-32601`: it does not have the method after all."""
-
-
-def parse_answer(result: Any) -> Answer:
-    """The client's `_askbridge/ask` result: schema first (BAD_ANSWER), V8 in the core."""
-    try:
-        return Answer.model_validate(result)
-    except ValidationError as exc:
-        raise UserQuestionError(
-            f"the client's answer is not an answer batch: {exc.errors()[0]['msg']}",
-            ErrorCode.BAD_ANSWER,
-        ) from exc
 
 
 class QuestionRelay:

@@ -19,9 +19,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 import anyio
-from pydantic import ValidationError
 
-from askbridge.core import UserQuestionError, UserQuestionRequest, UserQuestionService
+from askbridge.core import UserQuestionError, UserQuestionRequest, UserQuestionService, parse_answer
 from askbridge.core.waterfall import NextListener
 from askbridge.protocol.errors import ErrorCode
 from askbridge.protocol.vocabulary import Answer, AnswerItem, QuestionItem
@@ -178,17 +177,6 @@ class QuestionRelay:
 
 def _left(wait: Any) -> str:
     return f"{(wait.remaining_ms() + 999) // 1000} s left to answer"
-
-
-def parse_answer(result: Any) -> Answer:
-    """The client's result: schema first (BAD_ANSWER when it is not an Answer), V8 in the core."""
-    try:
-        return Answer.model_validate(result)
-    except ValidationError as exc:
-        raise UserQuestionError(
-            f"the client's answer is not an answer batch: {exc.errors()[0]['msg']}",
-            ErrorCode.BAD_ANSWER,
-        ) from exc
 
 
 Sender = Callable[[str, Any], Awaitable[Any]]

@@ -19,7 +19,7 @@ from .identity import AgentIdentity, AgentLike, SimpleAgentRegistry
 from .service import LateReplyHandler, UserQuestionService
 from .signal import AbortSignal
 from .timed_wait import ClaimStream, TimedQuestionWait, WaitClaim
-from .validation import check_answer, check_batch_ids, validate_intents
+from .validation import check_answer, check_batch_ids, parse_answer, validate_intents
 from .waterfall import Listener, NextListener, UserQuestionRequest, UserQuestionWaterfall
 
 __all__ = [
@@ -47,6 +47,7 @@ __all__ = [
     "check_answer",
     "check_batch_ids",
     "error_from_wire",
+    "parse_answer",
     "tool_outcome_unknown",
     "validate_intents",
 ]

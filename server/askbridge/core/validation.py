@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import Any
+
+from pydantic import ValidationError
 
 from askbridge.protocol.errors import ErrorCode
 from askbridge.protocol.vocabulary import (
@@ -89,6 +92,19 @@ def check_batch_ids(
         raise _bad_answer(
             f"the answer batch for {call_id} must name each of its {n} questions exactly once"
         )
+
+
+def parse_answer(result: Any) -> Answer:
+    """A client's reply to an ask, schema first: not an Answer at all is BAD_ANSWER.
+
+    V8 (`check_answer`) runs on it afterwards, in the service, against the questions.
+    """
+    try:
+        return Answer.model_validate(result)
+    except ValidationError as exc:
+        raise _bad_answer(
+            f"the client's answer is not an answer batch: {exc.errors()[0]['msg']}"
+        ) from exc
 
 
 def check_answer(
