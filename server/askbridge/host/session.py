@@ -75,6 +75,7 @@ class Session:
         self.host, self.header, self.agent, self.model = host, header, agent, model
         self.id: str = header["sessionId"]
         self.ask_tool = ask_tool
+        self._tools: list[dict[str, Any]] | None = None
         self.events = events
         self.projection = SessionProjection(self.id)
         self.projection.apply(events)
@@ -281,7 +282,10 @@ class Session:
         return "max_turn_requests"
 
     def tool_schemas(self) -> list[dict[str, Any]]:
-        return [self.ask_tool.schema(), DELEGATE_SCHEMA]
+        """What the model sees; fixed per session, so built once (logged by every step)."""
+        if self._tools is None:
+            self._tools = [self.ask_tool.schema(), DELEGATE_SCHEMA]
+        return self._tools
 
     async def _run_tool(self, call: ToolCallRequest, signal: AbortSignal) -> None:
         ctx = ToolContext(self.agent, self.id, call.id, signal)
