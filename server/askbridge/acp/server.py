@@ -40,7 +40,7 @@ from pydantic import ValidationError
 from askbridge import __version__
 from askbridge.core import AbortSignal, HarnessError
 from askbridge.host.host import Host
-from askbridge.host.session import ModelFailure, Session
+from askbridge.host.session import Session
 from askbridge.protocol.acp import (
     AcpAnswerParams,
     AcpAttachWaitParams,
@@ -228,7 +228,7 @@ class AcpServer:
             ask = settings.ask_user_question.merged_over(default).dump()
         try:
             session = self.host.new_session(cwd=request.cwd, model=model, ask_user_question=ask)
-        except (ValueError, ModelFailure) as exc:
+        except ValueError as exc:  # a model spec the factory refuses; a missing key is MODEL_ERROR
             raise InvalidParams([{"field": "_meta.askbridge.model", "message": str(exc)}]) from exc
         return {"sessionId": session.id}
 

@@ -8,12 +8,18 @@ supplies agent identity (`AgentIdentity`) and late-reply handling
 from .clock import Clock, ManualClock, MonotonicClock
 from .errors import (
     HarnessError,
+    ModelError,
     SessionError,
+    StoreDamaged,
+    StoreError,
+    StoreLost,
     ToolError,
     ToolInputError,
     UserQuestionError,
     error_from_wire,
+    tool_failed,
     tool_outcome_unknown,
+    unknown_tool,
 )
 from .identity import AgentIdentity, AgentLike, SimpleAgentRegistry
 from .service import LateReplyHandler, UserQuestionService
@@ -32,10 +38,14 @@ __all__ = [
     "LateReplyHandler",
     "Listener",
     "ManualClock",
+    "ModelError",
     "MonotonicClock",
     "NextListener",
     "SessionError",
     "SimpleAgentRegistry",
+    "StoreDamaged",
+    "StoreError",
+    "StoreLost",
     "TimedQuestionWait",
     "ToolError",
     "ToolInputError",
@@ -48,6 +58,8 @@ __all__ = [
     "check_batch_ids",
     "error_from_wire",
     "parse_answer",
+    "tool_failed",
     "tool_outcome_unknown",
+    "unknown_tool",
     "validate_intents",
 ]

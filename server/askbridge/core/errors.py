@@ -57,6 +57,42 @@ class SessionError(HarnessError):
         return cls(f"unknown session {session_id}", ErrorCode.UNKNOWN_SESSION)
 
 
+class ModelError(HarnessError):
+    """The model could not answer: missing API key, unreachable endpoint, a garbage body."""
+
+    name = "ModelError"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, ErrorCode.MODEL_ERROR)
+
+
+class StoreError(HarnessError):
+    """The event store cannot be used or a write failed (STORE_ERROR, S4).
+
+    The message is meant for the human running askbridge: it names the file or
+    directory and says what is wrong.
+    """
+
+    name = "StoreError"
+
+    def __init__(self, message: str, code: str = ErrorCode.STORE_ERROR) -> None:
+        super().__init__(message, code)
+
+
+class StoreDamaged(StoreError):
+    """S6: stored events cannot be read; never mistaken for an empty or unknown session."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, ErrorCode.STORE_DAMAGED)
+
+
+class StoreLost(StoreError):
+    """S5: the data directory was deleted or replaced under a running host."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, ErrorCode.STORE_LOST)
+
+
 def tool_outcome_unknown() -> ToolError:
     return ToolError(FIXED_MESSAGES[ErrorCode.TOOL_OUTCOME_UNKNOWN], ErrorCode.TOOL_OUTCOME_UNKNOWN)
 
@@ -64,6 +100,15 @@ def tool_outcome_unknown() -> ToolError:
 _NAMED: dict[str, type[HarnessError]] = {
     cls.name: cls for cls in (UserQuestionError, ToolInputError, ToolError, SessionError)
 }
+
+
+def unknown_tool(name: str) -> ToolError:
+    return ToolError(f"unknown tool {name}", ErrorCode.UNKNOWN_TOOL)
+
+
+def tool_failed(exc: Exception) -> ToolError:
+    """A tool that raised something that is not a HarnessError (a bug): the model sees it."""
+    return ToolError(str(exc) or type(exc).__name__, ErrorCode.TOOL_FAILED)
 
 
 def error_from_wire(message: str, data: Any) -> HarnessError | None:

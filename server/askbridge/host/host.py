@@ -35,7 +35,7 @@ from askbridge.protocol.vocabulary import Answer, AnswerItem, ProjectionView
 from . import events as ev
 from .agents import Agent, AgentRegistry, new_id
 from .models.base import Model
-from .session import ModelFailure, QueuedPrompt, Session
+from .session import QueuedPrompt, Session
 from .store_api import EventStore, SessionInfo
 from .tools import DEFAULT_TIMEOUT_S, AskUserQuestionTool, ToolContext, ToolOutcome, reply_text
 
@@ -146,10 +146,7 @@ class Host:
         model_obj = make_model(spec)
         check = getattr(model_obj, "check", None)
         if callable(check):
-            try:
-                check()
-            except Exception as exc:
-                raise ModelFailure(str(exc)) from exc
+            check()  # ModelError (MODEL_ERROR) for a missing API key
         session_id, agent_id = new_id("s"), new_id("a")
         header = ev.session_header(
             session_id=session_id,

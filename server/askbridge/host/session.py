@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
-from askbridge.core import AbortSignal, HarnessError, ToolError
+from askbridge.core import AbortSignal, HarnessError, tool_failed, unknown_tool
 
 from . import events as ev
 from . import updates as up
@@ -44,13 +44,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("askbridge.host")
 
 _arrivals = itertools.count()
-
-
-class ModelFailure(HarnessError):
-    name = "ModelError"
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message, "MODEL_ERROR")
 
 
 @dataclass(eq=False)
@@ -204,7 +197,7 @@ class Session:
         try:
             stop = await self._steps(signal)
         except ModelError as exc:
-            error = ModelFailure(str(exc))
+            error = exc
             self.emit(up.agent_message_chunk(f"Error: {exc}"))
         except anyio.get_cancelled_exc_class():
             stop = "cancelled"  # the host is shutting down
@@ -295,14 +288,12 @@ class Session:
             elif call.name == DELEGATE_TOOL:
                 outcome = await self.host.run_delegate(self, ctx, call.arguments)
             else:
-                outcome = ToolOutcome.failure(
-                    ToolError(f"unknown tool {call.name}", "UNKNOWN_TOOL")
-                )
+                outcome = ToolOutcome.failure(unknown_tool(call.name))
         except HarnessError as exc:
             outcome = ToolOutcome.failure(exc)
         except Exception as exc:  # a tool bug must not kill the turn; the model sees the failure
             log.exception("tool %s failed", call.name)
-            outcome = ToolOutcome.failure(ToolError(str(exc) or type(exc).__name__, "TOOL_FAILED"))
+            outcome = ToolOutcome.failure(tool_failed(exc))
         self.record_result(call.id, call.name, outcome)
 
     def record_result(self, call_id: str, name: str, outcome: ToolOutcome) -> None:
@@ -339,4 +330,4 @@ def _call_json(call: ToolCallRequest) -> dict[str, Any]:
     return {"id": call.id, "name": call.name, "arguments": call.arguments}
 
 
-__all__ = ["ModelFailure", "QueuedPrompt", "Session"]
+__all__ = ["QueuedPrompt", "Session"]

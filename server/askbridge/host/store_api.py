@@ -20,15 +20,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from askbridge.core.errors import StoreDamaged, StoreError, StoreLost
+
 from .events import SESSION_HEADER, Event
 
+# The store's failures are HarnessErrors (core.errors), so a failed write reaches a
+# client as -32000 {name: "StoreError", code: STORE_ERROR | STORE_LOST | STORE_DAMAGED}.
+__all__ = [
+    "EventStore",
+    "SessionInfo",
+    "StoreDamaged",
+    "StoreError",
+    "StoreLost",
+    "encode_event",
+    "session_info_from_header",
+]
 
-class StoreError(Exception):
-    """The store cannot be used: damaged or too-new file, data dir locked, store closed.
-
-    The message is meant for the human running askbridge, names the file or
-    directory and says what is wrong; print it and stop, do not retry.
-    """
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,9 @@
-"""Error codes (behavior.md E) and JSON-RPC error numbers (protocol.md)."""
+"""Error codes (behavior.md E, protocol.md "Errors") and JSON-RPC error numbers.
+
+One vocabulary for every door: each code travels as `data = {name, code}` of a
+-32000 error, mapped in one place (`askbridge.jsonrpc`), and as `{name, code}`
+of a failed tool result.
+"""
 
 from __future__ import annotations
 
@@ -22,6 +27,13 @@ class ErrorCode(StrEnum):
     BAD_TOOL_INPUT = "BAD_TOOL_INPUT"
     TOOL_OUTCOME_UNKNOWN = "TOOL_OUTCOME_UNKNOWN"
     UNKNOWN_SESSION = "UNKNOWN_SESSION"
+    BAD_QUESTION = "BAD_QUESTION"
+    MODEL_ERROR = "MODEL_ERROR"
+    UNKNOWN_TOOL = "UNKNOWN_TOOL"
+    TOOL_FAILED = "TOOL_FAILED"
+    STORE_ERROR = "STORE_ERROR"
+    STORE_LOST = "STORE_LOST"
+    STORE_DAMAGED = "STORE_DAMAGED"
 
 
 # The fixed message of each code whose text does not depend on the call (E2 rebuilds these).

@@ -12,7 +12,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from askbridge.core.errors import ModelError
+
 from ..events import Event
+
+__all__ = ["Model", "ModelError", "ModelResponse", "ToolCallRequest"]
 
 
 @dataclass(frozen=True)
@@ -27,9 +31,6 @@ class ModelResponse:
     text: str = ""
     tool_calls: list[ToolCallRequest] = field(default_factory=list)
 
-
-class ModelError(Exception):
-    """The model could not answer (missing API key, endpoint failure, bad response)."""
 
 
 class Model(Protocol):
