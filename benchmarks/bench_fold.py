@@ -31,7 +31,7 @@ from collections.abc import Callable
 from typing import Any
 
 from askbridge.host import events as ev
-from askbridge.host.projection import EMPTY, fold_all, view_dict
+from askbridge.host.projection import fold_all
 
 EVENT_COUNT = 1_000_000
 REPEATS = 3
@@ -181,10 +181,10 @@ def main() -> None:
     events = make_events(EVENT_COUNT, random.Random(11))
     gc.collect()
     gc.freeze()
-    fold_s, final = best_of(REPEATS, lambda: fold_all(events, EMPTY))
+    fold_s, final = best_of(REPEATS, lambda: fold_all(events))
     base_s, _ = best_of(REPEATS, lambda: type_dispatch_baseline(events))
     # Sanity: the mix really exercised the fold (an unsettled tail and many settlements).
-    final_view = view_dict(final)
+    final_view = final.view_dict()
     assert final_view["active"] and len(final_view["settled"]) > EVENT_COUNT // 100
     fold_rate, base_rate = EVENT_COUNT / fold_s, EVENT_COUNT / base_s
     print(

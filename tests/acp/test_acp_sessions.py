@@ -147,9 +147,7 @@ async def test_acp_load_replays_after_sigkill_mid_question_then_late_reply(tmp_p
         }
         assert result["content"][0]["content"]["text"].startswith("Error: ")
         (change,) = client.ext("didChange")
-        assert [(a["callId"], a["state"]) for a in change["view"]["active"]] == [
-            ("call-1", "continued")
-        ]
+        assert [(a["callId"], a["state"]) for a in change["changes"]] == [("call-1", "continued")]
 
         reply = {"answers": [{"id": "db", "selected": ["Postgres"]}]}
         params = {"sessionId": session_id, "callId": "call-1", "answer": reply}

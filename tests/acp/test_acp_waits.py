@@ -115,10 +115,8 @@ async def test_acp_timed_pending_when_client_declines_then_late_reply_inbox_turn
             await conn.ext_method("askbridgeTest/advance", {"ms": 1})
         assert stops == ["end_turn"]
         assert text_of(client.tool_result("call-1"))["pending"] is True
-        change = await client.wait_for(
-            lambda: [c for c in client.ext("didChange") if c["view"]["active"]]
-        )
-        assert change[-1]["view"]["active"][0]["state"] == "continued"
+        change = await client.wait_for(lambda: [c for c in client.ext("didChange") if c["changes"]])
+        assert change[-1]["changes"] == [{"callId": "call-1", "state": "continued"}]
 
         reply = {"answers": [{"id": "db", "selected": ["b"]}]}
         late = {"sessionId": sid, "callId": "call-1", "answer": reply}

@@ -199,12 +199,16 @@ async def test_did_change_follows_every_view_change(askbridge_client: Any) -> No
         client.answer_with(record_then_time_out)
         sid = await client.new_session()
         assert await client.prompt(sid, "go") == "end_turn"
-        views = [p["view"] for m, p in client.notifications if m == "userQuestions/didChange"]
+        changes = [p["changes"] for m, p in client.notifications if m == "userQuestions/didChange"]
+        # S2: each change alone, never the whole view.
+        assert changes == [
+            [{"callId": "call-1", "state": "open", "questions": [DB_QUESTION]}],
+            [{"callId": "call-1", "state": "continued"}],
+        ]
         open_view = {
             "active": [{"callId": "call-1", "questions": [DB_QUESTION], "state": "open"}],
             "settled": [],
         }
         continued = {"active": [{**open_view["active"][0], "state": "continued"}], "settled": []}
-        assert views == [open_view, continued]
         assert seen == [open_view]
-        assert await client.view(sid) == continued
+        assert await client.view(sid) == continued == client.views[sid]

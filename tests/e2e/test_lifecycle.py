@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from e2e_scripts import (
+    DB_QUESTION,
     SQLITE,
     ask_step,
     of_type,
@@ -146,8 +147,9 @@ async def test_end_of_input_cancels_turns_releases_claims_and_exits_0(tmp_path: 
         await server.initialize()
         assert (await server.call("session/load", {"sessionId": sid}))["result"] == {}
         change = await server.notification("userQuestions/didChange")
-        [active] = change["params"]["view"]["active"]
+        [active] = change["params"]["changes"]  # S2: the snapshot of a new subscriber
         assert (active["callId"], active["state"]) == ("call-1", "continued")
+        assert active["questions"] == [DB_QUESTION]
         reply = await server.call(
             "userQuestions/answer", {"sessionId": sid, "callId": "call-1", "answer": SQLITE}
         )

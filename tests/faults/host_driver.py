@@ -31,7 +31,7 @@ from askbridge.core import HarnessError, ManualClock, UserQuestionRequest
 from askbridge.core.waterfall import NextListener
 from askbridge.host.datadir import open_store
 from askbridge.host.host import Host
-from askbridge.protocol import Answer, ProjectionView
+from askbridge.protocol import Answer
 
 
 def say(marker: dict[str, Any]) -> None:
@@ -48,7 +48,7 @@ class Printer:
     def on_update(self, session_id: str, update: dict[str, Any]) -> None:
         say({"event": "update", "sessionId": session_id, "update": update})
 
-    def on_view(self, session_id: str, view: ProjectionView) -> None:
+    def on_view_changes(self, session_id: str, changes: list[dict[str, Any]]) -> None:
         pass
 
 

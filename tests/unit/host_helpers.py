@@ -37,6 +37,7 @@ from askbridge.host.host import Host
 from askbridge.host.store_api import EventStore
 from askbridge.host.store_memory import MemoryEventStore
 from askbridge.protocol import Answer, AnswerItem, ProjectionView
+from askbridge.protocol.views import apply_view_changes, empty_view
 
 ANY = "*"
 
@@ -151,13 +152,18 @@ class Recorder:
     """A HostListener: what a front door would forward to its client."""
 
     updates: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
-    views: list[tuple[str, ProjectionView]] = field(default_factory=list)
+    # Every didChange's changes, and each session's view folded from them (S2).
+    changes: list[tuple[str, list[dict[str, Any]]]] = field(default_factory=list)
+    views: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def on_update(self, session_id: str, update: dict[str, Any]) -> None:
         self.updates.append((session_id, update))
 
-    def on_view(self, session_id: str, view: ProjectionView) -> None:
-        self.views.append((session_id, view))
+    def on_view_changes(self, session_id: str, changes: list[dict[str, Any]]) -> None:
+        self.changes.append((session_id, changes))
+        self.views[session_id] = apply_view_changes(
+            self.views.get(session_id, empty_view()), changes
+        )
 
     def of(self, kind: str, session_id: str | None = None) -> list[dict[str, Any]]:
         return [

@@ -137,7 +137,14 @@ call_scoped = obj({"sessionId": session_id, "callId": ident})
 token = st.integers() | text
 ask_params = obj({"sessionId": session_id, "agentId": ident, "questions": questions}, wait=wait)
 answer_params = obj({"sessionId": session_id, "callId": ident, "answer": answer})
-did_change = obj({"sessionId": session_id, "view": view})
+view_change = st.one_of(
+    obj({"callId": ident, "state": st.sampled_from(["open", "continued"]), "questions": questions}),
+    obj({"callId": ident, "state": st.sampled_from(["continued", "removed"])}),
+    obj(
+        {"callId": ident, "state": st.just("settled"), "answers": st.lists(answer_item, max_size=3)}
+    ),
+)
+did_change = obj({"sessionId": session_id, "changes": st.lists(view_change, max_size=3)})
 turn = obj(
     {
         "sessionId": session_id,

@@ -27,7 +27,7 @@ from host_helpers import (
 )
 
 from askbridge.host import events as ev
-from askbridge.host.projection import fold_all, view
+from askbridge.host.projection import fold_all
 from askbridge.protocol import FIXED_MESSAGES, ErrorCode
 
 CHILD_FINAL = "I need the user to choose the database; options: x or y."
@@ -127,10 +127,10 @@ async def test_P6_child_questions_and_updates_never_reach_the_parent() -> None:
         parent_view = env.host.view(s.id)
         assert [a.call_id for a in parent_view.active] == ["call-1"]
         assert state_of(parent_view, "c-1") is None
-        child_view = view(fold_all(env.log(child)))
+        child_view = fold_all(env.log(child)).view()
         assert child_view.active == [] and child_view.settled == []
         # Front doors hear nothing about the child session (protocol: not reported in v1).
         assert {sid for sid, _ in env.rec.updates} == {s.id}
-        assert {sid for sid, _ in env.rec.views} == {s.id}
+        assert {sid for sid, _ in env.rec.changes} == {s.id}
         tool_updates = [u["toolCallId"] for u in env.rec.of("tool_call")]
         assert tool_updates == ["call-1", "d-1"]

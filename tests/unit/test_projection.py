@@ -1,4 +1,4 @@
-"""The `userQuestions` projection fold (behavior.md P1–P6, P7's synthetic results, V7).
+"""The `userQuestions` projection fold (behavior.md P1–P6, P7's synthetic results, V7, S2).
 
 Events are built with the constructors of askbridge.host.events, as the host logs them.
 """
@@ -14,17 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from askbridge.host import events as ev
-from askbridge.host.persistent_map import PersistentMap
-from askbridge.host.projection import (
-    EMPTY,
-    ProjectionState,
-    SessionProjection,
-    fold,
-    fold_all,
-    view,
-    view_dict,
-)
+from askbridge.host.projection import Projection, fold_all
 from askbridge.protocol import FIXED_MESSAGES, ErrorCode, ProjectionView
+from askbridge.protocol.views import apply_view_changes, empty_view
 
 ASK = "ask_user_question"
 QUESTIONS_SCHEMA = {"type": "array", "items": {"type": "object"}}
@@ -100,12 +92,22 @@ def reply(call_id: str, answers: list[dict[str, Any]] | None, text: str | None =
 NAME_ANSWER = [{"id": "name", "selected": [], "custom": "askbridge"}]
 
 
-def active_of(state: ProjectionState) -> list[tuple[str, str]]:
-    return [(a["callId"], a["state"]) for a in view_dict(state)["active"]]
+def active_of(state: Projection) -> list[tuple[str, str]]:
+    return [(a["callId"], a["state"]) for a in state.view_dict()["active"]]
 
 
-def settled_of(state: ProjectionState) -> list[tuple[str, list[dict[str, Any]]]]:
-    return [(s["callId"], s["answers"]) for s in view_dict(state)["settled"]]
+def settled_of(state: Projection) -> list[tuple[str, list[dict[str, Any]]]]:
+    return [(s["callId"], s["answers"]) for s in state.view_dict()["settled"]]
+
+
+def unchanged(state: Projection, event: ev.Event) -> bool:
+    """Folding `event` reports no change and leaves the view as it was (P5)."""
+    before = state.view_dict()
+    return state.apply([event]) == [] and state.view_dict() == before
+
+
+def view_dict(state: Projection) -> dict[str, Any]:
+    return state.view_dict()
 
 
 # P1
@@ -117,8 +119,8 @@ def test_P1_timed_header_tracks_calls_and_view_matches_protocol_model() -> None:
         "active": [{"callId": "c1", "questions": [DB_VIEW], "state": "open"}],
         "settled": [],
     }
-    assert isinstance(view(state), ProjectionView)
-    assert view(state).dump() == view_dict(state)
+    assert isinstance(state.view(), ProjectionView)
+    assert state.view().dump() == view_dict(state)
 
 
 @pytest.mark.parametrize(
@@ -135,23 +137,22 @@ def test_P1_timed_header_tracks_calls_and_view_matches_protocol_model() -> None:
 def test_P1_calls_are_ignored_unless_latest_header_declares_timed_schema(
     headers: list[ev.Event],
 ) -> None:
-    state = fold_all(headers)
-    assert fold(state, ask("c1")) is state
+    assert unchanged(fold_all(headers), ask("c1"))
 
 
 def test_P1_legacy_header_after_timed_stops_new_calls_but_keeps_tracked_ones() -> None:
     state = fold_all([TIMED, ask("c1"), pending("c1"), LEGACY])
-    assert fold(state, ask("c2")) is state
+    assert unchanged(state, ask("c2"))
     assert active_of(state) == [("c1", "continued")]
-    state = fold(state, reply("c1", NAME_ANSWER))
+    state.apply([reply("c1", NAME_ANSWER)])
     assert settled_of(state) == [("c1", NAME_ANSWER)]
 
 
-def test_P1_header_that_keeps_the_schema_returns_same_state() -> None:
+def test_P1_a_header_changes_what_is_tracked_but_never_the_view() -> None:
     state = fold_all([TIMED, ask("c1")])
-    assert fold(state, TIMED) is state
-    switched = fold(state, LEGACY)
-    assert switched is not state and view_dict(switched) == view_dict(state)
+    assert unchanged(state, TIMED)
+    assert unchanged(state, LEGACY)
+    assert not state.timed
 
 
 # P2
@@ -160,7 +161,9 @@ def test_P1_header_that_keeps_the_schema_returns_same_state() -> None:
 def test_P2_asks_append_in_order_and_reask_moves_to_end_with_new_questions() -> None:
     state = fold_all([TIMED, ask("c1"), ask("c2"), pending("c1"), ask("c3")])
     assert active_of(state) == [("c1", "continued"), ("c2", "open"), ("c3", "open")]
-    state = fold(state, ask("c1", DB_RAW))
+    assert state.apply([ask("c1", DB_RAW)]) == [
+        {"callId": "c1", "state": "open", "questions": [DB_VIEW]}
+    ]
     assert active_of(state) == [("c2", "open"), ("c3", "open"), ("c1", "open")]
     assert view_dict(state)["active"][2]["questions"] == [DB_VIEW]
 
@@ -200,13 +203,13 @@ def test_P2_malformed_optional_fields_are_left_out() -> None:
 )
 def test_P2_unparseable_arguments_change_nothing(arguments: Any) -> None:
     state = fold_all([TIMED, ask("c1")])
-    assert fold(state, ev.tool_call("c2", ASK, arguments)) is state
-    assert fold(state, ev.tool_call("c1", ASK, arguments)) is state
+    assert unchanged(state, ev.tool_call("c2", ASK, arguments))
+    assert unchanged(state, ev.tool_call("c1", ASK, arguments))
 
 
 def test_P2_other_tools_are_not_tracked() -> None:
     state = fold_all([TIMED])
-    assert fold(state, ev.tool_call("c1", "read_file", {"questions": [NAME_RAW]})) is state
+    assert unchanged(state, ev.tool_call("c1", "read_file", {"questions": [NAME_RAW]}))
 
 
 # P3 (and P7's synthetic result)
@@ -215,23 +218,25 @@ def test_P2_other_tools_are_not_tracked() -> None:
 def test_P3_pending_marks_continued_in_place() -> None:
     state = fold_all([TIMED, ask("c1"), ask("c2"), pending("c1")])
     assert active_of(state) == [("c1", "continued"), ("c2", "open")]
-    assert fold(state, pending("c1")) is state
+    assert unchanged(state, pending("c1"))
 
 
 def test_P3_P7_outcome_unknown_marks_open_call_continued() -> None:
     state = fold_all([TIMED, ask("c1"), ask("c2"), outcome_unknown("c1")])
     assert active_of(state) == [("c1", "continued"), ("c2", "open")]
     again = fold_all([TIMED, ask("c1"), pending("c1")])
-    assert fold(again, outcome_unknown("c1")) is again
+    assert unchanged(again, outcome_unknown("c1"))
 
 
 def test_P3_answer_batch_settles_in_settlement_order() -> None:
     db_answer = [{"id": "db", "selected": ["SQLite"]}]
     state = fold_all([TIMED, ask("c1"), ask("c2", DB_RAW), answered("c2", db_answer)])
-    state = fold(state, answered("c1", NAME_ANSWER))
+    assert state.apply([answered("c1", NAME_ANSWER)]) == [
+        {"callId": "c1", "state": "settled", "answers": NAME_ANSWER}
+    ]
     assert active_of(state) == []
     assert settled_of(state) == [("c2", db_answer), ("c1", NAME_ANSWER)]
-    assert view(state).dump() == view_dict(state)
+    assert state.view().dump() == view_dict(state)
 
 
 def test_P3_answer_after_pending_settles() -> None:
@@ -261,14 +266,14 @@ def test_P3_answer_after_pending_settles() -> None:
 )
 def test_P3_anything_else_drops_the_call(result: ev.Event) -> None:
     state = fold_all([TIMED, ask("c1"), ask("c2"), pending("c1")])
-    dropped = fold(state, result)
-    assert (active_of(dropped), settled_of(dropped)) == ([("c2", "open")], [])
+    assert state.apply([result]) == [{"callId": "c1", "state": "removed"}]
+    assert (active_of(state), settled_of(state)) == ([("c2", "open")], [])
 
 
 def test_P3_result_for_inactive_call_changes_nothing() -> None:
     state = fold_all([TIMED, ask("c1"), answered("c1", NAME_ANSWER)])
     for result in (pending("c1"), answered("c1", []), outcome_unknown("c9"), pending("c9")):
-        assert fold(state, result) is state
+        assert unchanged(state, result)
 
 
 # P4
@@ -276,7 +281,7 @@ def test_P3_result_for_inactive_call_changes_nothing() -> None:
 
 def test_P4_reply_settles_active_call_with_its_batch() -> None:
     state = fold_all([TIMED, ask("c1"), ask("c2"), pending("c1")])
-    state = fold(state, reply("c1", NAME_ANSWER))
+    state.apply([reply("c1", NAME_ANSWER)])
     assert active_of(state) == [("c2", "open")]
     assert settled_of(state) == [("c1", NAME_ANSWER)]
 
@@ -291,16 +296,16 @@ def test_P4_unreadable_reply_settles_with_empty_batch(text: str) -> None:
 
 def test_P4_reply_naming_inactive_call_changes_nothing() -> None:
     state = fold_all([TIMED, ask("c1"), pending("c1"), reply("c1", NAME_ANSWER)])
-    assert fold(state, reply("c1", NAME_ANSWER)) is state
-    assert fold(state, reply("c404", NAME_ANSWER)) is state
+    assert unchanged(state, reply("c1", NAME_ANSWER))
+    assert unchanged(state, reply("c404", NAME_ANSWER))
 
 
 def test_P4_plain_user_message_changes_nothing() -> None:
     state = fold_all([TIMED, ask("c1"), pending("c1")])
     text = json.dumps({"answers": NAME_ANSWER})
-    assert fold(state, ev.user_message(ev.text_content(text))) is state
+    assert unchanged(state, ev.user_message(ev.text_content(text)))
     other = ev.user_message(ev.text_content(text), source={"kind": "prompt", "callId": "c1"})
-    assert fold(state, other) is state
+    assert unchanged(state, other)
 
 
 # P5
@@ -328,16 +333,9 @@ NOISE = [
 
 
 @pytest.mark.parametrize("event", NOISE, ids=lambda e: e["type"])
-def test_P5_inbox_and_unrelated_events_return_the_same_state(event: ev.Event) -> None:
-    state = fold_all([TIMED, ask("c1"), ask("c2"), pending("c2")])
-    assert fold(state, event) is state
-    assert fold(EMPTY, event) is EMPTY
-
-
-def test_P5_settling_shares_earlier_settled_cells_instead_of_copying() -> None:
-    state = fold_all([TIMED, ask("c1"), answered("c1", []), ask("c2")])
-    after = fold(state, answered("c2", []))
-    assert after.settled is not None and after.settled.previous is state.settled
+def test_P5_inbox_and_unrelated_events_report_no_change(event: ev.Event) -> None:
+    assert unchanged(fold_all([TIMED, ask("c1"), ask("c2"), pending("c2")]), event)
+    assert unchanged(Projection(), event)
 
 
 # P6
@@ -354,53 +352,36 @@ def test_P6_parent_and_child_logs_fold_apart() -> None:
         ev.tool_result("d1", "delegate", "child needs: which database?"),
     ]
     child_log = [TIMED, child_ask, reply("p1", NAME_ANSWER)]
-    parent = SessionProjection("parent", parent_log)
-    child = SessionProjection("child", child_log)
-    heard: list[tuple[str, ProjectionView]] = []
-    parent.subscribe(lambda sid, v: heard.append((sid, v)))
-    child.subscribe(lambda sid, v: heard.append((sid, v)))
-    assert active_of(parent.state) == [("p1", "continued")]
-    assert settled_of(parent.state) == []
-    assert active_of(child.state) == [("child-c1", "open")]
-    assert child.apply([pending("child-c1")]) is True
-    assert [sid for sid, _ in heard] == ["child"]
-    assert active_of(parent.state) == [("p1", "continued")]
+    parent, child = Projection(parent_log), Projection(child_log)
+    assert active_of(parent) == [("p1", "continued")]
+    assert settled_of(parent) == []
+    assert active_of(child) == [("child-c1", "open")]
+    assert child.apply([pending("child-c1")]) == [{"callId": "child-c1", "state": "continued"}]
+    assert active_of(parent) == [("p1", "continued")]
 
 
-# SessionProjection
+# S2: what a client is sent
 
 
-def test_P5_session_projection_tells_subscribers_only_on_view_change() -> None:
-    projection = SessionProjection("s1")
-    heard: list[tuple[str, dict[str, Any]]] = []
-    unsubscribe = projection.subscribe(lambda sid, v: heard.append((sid, v.dump())))
-    assert projection.apply([TIMED, ev.turn_start("t1", "prompt")]) is False
-    assert projection.apply([ask("c1")]) is True
-    assert heard == [("s1", view_dict(projection.state))]
-    # Opened and dropped within one batch: the view is as before.
-    assert projection.apply([ask("c2"), ev.tool_result("c2", ASK, "oops")]) is False
-    assert projection.apply(NOISE) is False
-    assert len(heard) == 1
-    unsubscribe()
-    unsubscribe()
-    assert projection.apply([pending("c1")]) is True
-    assert len(heard) == 1
-    assert projection.view().dump() == view_dict(projection.state)
+def test_S2_snapshot_carries_every_active_entry_with_its_questions() -> None:
+    state = fold_all([TIMED, ask("c1", DB_RAW), pending("c1"), ask("c2"), answered("c2", [])])
+    state.apply([ask("c3")])
+    assert state.snapshot() == [
+        {"callId": "c1", "state": "continued", "questions": [DB_VIEW]},
+        {"callId": "c3", "state": "open", "questions": [NAME_RAW]},
+    ]
+    view = apply_view_changes(empty_view(), state.snapshot())
+    assert view["active"] == view_dict(state)["active"]
 
 
-def test_P5_a_failing_subscriber_does_not_silence_the_others() -> None:
-    projection = SessionProjection("s1", [TIMED])
-    heard: list[str] = []
-
-    def broken(sid: str, v: ProjectionView) -> None:
-        raise RuntimeError("listener bug")
-
-    projection.subscribe(broken)
-    projection.subscribe(lambda sid, v: heard.append(sid))
-    with pytest.raises(RuntimeError, match="listener bug"):
-        projection.apply([ask("c1")])
-    assert heard == ["s1"]
-    assert active_of(projection.state) == [("c1", "open")]
+def test_S2_changes_of_one_batch_come_in_the_order_they_happened() -> None:
+    state = fold_all([TIMED])
+    assert state.apply([ask("c1"), ask("c2"), pending("c1"), reply("c1", NAME_ANSWER)]) == [
+        {"callId": "c1", "state": "open", "questions": [NAME_RAW]},
+        {"callId": "c2", "state": "open", "questions": [NAME_RAW]},
+        {"callId": "c1", "state": "continued"},
+        {"callId": "c1", "state": "settled", "answers": NAME_ANSWER},
+    ]
 
 
 # Property: the fold against a plain reference model
@@ -480,93 +461,34 @@ class Reference:
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(step_strategy, max_size=40), st.lists(st.integers(1, 6), max_size=10))
-def test_P5_incremental_fold_matches_reference_scratch_and_keeps_old_states(
+def test_P5_S2_incremental_fold_matches_reference_and_its_changes_rebuild_the_view(
     steps: list[tuple[Any, ...]], chunk_sizes: list[int]
 ) -> None:
     events = [_event(step) for step in steps]
     reference = Reference()
     expected = [reference.snapshot()]
-    states = [EMPTY]
+    state = Projection()
+    client = empty_view()
     for step, event in zip(steps, events, strict=True):
         reference.apply(step)
         expected.append(reference.snapshot())
-        states.append(fold(states[-1], event))
-        # Identity exactly when nothing (view or P1 schema flag) changed; an
-        # accepted (re-)ask is always a new state, even if the view looks the same.
+        changes = state.apply([event])
+        # A change exactly when the view changed; an accepted (re-)ask is always one,
+        # even if the view looks the same.
         opens = step[0] == "call" and step[2] >= 0 and expected[-2][0]
-        assert (states[-1] is states[-2]) == (expected[-1] == expected[-2] and not opens)
-    # Every earlier snapshot is still intact (no shared structure was mutated).
-    for state, (timed, reference_view) in zip(states, expected, strict=True):
-        assert (state.timed, view_dict(state)) == (timed, reference_view)
+        assert (changes == []) == (expected[-1][1] == expected[-2][1] and not opens)
+        assert len(changes) <= 1  # one event, at most one change: O(changed) bytes (S2)
+        assert (state.timed, view_dict(state)) == expected[-1]
+        client = apply_view_changes(client, changes)
+        assert client == view_dict(state)
     assert view_dict(fold_all(events)) == expected[-1][1]
 
-    projection = SessionProjection("s")
+    batched = Projection()
+    client = empty_view()
     start = 0
     for size in [*chunk_sizes, len(events)]:
         end = min(start + size, len(events))
-        assert projection.apply(events[start:end]) == (expected[start][1] != expected[end][1])
+        client = apply_view_changes(client, batched.apply(events[start:end]))
+        assert client == expected[end][1]
         start = end
-    assert projection.view().dump() == expected[-1][1]
-
-
-# The persistent map behind `active`
-
-
-class Colliding:
-    """A key whose hash collides on purpose, to reach the map's deepest levels."""
-
-    def __init__(self, name: str, h: int) -> None:
-        self.name, self.h = name, h
-
-    def __hash__(self) -> int:
-        return self.h
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Colliding) and other.name == self.name
-
-    def __repr__(self) -> str:
-        return f"Colliding({self.name!r}, {self.h})"
-
-
-keys = st.one_of(
-    st.text(max_size=3),
-    st.builds(Colliding, st.sampled_from("abcdef"), st.sampled_from([0, 1, 32, -1, 2**63])),
-)
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.tuples(st.booleans(), keys, st.integers()), max_size=60))
-def test_P5_persistent_map_behaves_like_a_dict_and_never_changes_old_versions(
-    ops: list[tuple[bool, Any, int]],
-) -> None:
-    versions: list[tuple[PersistentMap[Any, int], dict[Any, int]]] = [(PersistentMap(), {})]
-    for is_set, key, value in ops:
-        pmap, plain = versions[-1]
-        plain = dict(plain)
-        if is_set:
-            pmap = pmap.set(key, value)
-            plain[key] = value
-        else:
-            missing = key not in plain
-            new = pmap.delete(key)
-            assert (new is pmap) == missing
-            pmap = new
-            plain.pop(key, None)
-        versions.append((pmap, plain))
-    for pmap, plain in versions:
-        assert len(pmap) == len(plain)
-        assert dict(pmap.items()) == plain
-        assert sorted(map(repr, pmap.values())) == sorted(map(repr, plain.values()))
-        for key in plain:
-            assert key in pmap and pmap.get(key) == plain[key]
-
-
-def test_P5_persistent_map_scales_past_one_level() -> None:
-    pmap: PersistentMap[str, int] = PersistentMap()
-    for i in range(5000):
-        pmap = pmap.set(f"call-{i}", i)
-    for i in range(0, 5000, 2):
-        pmap = pmap.delete(f"call-{i}")
-    assert len(pmap) == 2500
-    assert dict(pmap.items()) == {f"call-{i}": i for i in range(1, 5000, 2)}
-    assert pmap.get("call-0") is None and pmap.get("call-1") == 1
+    assert batched.view().dump() == expected[-1][1]

@@ -1,4 +1,3 @@
-
 """Golden JSON: literal examples from protocol.md parse and dump back identically.
 
 Each example is the JSON of protocol.md with its `…` placeholders filled in;
@@ -85,7 +84,7 @@ GOLDEN: list[tuple[str, str]] = [
     # userQuestions/didChange and the client → server methods
     (
         "userQuestions.didChange.params",
-        '{"sessionId": "s-1", "view": {"active": [{"callId": "call-2", "questions": [{"id": "db", "question": "Which database?"}], "state": "continued"}], "settled": [{"callId": "call-1", "answers": [{"id": "db", "selected": [], "custom": "Postgres"}]}]}}',
+        '{"sessionId": "s-1", "changes": [{"callId": "call-2", "state": "open", "questions": [{"id": "db", "question": "Which database?"}]}, {"callId": "call-2", "state": "continued"}, {"callId": "call-1", "state": "settled", "answers": [{"id": "db", "selected": [], "custom": "Postgres"}]}, {"callId": "call-3", "state": "removed"}]}',
     ),
     ("userQuestions.attachWait.params", '{"sessionId": "s-1", "callId": "call-1", "partialResultToken": "tok-1"}'),
     ("userQuestions.attachWait.params", '{"sessionId": "s-1", "callId": "call-1", "partialResultToken": 7}'),

@@ -72,9 +72,7 @@ from askbridge.protocol.methods import (
 )
 from askbridge.protocol.model_spec import AskUserQuestionConfig
 from askbridge.protocol.parsing import InvalidParams, parse_params, validation_errors
-from askbridge.protocol.questions import DidChangeParams
 from askbridge.protocol.session import SERVER_NAME
-from askbridge.protocol.vocabulary import ProjectionView
 
 from .claims import ClientClaims
 from .outbox import Outbox
@@ -188,11 +186,13 @@ class AcpServer:
         for method, params in translated:
             self.outbox.post(method, params)
 
-    def on_view(self, session_id: str, view: ProjectionView) -> None:
+    def on_view_changes(self, session_id: str, changes: list[dict[str, Any]]) -> None:
         if session_id not in self._loading:  # session/load sends the view after its replay
-            self.outbox.post(
-                ASKBRIDGE_DID_CHANGE, DidChangeParams(session_id=session_id, view=view).dump()
-            )
+            self.outbox.post(ASKBRIDGE_DID_CHANGE, {"sessionId": session_id, "changes": changes})
+
+    def send_snapshot(self, session: Session) -> None:
+        """The first didChange of a session this client just subscribed to (S2)."""
+        self.on_view_changes(session.id, session.projection.snapshot())
 
     # -- lifecycle and sessions -----------------------------------------------------------
 
@@ -214,7 +214,7 @@ class AcpServer:
         loaded = session_id in self.host.sessions
         session = self.host.get_session(session_id)
         if not loaded:
-            self.on_view(session.id, session.projection.view())
+            self.send_snapshot(session)
         return session
 
     async def session_new(self, params: Any) -> Any:
@@ -241,7 +241,7 @@ class AcpServer:
                 self.outbox.post(method, body)
         finally:
             self._loading.discard(request.session_id)
-        self.on_view(session.id, session.projection.view())
+        self.send_snapshot(session)
         await self.outbox.flush()  # the replay and the view go out before `{}`
         return {}
 
@@ -289,4 +289,4 @@ class AcpServer:
 
     async def list_view(self, params: Any) -> Any:
         p = parse_params(AcpListParams, params)
-        return self._session(p.session_id).projection.view().dump()
+        return self._session(p.session_id).projection.view_dict()

@@ -33,7 +33,6 @@ from askbridge.protocol.session import (
     lsp_client_renders_questions,
     server_experimental_capabilities,
 )
-from askbridge.protocol.vocabulary import ProjectionView
 
 from .relay import QuestionRelay
 from .rpc import RpcConnection
@@ -79,8 +78,12 @@ class BridgeServer:
     def on_update(self, session_id: str, update: dict[str, Any]) -> None:
         self.conn.notify("session/update", {"sessionId": session_id, "update": update})
 
-    def on_view(self, session_id: str, view: ProjectionView) -> None:
-        self.conn.notify("userQuestions/didChange", {"sessionId": session_id, "view": view.dump()})
+    def on_view_changes(self, session_id: str, changes: list[dict[str, Any]]) -> None:
+        self.conn.notify("userQuestions/didChange", {"sessionId": session_id, "changes": changes})
+
+    def send_snapshot(self, session: Session) -> None:
+        """The first didChange of a session this client just subscribed to (S2)."""
+        self.on_view_changes(session.id, session.projection.snapshot())
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -121,7 +124,7 @@ class BridgeServer:
         loaded = session_id in self.host.sessions
         session = self.host.get_session(session_id)
         if not loaded:
-            self.on_view(session.id, session.projection.view())
+            self.send_snapshot(session)
         return session
 
     async def session_new(self, params: Any) -> Any:
@@ -139,7 +142,7 @@ class BridgeServer:
     async def session_load(self, params: Any) -> Any:
         p = parse_params(SessionLoadParams, params)
         session = self.host.load_session(p.session_id)
-        self.on_view(session.id, session.projection.view())
+        self.send_snapshot(session)
         return {}
 
     async def session_list(self, params: Any) -> Any:
@@ -190,7 +193,7 @@ class BridgeServer:
 
     async def list_view(self, params: Any) -> Any:
         p = parse_params(ListParams, params)
-        return self._session(p.session_id).projection.view().dump()
+        return self._session(p.session_id).projection.view_dict()
 
     def close(self) -> None:
         self.client_gone.abort("disconnected")

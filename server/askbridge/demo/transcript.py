@@ -69,7 +69,7 @@ class Transcript:
             if method == "session/update":
                 self._update(params["update"])
             elif method == "userQuestions/didChange":
-                self._view(params["view"])
+                self._view_changes(params["changes"])
 
     # -- one line per thing that happened -------------------------------------------------
 
@@ -128,15 +128,12 @@ class Transcript:
         elif kind == "turn_ended":
             self.line((f"turn {update.get('turnId')} ended: {update.get('stopReason')}", "dim"))
 
-    def _view(self, view: dict[str, Any]) -> None:
+    def _view_changes(self, changes: list[dict[str, Any]]) -> None:
         """Report the two view changes the demo is about: continued, then settled late."""
-        now: dict[str, str] = {
-            item["callId"]: item["state"] for item in view.get("active", []) if "callId" in item
-        }
-        for item in view.get("settled", []):
-            now[item["callId"]] = "settled"
-        for call_id, state in now.items():
+        for change in changes:
+            call_id, state = change["callId"], change["state"]
             before = self._states.get(call_id)
+            self._states[call_id] = state
             if state == before:
                 continue
             if state == "continued":
@@ -146,12 +143,9 @@ class Transcript:
                     (" (pending: the tool returned, the question stays answerable)", "dim"),
                 )
             elif state == "settled" and before == "continued":
-                answers: Any = next(
-                    (s.get("answers") for s in view["settled"] if s["callId"] == call_id), []
-                )
+                answers: Any = change.get("answers", [])
                 self.line(
                     ("  ◷ question view: ", "dim"),
                     (f"{call_id} is now settled", "green"),
                     (f" with {json.dumps(answers, ensure_ascii=False)}", "dim"),
                 )
-        self._states = now

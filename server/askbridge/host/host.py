@@ -30,7 +30,7 @@ from askbridge.core import (
     tool_outcome_unknown,
 )
 from askbridge.protocol.errors import ErrorCode
-from askbridge.protocol.vocabulary import Answer, AnswerItem, ProjectionView
+from askbridge.protocol.vocabulary import Answer, AnswerItem, ProjectionView, QuestionItem
 
 from . import events as ev
 from .agents import Agent, AgentRegistry, new_id
@@ -45,7 +45,7 @@ log = logging.getLogger("askbridge.host")
 class HostListener(Protocol):
     def on_update(self, session_id: str, update: dict[str, Any]) -> None: ...
 
-    def on_view(self, session_id: str, view: ProjectionView) -> None: ...
+    def on_view_changes(self, session_id: str, changes: list[dict[str, Any]]) -> None: ...
 
 
 def make_model(spec: dict[str, Any]) -> Model:
@@ -121,12 +121,11 @@ class Host:
         for listener in list(self._listeners):
             listener.on_update(session.id, update)
 
-    def publish_view(self, session: Session) -> None:
+    def publish_view_changes(self, session: Session, changes: list[dict[str, Any]]) -> None:
         if not session.is_root:
             return  # P6: a delegated child's questions never reach its parent's clients
-        view = session.projection.view()
         for listener in list(self._listeners):
-            listener.on_view(session.id, view)
+            listener.on_view_changes(session.id, changes)
 
     # -- sessions -------------------------------------------------------------------------
 
@@ -202,7 +201,8 @@ class Host:
         if open_turn is not None:
             repairs.append(ev.turn_end(open_turn, "cancelled"))
         if repairs:
-            session.log(*repairs)
+            # No client follows the session yet: whoever loads it gets the snapshot next.
+            session.log(*repairs, publish=False)
         session.wake()
         return session
 
@@ -235,15 +235,16 @@ class Host:
         session = self.get_session(session_id)
         if session.agent.id != agent_id:
             return False
-        active = next((a for a in session.projection.view().active if a.call_id == call_id), None)
+        active = session.projection.entry(call_id)
         if active is None or active.state != "continued":
             return False  # L1
         if session.inbox.queued_reply(call_id) is not None:
             raise UserQuestionError.of(ErrorCode.REPLY_QUEUED)  # L2, before BAD_ANSWER
-        checked = check_answer(active.questions, Answer(answers=list(batch)), call_id)  # L3, V8
+        questions = [QuestionItem.model_validate(q) for q in active.questions]
+        checked = check_answer(questions, Answer(answers=list(batch)), call_id)  # L3, V8
         text = reply_text(
             call_id,
-            [q.dump() for q in active.questions],
+            [q.dump() for q in questions],
             [a.dump() for a in checked.answers],
         )
         session.enqueue_reply(call_id, text)  # L4: committed before True

@@ -28,7 +28,7 @@ from . import updates as up
 from .agents import Agent, new_id
 from .inbox import Inbox, InboxItem
 from .models.base import Model, ModelError, ToolCallRequest
-from .projection import SessionProjection
+from .projection import Projection
 from .tools import (
     ASK_TOOL,
     DELEGATE_SCHEMA,
@@ -70,8 +70,7 @@ class Session:
         self.ask_tool = ask_tool
         self._tools: list[dict[str, Any]] | None = None
         self.events = events
-        self.projection = SessionProjection(self.id)
-        self.projection.apply(events)
+        self.projection = Projection(events)
         self.inbox = Inbox()
         self.inbox.apply(events)
         self.request_index = sum(1 for e in events if e.get("type") == ev.REQUEST_HEADER)
@@ -88,13 +87,14 @@ class Session:
 
     # -- the log --------------------------------------------------------------------------
 
-    def log(self, *events: ev.Event) -> None:
+    def log(self, *events: ev.Event, publish: bool = True) -> None:
         """Commit, then fold (D1): nothing derived from an event is shown before it is durable."""
         self.host.store.append(self.id, events)
         self.events.extend(events)
         self.inbox.apply(events)
-        if self.projection.apply(events):
-            self.host.publish_view(self)
+        changes = self.projection.apply(events)
+        if changes and publish:
+            self.host.publish_view_changes(self, changes)
 
     def emit(self, update: dict[str, Any]) -> None:
         if self.is_root:

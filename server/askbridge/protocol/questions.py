@@ -10,11 +10,13 @@ shapes where protocol.md says "as `userQuestions/...`".
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import StrictInt, StrictStr
 
 from .base import WireModel
 from .common import CallScoped, SessionScoped
-from .vocabulary import Answer, ProjectionView, QuestionItem, Wait, WaitFrame
+from .vocabulary import Answer, AnswerItem, ProjectionView, QuestionItem, Wait, WaitFrame
 
 # A JSON-RPC progress token is an integer or a string; Strict* keeps `1` and `"1"` apart,
 # because the server echoes the token exactly in `$/progress`.
@@ -34,11 +36,30 @@ class UserQuestionsAskParams(WireModel):
 UserQuestionsAskResult = Answer
 
 
+class ViewChange(WireModel):
+    """One change of a session's question view (V7), in the order it happened (S2).
+
+    `open` carries the call's questions (asked, or re-asked: it moves to the end);
+    `continued` and `removed` name the call only; `settled` carries the answers.
+    An entry of a new subscriber's first didChange carries its questions in
+    either active state.
+    """
+
+    call_id: str
+    state: Literal["open", "continued", "settled", "removed"]
+    questions: list[QuestionItem] | None = None
+    answers: list[AnswerItem] | None = None
+
+
 class DidChangeParams(WireModel):
-    """Sent whenever the session's projection view (V7) changes."""
+    """Sent whenever the session's projection view (V7) changes: the changes, not the view.
+
+    The first one a client gets for a session it just subscribed to carries every
+    active entry with its questions; `userQuestions/list` returns the whole view.
+    """
 
     session_id: str
-    view: ProjectionView
+    changes: list[ViewChange]
 
 
 class AttachWaitParams(CallScoped):

@@ -36,6 +36,7 @@ import anyio
 from anyio.abc import TaskGroup
 
 from askbridge.bridge.rpc import RpcConnection
+from askbridge.protocol.views import apply_view_changes, empty_view
 
 from .handles import Claim, PromptRun
 
@@ -297,7 +298,10 @@ class AskbridgeClient:
         async def record(params: Any) -> None:
             self.notifications.append((method, params))
             if method == "userQuestions/didChange":
-                self.views[params["sessionId"]] = params["view"]
+                sid = params["sessionId"]
+                self.views[sid] = apply_view_changes(
+                    self.views.get(sid, empty_view()), params["changes"]
+                )
             elif method == "$/progress" and isinstance(params, dict):
                 value = params.get("value")
                 if isinstance(value, dict):

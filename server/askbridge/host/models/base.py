@@ -32,7 +32,6 @@ class ModelResponse:
     tool_calls: list[ToolCallRequest] = field(default_factory=list)
 
 
-
 class Model(Protocol):
     async def complete(
         self,
