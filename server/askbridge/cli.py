@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
         return run_demo(auto=args.auto, data_dir=args.data_dir)
     setup_logging(args)
     if args.command == "serve":
-        from askbridge.bridge.main import run_serve
+        from askbridge.lsp.main import run_serve
 
         return run_serve(args)
     from askbridge.acp.main import run_acp

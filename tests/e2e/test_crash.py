@@ -16,8 +16,8 @@ import anyio
 import pytest
 from e2e_scripts import POSTGRES, ask_step, of_type, script, stored_events, text_step
 
-from askbridge.bridge.rpc import RpcResponseError
 from askbridge.core import UserQuestionError
+from askbridge.jsonrpc import RpcResponseError
 from askbridge.protocol import ErrorCode
 
 pytestmark = pytest.mark.timeout(60)

@@ -14,8 +14,8 @@ import anyio
 import pytest
 from e2e_scripts import DB_QUESTION, ask_step, script, text_step, tool_json, tool_text
 
-from askbridge.bridge.relay import message_text
-from askbridge.bridge.rpc import RpcError
+from askbridge.jsonrpc import RpcError
+from askbridge.lsp.relay import message_text
 from askbridge.protocol.vocabulary import QuestionItem
 
 pytestmark = pytest.mark.timeout(60)

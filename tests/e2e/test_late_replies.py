@@ -20,8 +20,8 @@ from e2e_scripts import (
     text_step,
 )
 
-from askbridge.bridge.rpc import RpcResponseError
 from askbridge.core import UserQuestionError
+from askbridge.jsonrpc import RpcResponseError
 from askbridge.protocol import ErrorCode
 
 pytestmark = pytest.mark.timeout(60)

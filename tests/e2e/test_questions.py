@@ -25,8 +25,8 @@ from e2e_scripts import (
     tool_text,
 )
 
-from askbridge.bridge.rpc import RpcError
 from askbridge.core import UserQuestionError
+from askbridge.jsonrpc import RpcError
 from askbridge.protocol import ErrorCode
 from askbridge.testing.wire import RawServer, updates_of
 

@@ -21,7 +21,7 @@ from e2e_scripts import (
     tool_text,
 )
 
-from askbridge.bridge.rpc import RpcResponseError
+from askbridge.jsonrpc import RpcResponseError
 
 pytestmark = pytest.mark.timeout(60)
 

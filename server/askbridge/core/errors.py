@@ -2,7 +2,9 @@
 
 Every failure the core raises is a `UserQuestionError(message, code)`, a
 `HarnessError`, so a tool failure keeps `{name, code}` all the way to the wire.
-Front doors map these to JSON-RPC errors in exactly one place each.
+`HarnessError` itself lives in `askbridge.protocol.errors`, beside the codes, so
+that `askbridge.jsonrpc` maps it to the wire (-32000 `{name, code}`) in one
+place for every door without importing the core.
 """
 
 from __future__ import annotations
@@ -10,23 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from askbridge.protocol.errors import FIXED_MESSAGES, ErrorCode
-
-
-class HarnessError(Exception):
-    """A failure with a stable machine code; `name` is what the wire calls it."""
-
-    name = "HarnessError"
-
-    def __init__(self, message: str, code: str) -> None:
-        super().__init__(message)
-        self.message = message
-        self.code = code
-
-    def to_data(self) -> dict[str, str]:
-        return {"name": self.name, "code": self.code}
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.message!r}, {self.code!r})"
+from askbridge.protocol.errors import HarnessError as HarnessError
 
 
 class UserQuestionError(HarnessError):

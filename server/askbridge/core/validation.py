@@ -1,7 +1,9 @@
 """Semantic checks of questions (V3 intents, A5) and of answers (V8, L3).
 
 Pure functions over the protocol models; they raise UserQuestionError with
-BAD_INTENT / BAD_ANSWER and the exact sentences of behavior.md.
+BAD_INTENT / BAD_ANSWER and the exact sentences of behavior.md. An answer's
+`custom` must be storable text (S3) within its S1 limit; a selected label that
+is not an option label (a lone surrogate cannot be one) is refused by V8.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from askbridge.protocol.errors import ErrorCode
+from askbridge.protocol.text import LONE_SURROGATE_MESSAGE, has_lone_surrogate
 from askbridge.protocol.vocabulary import (
     Answer,
     AnswerItem,
@@ -23,6 +26,7 @@ from askbridge.protocol.vocabulary import (
 )
 
 from .errors import UserQuestionError
+from .limits import MAX_CUSTOM, too_long
 
 
 def _bad_intent(message: str) -> UserQuestionError:
@@ -122,6 +126,12 @@ def check_answer(
         item = by_id[q.id]
         labels = q.option_labels()
         selected = list(item.selected)
+        if item.custom is not None:
+            if has_lone_surrogate(item.custom):  # S3: text that cannot be stored
+                raise _bad_answer(f"question {q.id}: custom {LONE_SURROGATE_MESSAGE}")
+            problem = too_long(f"question {q.id}", "custom", item.custom, MAX_CUSTOM)  # S1
+            if problem is not None:
+                raise _bad_answer(problem)
         if not q.options:
             if selected:
                 raise _bad_answer(

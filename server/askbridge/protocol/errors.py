@@ -10,6 +10,26 @@ from __future__ import annotations
 from enum import IntEnum, StrEnum
 
 
+class HarnessError(Exception):
+    """A failure with a stable machine code; `name` is what the wire calls it.
+
+    The base of the one error taxonomy (subclasses in `askbridge.core.errors`).
+    """
+
+    name = "HarnessError"
+
+    def __init__(self, message: str, code: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+    def to_data(self) -> dict[str, str]:
+        return {"name": self.name, "code": self.code}
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.message!r}, {self.code!r})"
+
+
 class ErrorCode(StrEnum):
     ASK_ABORTED = "ASK_ABORTED"
     EMPTY_QUESTIONS = "EMPTY_QUESTIONS"

@@ -35,7 +35,7 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 
-from askbridge.bridge.rpc import RpcConnection
+from askbridge.jsonrpc import Connection, lsp_connection
 from askbridge.protocol.views import apply_view_changes, empty_view
 
 from .handles import Claim, PromptRun
@@ -44,7 +44,7 @@ Answerer = Callable[[dict[str, Any]], Any]
 
 
 class AskbridgeClient:
-    def __init__(self, process: asyncio.subprocess.Process, conn: RpcConnection) -> None:
+    def __init__(self, process: asyncio.subprocess.Process, conn: Connection) -> None:
         self.process = process
         self.conn = conn
         self.notifications: list[tuple[str, Any]] = []
@@ -105,7 +105,7 @@ class AskbridgeClient:
             start_new_session=start_new_session,
         )
         assert process.stdout is not None and process.stdin is not None
-        client = cls(process, RpcConnection(process.stdout, process.stdin))
+        client = cls(process, lsp_connection(process.stdout, process.stdin))
         try:
             async with anyio.create_task_group() as tg:
                 client._tg = tg

@@ -1,4 +1,4 @@
-"""LSP base-protocol framing over asyncio streams: `Content-Length: N\\r\\n\\r\\n` + UTF-8 JSON.
+"""Reading LSP base-protocol frames from an asyncio stream: `Content-Length: N\\r\\n\\r\\n` + JSON.
 
 `FrameReader` turns a byte stream into `Frame`s — a body to parse, or a problem
 the dispatcher answers (protocol.md "Errors"):
@@ -9,42 +9,32 @@ the dispatcher answers (protocol.md "Errors"):
 - a malformed header block (garbage line, missing/invalid/conflicting
   Content-Length, a block over 64 KiB, bare-LF line ends) yields one
   MALFORMED_HEADER frame, then the reader resyncs at the next `Content-Length:`
-  (any case) after the bad line (or after the whole block when its
-  Content-Length is bad). It searches anywhere, not only at line starts, because
-  frames are sent back to back: the next header usually follows a body with no
-  newline in between;
+  (any case) wherever it starts (S8) — inside the bad line too, because frames
+  are sent back to back: after a too-short Content-Length the next header
+  follows the rest of the body on the same line — or after the whole block
+  when its own Content-Length is bad;
+- a body that turns out not to be JSON may have swallowed the start of the next
+  frame (a too-long Content-Length): the dispatcher hands it back with
+  `resync_in(body)`, and reading resumes at the first `Content-Length:` in it;
 - end of input ends the iteration; a truncated final header or body is dropped.
 
 The reader keeps its own buffer and slices every complete frame out of each
 chunk without further awaits, which is what makes this loop faster than
 pygls's thread-pooled reader. Cancelling `next_frame()` loses no bytes.
 
-`FrameWriter` queues whole frames (they never interleave) and hands each
-event-loop iteration's frames to the transport in one write (notifications may
-wait up to 1 ms for company); `write()` then awaits `drain()`, so only the
-writing task waits on a slow client.
-`open_stdio()` (from `askbridge.stdio`) wires fd 0/1 to asyncio streams.
+Writing is `writer.MessageWriter`; newline framing (ACP, MCP) is `lines.LineReader`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import re
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
-from askbridge.stdio import (  # re-exported: the bridge's tests open pipes through here
-    join_copiers as join_copiers,
-)
-from askbridge.stdio import open_read_pipe as open_read_pipe
-from askbridge.stdio import open_stdio as open_stdio
-from askbridge.stdio import open_write_pipe as open_write_pipe
-from askbridge.stdio import redirect_stdout_to_stderr as redirect_stdout_to_stderr
-
-logger = logging.getLogger("askbridge.bridge")
+logger = logging.getLogger("askbridge.jsonrpc")
 
 MAX_BODY = 8 * 1024 * 1024
 MAX_HEADER = 64 * 1024
@@ -79,8 +69,8 @@ class BadHeader(NamedTuple):
 def parse_header_block(block: bytes) -> int | BadHeader:
     """The Content-Length of a header block (CRLF-separated lines, no final blank line).
 
-    A garbage line resumes the search right after itself (a valid header may
-    follow it); a bad Content-Length resumes after the whole block.
+    A garbage line resumes the search at its own second byte (a valid header may
+    start inside it, S8); a bad Content-Length resumes after the whole block.
     """
     length: int | None = None
     after_block = len(block) + len(_END_OF_HEADER)
@@ -91,7 +81,7 @@ def parse_header_block(block: bytes) -> int | BadHeader:
             continue  # stray CRLFs between frames are harmless
         name, colon, value = line.partition(b":")
         if not colon or _TOKEN.fullmatch(name) is None:
-            return BadHeader(f"not a header line: {line[:80]!r}", start - 2)
+            return BadHeader(f"not a header line: {line[:80]!r}", start - len(line) - 1)
         if name.lower() != b"content-length":
             continue
         value = value.strip(b" \t")
@@ -101,6 +91,18 @@ def parse_header_block(block: bytes) -> int | BadHeader:
             return BadHeader("conflicting Content-Length headers", after_block)
         length = int(value)
     return BadHeader("missing Content-Length", after_block) if length is None else length
+
+
+_HEADER_NAME = b"content-length:"
+
+
+def _header_prefix_tail(body: bytes) -> int | None:
+    """Where the longest tail of `body` that starts `Content-Length:` begins, or None."""
+    lowered = body[-len(_HEADER_NAME) :].lower()
+    for size in range(len(lowered), 0, -1):
+        if _HEADER_NAME.startswith(lowered[-size:]):
+            return len(body) - size
+    return None
 
 
 class FrameReader:
@@ -146,6 +148,20 @@ class FrameReader:
                 if len(self._buf) > self._pos:
                     logger.debug("input ended inside a frame; %d bytes dropped", self._unread)
                 return None
+
+    def resync_in(self, body: bytes) -> bool:
+        """S8: `body` (just returned, not JSON) may hold the start of the next frame.
+
+        Reading resumes at the first `Content-Length:` inside it, or at a tail of it
+        that begins one (a too-long Content-Length cut the next header in two).
+        False when there is neither.
+        """
+        found = _CONTENT_LENGTH.search(body)
+        start = found.start() if found is not None else _header_prefix_tail(body)
+        if start is None:
+            return False
+        self._buf[self._pos : self._pos] = body[start:]
+        return True
 
     @property
     def _unread(self) -> int:
@@ -221,82 +237,3 @@ class FrameReader:
         self._pos = found.start()
         self._resyncing = False
         return True
-
-
-class FrameWriter:
-    """Writes JSON values as frames; frames never interleave and leave in the order queued.
-
-    Frames are coalesced: each is appended to a buffer that goes to the transport in
-    one write, because every pipe write wakes the reader (a context switch on each
-    side), which costs more than the encoding. Requests and replies (`urgent`, the
-    default) go out on the next event-loop iteration, together with everything else
-    queued in the current one. Notifications (`urgent=False`) wait for the next
-    urgent frame or at most `notify_delay` seconds, so a turn's `session/update`s
-    ride along with the `userQuestions/ask` that follows them. `flush()` writes the
-    buffer at once (whoever closes the stream must call it first); a buffer
-    reaching `FLUSH_BYTES` is flushed at once so that `drain()` keeps applying
-    backpressure. Nothing else may write to the same stream: bytes written past
-    the buffer would overtake the frames held in it.
-    """
-
-    FLUSH_BYTES = 64 * 1024
-
-    def __init__(self, writer: asyncio.StreamWriter, notify_delay: float = 0.001) -> None:
-        self._writer = writer
-        self._notify_delay = notify_delay
-        self._buffer: list[bytes] = []
-        self._buffered = 0
-        self._flush_handle: asyncio.Handle | None = None
-        self._flush_urgent = False
-
-    def write_nowait(self, obj: Any, *, urgent: bool = True) -> None:
-        """Queue one frame without waiting for the client to read it.
-
-        Safe from a cancelled task ($/cancelRequest) and from sync callbacks.
-        Raises TypeError/ValueError if `obj` is not JSON (nothing is queued then),
-        ConnectionError if the output is closed.
-        """
-        body = json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-        data = body.encode()
-        if self._writer.is_closing():
-            raise ConnectionResetError("output closed")
-        self._buffer.append(b"Content-Length: %d\r\n\r\n%b" % (len(data), data))
-        self._buffered += len(data)
-        if self._buffered >= self.FLUSH_BYTES:
-            self.flush()
-        elif urgent and not self._flush_urgent:
-            if self._flush_handle is not None:
-                self._flush_handle.cancel()
-            self._flush_handle = asyncio.get_running_loop().call_soon(self.flush)
-            self._flush_urgent = True
-        elif self._flush_handle is None:
-            loop = asyncio.get_running_loop()
-            self._flush_handle = loop.call_later(self._notify_delay, self.flush)
-
-    def flush(self) -> None:
-        """Hand every queued frame to the transport now, in one write."""
-        if self._flush_handle is not None:
-            self._flush_handle.cancel()
-            self._flush_handle = None
-        self._flush_urgent = False
-        if not self._buffer:
-            return
-        data = self._buffer[0] if len(self._buffer) == 1 else b"".join(self._buffer)
-        self._buffer.clear()
-        self._buffered = 0
-        if not self._writer.is_closing():
-            self._writer.write(data)
-
-    async def write(self, obj: Any) -> None:
-        """Queue one frame, then wait while the transport's buffer is over its high-water mark."""
-        self.write_nowait(obj)
-        await self._writer.drain()
-
-    async def drain(self) -> None:
-        await self._writer.drain()
-
-    def is_closing(self) -> bool:
-        return self._writer.is_closing()
-
-
-# The streams themselves are shared with the ACP door; kept importable from here.

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 import pytest
 
 from askbridge import __version__
-from askbridge.bridge.early import INITIALIZE_RESULT, EarlyStart, answer_initialize_early
+from askbridge.lsp.early import INITIALIZE_RESULT, EarlyStart, answer_initialize_early
 from askbridge.protocol.session import SERVER_NAME, server_experimental_capabilities
 
 pytestmark = pytest.mark.timeout(20)  # a branch that waited for input it should not would hang

@@ -17,6 +17,7 @@ from askbridge import __version__
 from askbridge.core import AbortSignal
 from askbridge.host.host import Host
 from askbridge.host.session import Session
+from askbridge.jsonrpc import Connection
 from askbridge.protocol.parsing import parse_params
 from askbridge.protocol.questions import (
     AnswerParams,
@@ -35,16 +36,15 @@ from askbridge.protocol.session import (
 )
 
 from .relay import QuestionRelay
-from .rpc import RpcConnection
 
-log = logging.getLogger("askbridge.bridge")
+log = logging.getLogger("askbridge.lsp")
 
 SERVER_NOT_INITIALIZED = -32002
 
 
 class BridgeServer:
     def __init__(
-        self, host: Host, conn: RpcConnection, on_exit: Callable[[], None] | None = None
+        self, host: Host, conn: Connection, on_exit: Callable[[], None] | None = None
     ) -> None:
         self.host = host
         self._on_exit = on_exit
@@ -106,6 +106,7 @@ class BridgeServer:
     async def shutdown(self, params: Any) -> None:
         """After shutdown every outstanding question request is cancelled ($/cancelRequest)."""
         self.shutdown_requested = True
+        self.conn.refuse_requests("the server is shutting down: only exit is accepted")  # S9
         self.relay.cancel_outstanding()
         return None
 

@@ -22,12 +22,11 @@ import anyio
 
 from askbridge.core import UserQuestionError, UserQuestionRequest, UserQuestionService, parse_answer
 from askbridge.core.waterfall import NextListener
+from askbridge.jsonrpc import ConnectionClosed, RpcResponseError
 from askbridge.protocol.errors import ErrorCode
 from askbridge.protocol.vocabulary import Answer, AnswerItem, QuestionItem
 
-from .rpc import ConnectionClosed, RpcResponseError
-
-log = logging.getLogger("askbridge.bridge")
+log = logging.getLogger("askbridge.lsp")
 
 
 class ClientErrorReply(Exception):

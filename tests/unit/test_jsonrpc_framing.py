@@ -22,17 +22,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from askbridge.bridge.framing import (
+from askbridge.jsonrpc.framing import (
     MAX_BODY,
     BadHeader,
     Frame,
     FrameProblem,
     FrameReader,
-    FrameWriter,
-    open_read_pipe,
-    open_write_pipe,
     parse_header_block,
 )
+from askbridge.jsonrpc.writer import MessageWriter
+from askbridge.stdio import open_read_pipe, open_write_pipe
 
 
 def frame(body: bytes, header: bytes = b"Content-Length") -> bytes:
@@ -227,19 +226,22 @@ def test_parse_header_block_reports_length_or_reason() -> None:
     assert parse_header_block(b"Content-Length: 1e3") == BadHeader(
         "invalid Content-Length: b'1e3'", 23
     )
-    # A garbage line resumes the search right after itself, where a valid header may start.
+    # S8: a garbage line resumes the search inside itself, where a valid header may start.
     assert parse_header_block(b"Bad Name: 1\r\nContent-Length: 1") == BadHeader(
-        "not a header line: b'Bad Name: 1'", 11
+        "not a header line: b'Bad Name: 1'", 1
+    )
+    assert parse_header_block(b"Content-Length: 1\r\nx}Content-Length: 5") == BadHeader(
+        "not a header line: b'x}Content-Length: 5'", 20
     )
 
 
 @asynccontextmanager
-async def writer_to_frames() -> AsyncIterator[tuple[FrameWriter, FrameReader]]:
+async def writer_to_frames() -> AsyncIterator[tuple[MessageWriter, FrameReader]]:
     read_fd, write_fd = os.pipe()
     reader = await open_read_pipe(read_fd)
     stream = await open_write_pipe(write_fd)
     try:
-        yield FrameWriter(stream), FrameReader(reader)
+        yield MessageWriter(stream), FrameReader(reader)
     finally:
         stream.close()
         await stream.wait_closed()
@@ -271,7 +273,7 @@ async def test_concurrent_writes_never_interleave_on_a_slow_reader() -> None:
 async def test_writer_raises_connection_error_once_output_is_closed() -> None:
     read_fd, write_fd = os.pipe()
     stream = await open_write_pipe(write_fd)
-    writer = FrameWriter(stream)
+    writer = MessageWriter(stream)
     os.close(read_fd)
     try:
         with pytest.raises(ConnectionError):

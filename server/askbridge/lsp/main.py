@@ -42,9 +42,9 @@ async def _serve(store: EventStore, settings: dict[str, Any], early: EarlyStart)
     import anyio
 
     from askbridge.host.host import Host
+    from askbridge.jsonrpc import lsp_connection
     from askbridge.stdio import join_copiers, open_stdio
 
-    from .rpc import RpcConnection
     from .server import BridgeServer
 
     # Everything allocated so far (modules, classes, pydantic schemas: ~100,000 objects)
@@ -52,7 +52,7 @@ async def _serve(store: EventStore, settings: dict[str, Any], early: EarlyStart)
     # every full collection, which otherwise cost ~10% of a busy server's time.
     gc.freeze()
     reader, writer = await open_stdio()
-    conn = RpcConnection(reader, writer, unread=early.unread)
+    conn = lsp_connection(reader, writer, unread=early.unread)
     with anyio.CancelScope() as serving:
         async with Host(store, **settings) as host:
             server = BridgeServer(host, conn, on_exit=serving.cancel)

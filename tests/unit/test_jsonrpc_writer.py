@@ -1,4 +1,4 @@
-"""FrameWriter's coalescing (bridge/framing.py), over a real pipe: order kept, nothing held back.
+"""MessageWriter's coalescing (jsonrpc/writer.py), over a real pipe: order kept, nothing held back.
 
 Frames queued in one event-loop iteration go out in one write; notifications
 (`urgent=False`) wait for the next request/reply or at most `notify_delay`.
@@ -18,18 +18,22 @@ from typing import Any
 import anyio
 import pytest
 
-from askbridge.bridge.framing import FrameReader, FrameWriter, open_read_pipe, open_write_pipe
+from askbridge.jsonrpc.framing import FrameReader
+from askbridge.jsonrpc.writer import FLUSH_BYTES, MessageWriter
+from askbridge.stdio import open_read_pipe, open_write_pipe
 
 pytestmark = pytest.mark.timeout(20)
 
 
 @asynccontextmanager
-async def writer_and_reader(notify_delay: float) -> AsyncIterator[tuple[FrameWriter, FrameReader]]:
+async def writer_and_reader(
+    notify_delay: float,
+) -> AsyncIterator[tuple[MessageWriter, FrameReader]]:
     read_fd, write_fd = os.pipe()
     reader = await open_read_pipe(read_fd)
     stream = await open_write_pipe(write_fd)
     try:
-        yield FrameWriter(stream, notify_delay=notify_delay), FrameReader(reader)
+        yield MessageWriter(stream, notify_delay=notify_delay), FrameReader(reader)
     finally:
         stream.close()
         await stream.wait_closed()
@@ -72,7 +76,7 @@ async def test_a_large_burst_is_written_without_waiting_for_the_loop() -> None:
     """Past FLUSH_BYTES the buffer goes to the transport at once, so drain() sees it and a
     writer that never yields still gets backpressure instead of an ever-growing buffer."""
     async with writer_and_reader(notify_delay=60) as (writer, frames):
-        pad = "x" * (FrameWriter.FLUSH_BYTES // 4)
+        pad = "x" * (FLUSH_BYTES // 4)
         for i in range(4):
             writer.write_nowait({"i": i, "pad": pad}, urgent=False)
         # Neither an urgent frame nor the 60 s timer can release these: only the size can.

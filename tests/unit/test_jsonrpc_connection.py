@@ -1,8 +1,8 @@
 """The JSON-RPC dispatcher over real pipes (protocol.md "Errors", E2, A9).
 
-`served()` runs an RpcConnection on one pair of os.pipe()s and gives the test a
+`served()` runs a Connection (LSP framing) on one pair of os.pipe()s and gives the test a
 client speaking raw frames on the other ends; the last test runs a tiny server
-built on RpcConnection + open_stdio in a real subprocess over its stdin/stdout.
+built on lsp_connection + open_stdio in a real subprocess over its stdin/stdout.
 "Nothing was answered" is checked by ordering: a later request's reply must be
 the next message, never by sleeping.
 """
@@ -23,16 +23,19 @@ import anyio
 import pydantic
 import pytest
 
-from askbridge.bridge.framing import (
-    FrameReader,
-    FrameWriter,
-    open_read_pipe,
-    open_write_pipe,
-)
-from askbridge.bridge.rpc import ConnectionClosed, RpcConnection, RpcError, RpcResponseError
 from askbridge.core.errors import SessionError, UserQuestionError, error_from_wire
+from askbridge.jsonrpc import (
+    Connection,
+    ConnectionClosed,
+    FrameReader,
+    MalformedReply,
+    MessageWriter,
+    RpcError,
+    RpcResponseError,
+)
 from askbridge.protocol.errors import FIXED_MESSAGES, ErrorCode
 from askbridge.protocol.parsing import InvalidParams, parse_params
+from askbridge.stdio import open_read_pipe, open_write_pipe
 
 
 def frame(body: bytes) -> bytes:
@@ -45,7 +48,7 @@ class Client:
     def __init__(self, frames: FrameReader, stream: asyncio.StreamWriter) -> None:
         self.frames = frames
         self.stream = stream
-        self.out = FrameWriter(stream)
+        self.out = MessageWriter(stream)
 
     async def send(self, obj: Any) -> None:
         await self.out.write(obj)
@@ -82,24 +85,21 @@ async def echo(params: Any) -> Any:
 
 @dataclass
 class Served:
-    conn: RpcConnection
+    conn: Connection
     client: Client
     ended: anyio.Event
 
 
 @asynccontextmanager
 async def served(
-    setup: Callable[[RpcConnection], None] | None = None, max_body: int | None = None
+    setup: Callable[[Connection], None] | None = None, max_body: int | None = None
 ) -> AsyncIterator[Served]:
     c2s_read, c2s_write = os.pipe()
     s2c_read, s2c_write = os.pipe()
     server_out = await open_write_pipe(s2c_write)
     reader = await open_read_pipe(c2s_read)
-    conn = (
-        RpcConnection(reader, server_out)
-        if max_body is None
-        else RpcConnection(reader, server_out, max_body=max_body)
-    )
+    frames = FrameReader(reader) if max_body is None else FrameReader(reader, max_body=max_body)
+    conn = Connection(frames, MessageWriter(server_out))
     conn.on_request("echo", echo)
     if setup is not None:
         setup(conn)
@@ -184,7 +184,7 @@ class Settings(pydantic.BaseModel):
     timeout: int
 
 
-def invalid_params_handlers(conn: RpcConnection) -> None:
+def invalid_params_handlers(conn: Connection) -> None:
     async def explicit(params: Any) -> Any:
         raise InvalidParams([{"field": "sessionId", "message": "Field required"}])
 
@@ -224,7 +224,7 @@ async def test_invalid_params_and_explicit_rpc_errors() -> None:
         assert reply["error"]["code"] == -32602
 
 
-def failing_handlers(conn: RpcConnection) -> None:
+def failing_handlers(conn: Connection) -> None:
     async def reply_queued(params: Any) -> Any:
         raise UserQuestionError.of(ErrorCode.REPLY_QUEUED)
 
@@ -269,19 +269,19 @@ async def test_other_exceptions_are_internal_errors_logged_with_traceback(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     """protocol.md Errors: anything else is -32603 with its message; the server keeps serving."""
-    caplog.set_level(logging.DEBUG, logger="askbridge.bridge")
+    caplog.set_level(logging.DEBUG, logger="askbridge.jsonrpc")
     async with served(failing_handlers) as s:
         reply = await s.client.call(1, "boom")
         assert reply["error"] == {"code": -32603, "message": "boom"}
         reply = await s.client.call(2, "not_json")
         assert reply["error"]["code"] == -32603 and "not JSON" in reply["error"]["message"]
         assert "result" in await s.client.call(3, "echo")
-    logged = [r for r in caplog.records if r.name == "askbridge.bridge" and r.exc_info]
+    logged = [r for r in caplog.records if r.name == "askbridge.jsonrpc" and r.exc_info]
     assert [type(r.exc_info[1]) for r in logged if r.exc_info] == [RuntimeError, TypeError]
 
 
-def blocking_handlers(log: list[str], release: anyio.Event) -> Callable[[RpcConnection], None]:
-    def setup(conn: RpcConnection) -> None:
+def blocking_handlers(log: list[str], release: anyio.Event) -> Callable[[Connection], None]:
+    def setup(conn: Connection) -> None:
         async def block(params: Any) -> Any:
             log.append(f"started {params[0]}")
             try:
@@ -340,7 +340,7 @@ async def test_notification_right_behind_a_request_sees_it_started() -> None:
         assert (await s.client.recv())["result"] == "released"
 
 
-def asking_handlers(conn: RpcConnection) -> None:
+def asking_handlers(conn: Connection) -> None:
     async def ask(params: Any) -> Any:
         return await conn.request("client/ask", params)
 
@@ -418,7 +418,7 @@ async def test_cancelled_outgoing_request_sends_cancel_without_waiting_and_drops
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     """A9: the server tells the client to close the card and never waits for it to agree."""
-    caplog.set_level(logging.DEBUG, logger="askbridge.bridge")
+    caplog.set_level(logging.DEBUG, logger="askbridge.jsonrpc")
     async with served() as s:
         outcome: list[str] = []
         async with anyio.create_task_group() as tg:
@@ -457,7 +457,7 @@ async def test_cancelled_outgoing_request_sends_cancel_without_waiting_and_drops
 
 
 async def test_responses_with_unknown_ids_are_ignored(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.DEBUG, logger="askbridge.bridge")
+    caplog.set_level(logging.DEBUG, logger="askbridge.jsonrpc")
     async with served() as s:
         await s.client.send({"jsonrpc": "2.0", "id": "ab-99", "result": 1})
         await s.client.send({"jsonrpc": "2.0", "id": 1, "result": 1})  # ours are strings
@@ -468,7 +468,7 @@ async def test_responses_with_unknown_ids_are_ignored(caplog: pytest.LogCaptureF
         reply = await s.client.call(2, "echo")  # nothing was answered before this reply
         assert "result" in reply
     ignored = [r for r in caplog.records if "unknown or settled id" in r.getMessage()]
-    assert len(ignored) == 3 and all(r.levelno == logging.DEBUG for r in ignored)
+    assert len(ignored) == 3 and all(r.levelno == logging.INFO for r in ignored)
 
 
 async def test_end_of_input_ends_serve_fails_outgoing_and_cancels_incoming() -> None:
@@ -519,12 +519,12 @@ async def test_oversized_and_malformed_frames_are_invalid_request_and_serving_co
 
 SERVER = """
 import os, anyio
-from askbridge.bridge.framing import open_stdio
-from askbridge.bridge.rpc import RpcConnection
+from askbridge.stdio import open_stdio
+from askbridge.jsonrpc import lsp_connection
 
 async def main():
     reader, writer = await open_stdio()
-    conn = RpcConnection(reader, writer)
+    conn = lsp_connection(reader, writer)
 
     async def echo(params):
         print("stray print")
@@ -574,3 +574,155 @@ async def test_real_subprocess_over_stdio() -> None:
         if proc.returncode is None:
             proc.kill()
             await proc.wait()
+
+
+# -- hostile input (S3, S8, S9) ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"[" * 100_000 + b"]" * 100_000,
+        b'{"a":' * 5_000 + b"1" + b"}" * 5_000,
+        b"NaN",
+        b'{"x": Infinity}',
+    ],
+    ids=["deep-array", "deep-object", "nan", "infinity"],
+)
+async def test_S3_too_deep_or_non_json_numbers_are_parse_errors(body: bytes) -> None:
+    async with served() as s:
+        s.client.send_raw(frame(body))
+        reply = await s.client.recv()
+        assert reply["id"] is None and reply["error"]["code"] == -32700, reply
+        assert "result" in await s.client.call(1, "echo")
+
+
+async def test_S3_a_lone_surrogate_in_params_is_invalid_params_naming_the_field() -> None:
+    async with served() as s:
+        s.client.send_raw(
+            frame(b'{"jsonrpc":"2.0","id":1,"method":"echo","params":{"p":[{"text":"a\\ud800"}]}}')
+        )
+        reply = await s.client.recv()
+        assert reply["id"] == 1 and reply["error"]["code"] == -32602
+        assert reply["error"]["data"]["errors"][0]["field"] == "p.0.text"
+        # A valid pair is one character, not a lone surrogate.
+        s.client.send_raw(
+            frame(b'{"jsonrpc":"2.0","id":2,"method":"echo","params":["\\ud83d\\ude00"]}')
+        )
+        assert (await s.client.recv())["result"]["params"] == ["\U0001f600"]
+
+
+async def test_S3_a_peer_error_message_with_a_lone_surrogate_is_kept_with_a_replacement() -> None:
+    got: list[Any] = []
+
+    def setup(conn: Connection) -> None:
+        async def ask(params: Any) -> Any:
+            try:
+                await conn.request("client/ask", None)
+            except RpcResponseError as exc:
+                got.append(exc.message)
+            return "ok"
+
+        conn.on_request("ask", ask)
+
+    async with served(setup) as s:
+        await s.client.request(1, "ask")
+        outgoing = await s.client.recv()
+        s.client.send_raw(
+            frame(
+                b'{"jsonrpc":"2.0","id":"%s","error":{"code":1,"message":"no\\udc00"}}'
+                % outgoing["id"].encode()
+            )
+        )
+        assert (await s.client.recv())["result"] == "ok"
+    assert got == ["no\ufffd"]
+
+
+@pytest.mark.parametrize("reply", [{}, {"error": "boom"}, {"error": {"message": "no code"}}])
+async def test_S8_a_response_without_result_or_error_is_an_error_reply_never_answered(
+    reply: dict[str, Any],
+) -> None:
+    got: list[Exception] = []
+
+    def setup(conn: Connection) -> None:
+        async def ask(params: Any) -> Any:
+            try:
+                await conn.request("client/ask", None)
+            except RpcResponseError as exc:
+                got.append(exc)
+            return "done"
+
+        conn.on_request("ask", ask)
+
+    async with served(setup) as s:
+        await s.client.request(1, "ask")
+        outgoing = await s.client.recv()
+        await s.client.send({"jsonrpc": "2.0", "id": outgoing["id"], **reply})
+        # The next message is the handler's reply: the malformed response got none.
+        assert await s.client.recv() == {"jsonrpc": "2.0", "id": 1, "result": "done"}
+    assert len(got) == 1 and isinstance(got[0], MalformedReply)
+
+
+def _request(msg_id: int, method: str = "echo") -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": msg_id, "method": method}).encode()
+
+
+@pytest.mark.parametrize("excess", [-10, 5, 12, 19, 40])
+async def test_S8_after_a_wrong_content_length_the_next_valid_request_is_answered(
+    excess: int,
+) -> None:
+    """A too-short length leaves the body's tail in front of the next header on one line; a
+    too-long one swallows the start of the next frame. Either way the next frame is found."""
+    async with served() as s:
+        body = _request(1)
+        following = frame(_request(2))
+        s.client.send_raw(b"Content-Length: %d\r\n\r\n" % (len(body) + excess) + body + following)
+        if excess > 0 and excess >= len(following):
+            return
+        errors = []
+        while (reply := await s.client.recv()).get("id") != 2:
+            errors.append(reply)
+        assert reply["result"] == {"params": None, "type": "NoneType"}
+        assert errors and all(
+            e["id"] is None and e["error"]["code"] in (-32700, -32600) for e in errors
+        )
+        assert "result" in await s.client.call(3, "echo")
+
+
+async def test_S9_after_refuse_requests_every_request_is_invalid_request() -> None:
+    def setup(conn: Connection) -> None:
+        async def shutdown(params: Any) -> None:
+            conn.refuse_requests("the server is shutting down: only exit is accepted")
+
+        conn.on_request("shutdown", shutdown)
+
+    async with served(setup) as s:
+        assert (await s.client.call(1, "shutdown"))["result"] is None
+        reply = await s.client.call(2, "echo")
+        assert reply["error"]["code"] == -32600 and "shutting down" in reply["error"]["message"]
+
+
+async def test_L7_a_late_reply_to_a_withdrawn_request_reaches_its_on_late_callback() -> None:
+    late: list[tuple[Any, Any]] = []
+
+    def setup(conn: Connection) -> None:
+        async def ask(params: Any) -> Any:
+            with anyio.move_on_after(0.05):
+                await conn.request("client/ask", None, on_late=lambda r, e: late.append((r, e)))
+            return "withdrawn"
+
+        conn.on_request("ask", ask)
+
+    async with served(setup) as s:
+        await s.client.request(1, "ask")
+        outgoing = await s.client.recv()
+        cancel = await s.client.recv()
+        assert cancel == {
+            "jsonrpc": "2.0",
+            "method": "$/cancelRequest",
+            "params": {"id": outgoing["id"]},
+        }
+        assert (await s.client.recv())["result"] == "withdrawn"
+        await s.client.send({"jsonrpc": "2.0", "id": outgoing["id"], "result": {"late": True}})
+        assert "result" in await s.client.call(2, "echo")
+    assert late == [({"late": True}, None)]

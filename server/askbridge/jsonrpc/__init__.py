@@ -1,0 +1,63 @@
+"""The one JSON-RPC 2.0 core every door runs on (architecture.md `jsonrpc/`; S3, S7, S8).
+
+- `framing.FrameReader`: LSP base-protocol frames in (8 MiB cap, header resync);
+- `lines.LineReader`: newline-delimited messages in, for ACP and MCP (8 MiB cap);
+- `writer.MessageWriter`: messages out in either framing, coalesced, bounded;
+- `messages`: decoding, message shapes, the one exception-to-wire mapping;
+- `connection.Connection`: dispatch, one task and cancel scope per incoming
+  request, outgoing requests with cancellation and late replies (L7).
+
+Why not pygls's server or the ACP SDK's Connection: every layer either would
+have given us needed replacing. pygls's stdin reader runs in a thread pool
+(2–3× slower), answers invalid JSON with `window/showMessage` instead of
+-32700, has no frame cap and drops a lowercase `content-length`; its
+dispatcher turns custom params into namedtuples, shares one id table for both
+directions, sends no `$/cancelRequest` for cancelled outgoing requests and
+reports late replies as "Error in server". The ACP SDK's Connection crashes on
+a line that is not a JSON object, treats `null` as end of input, answers
+nothing to invalid JSON and buffers a line whole. pygls and the ACP SDK stay
+in the tests as independent clients; the ACP door keeps the SDK's schema
+models. Imports only `askbridge.protocol`.
+"""
+
+from asyncio import StreamReader, StreamWriter
+
+from .connection import ACP, LSP, Connection, Dialect, LateReply
+from .framing import MAX_BODY, Frame, FrameProblem, FrameReader
+from .lines import LineReader
+from .messages import ConnectionClosed, MalformedReply, RpcError, RpcResponseError
+from .writer import MessageWriter, line_frame, lsp_frame
+
+__all__ = [
+    "ACP",
+    "LSP",
+    "MAX_BODY",
+    "Connection",
+    "ConnectionClosed",
+    "Dialect",
+    "Frame",
+    "FrameProblem",
+    "FrameReader",
+    "LateReply",
+    "LineReader",
+    "MalformedReply",
+    "MessageWriter",
+    "RpcError",
+    "RpcResponseError",
+    "line_connection",
+    "line_frame",
+    "lsp_connection",
+    "lsp_frame",
+]
+
+
+def lsp_connection(reader: StreamReader, writer: StreamWriter, unread: bytes = b"") -> Connection:
+    """A connection speaking LSP-framed JSON-RPC (`askbridge serve`) on a pair of streams."""
+    return Connection(FrameReader(reader, unread=unread), MessageWriter(writer), dialect=LSP)
+
+
+def line_connection(
+    reader: StreamReader, writer: StreamWriter, dialect: Dialect = ACP
+) -> Connection:
+    """A connection speaking newline-delimited JSON-RPC (ACP, MCP) on a pair of streams."""
+    return Connection(LineReader(reader), MessageWriter(writer, line_frame), dialect=dialect)
