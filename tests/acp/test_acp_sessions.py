@@ -173,7 +173,7 @@ async def test_acp_end_of_input_mid_question_exits_zero_without_answerer_failure
     """ACP-eof (protocol.md "Lifecycle", D1): the client closing stdin while a question is
     open ends the turn (cancelled) and the process exits 0; the dropped connection is
     never mistaken for an answerer failure (no PROVIDER_ERROR, the model is not asked
-    again), so the call stays open for P7 repair on the next load."""
+    again): the call ends outcome-unknown and stays answerable (M6, P3)."""
     data = tmp_path / "data"
     model = script(ask_step("call-1", question("db", "a", "b")), {"text": "never"})
     client = RecordingClient()
@@ -206,7 +206,7 @@ async def test_acp_end_of_input_mid_question_exits_zero_without_answerer_failure
         events = store.load(session_id)
     finally:
         store.close()
-    types = [e["type"] for e in events]
-    assert "tool/call" in types and "tool/result" not in types
+    [result] = [e for e in events if e["type"] == "tool/result"]
+    assert result["error"] == {"name": "ToolError", "code": "TOOL_OUTCOME_UNKNOWN"}
     assert events[-1] == {"type": "turn/end", "turnId": "t-1", "stopReason": "cancelled"}
     assert not [e for e in events if e["type"] == "assistant/message" and e["text"] == "never"]

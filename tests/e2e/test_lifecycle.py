@@ -96,7 +96,8 @@ async def test_invalid_initialization_options_are_invalid_params(tmp_path: Path)
 
 async def test_shutdown_cancels_every_outstanding_ask(tmp_path: Path) -> None:
     """Lifecycle: after `shutdown` the server sends $/cancelRequest for each outstanding
-    userQuestions/ask (the ask ends ASK_ABORTED); exit then ends with status 0."""
+    userQuestions/ask; exit then ends with status 0. The client is leaving, so its questions
+    are not settled by it: each call ends outcome-unknown and stays answerable (M6, P3)."""
     model = script(ask_step(), text_step("after"))
     async with RawServer.start(tmp_path / "data", "--model", json.dumps(model)) as server:
         await server.initialize()
@@ -115,15 +116,16 @@ async def test_shutdown_cancels_every_outstanding_ask(tmp_path: Path) -> None:
         await server.notify("exit")
         assert await server.wait() == 0
         await server.read_to_end()
-        failures = updates_of(server.received, "tool_call_update")
-        assert {u["error"]["code"] for u in failures} == {"ASK_ABORTED"}
-        assert len(failures) == 2
+    for sid in sids:
+        results = of_type(stored_events(tmp_path / "data", sid), "tool/result")
+        assert [r["error"]["code"] for r in results] == ["TOOL_OUTCOME_UNKNOWN"]
 
 
 async def test_end_of_input_cancels_turns_releases_claims_and_exits_0(tmp_path: Path) -> None:
-    """Lifecycle: end of input ends the running turn (turn/end `cancelled` is committed)
+    """Lifecycle, M6: end of input ends the running turn (turn/end `cancelled` is committed)
     although the client held a claim, and exits 0. The open question is not settled by the
-    disconnect: a restarted server repairs its call (P7) and it stays answerable (L1)."""
+    disconnect: its call ends outcome-unknown, continued (P3), and a restarted server offers
+    it as answerable (L1)."""
     data = tmp_path / "data"
     model = script(ask_step(timeout=600), text_step("after the reply"))
     async with RawServer.start(data, "--model", json.dumps(model), "--ask-mode", "timed") as server:
@@ -141,7 +143,8 @@ async def test_end_of_input_cancels_turns_releases_claims_and_exits_0(tmp_path: 
         server.close_input()
         assert await server.wait() == 0
     events = stored_events(data, sid)
-    assert [e["type"] for e in events][-2:] == ["tool/call", "turn/end"]
+    assert [e["type"] for e in events][-3:] == ["tool/call", "tool/result", "turn/end"]
+    assert events[-2]["error"] == {"name": "ToolError", "code": "TOOL_OUTCOME_UNKNOWN"}
     assert events[-1]["stopReason"] == "cancelled"
     async with RawServer.start(data) as server:
         await server.initialize()

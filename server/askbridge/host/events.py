@@ -20,7 +20,7 @@ know every key an event can carry.
 | agent/inbox/inserted | inboxId, delivery ("next-turn"/"next-step"), message {content, source?} |
 | agent/inbox/claimed | inboxId |
 | agent/inbox/discarded | inboxId, reason |
-| turn/end | turnId, stopReason |
+| turn/end | turnId, stopReason, error? {name, code, message} |
 """
 
 from __future__ import annotations
@@ -150,8 +150,12 @@ def inbox_discarded(inbox_id: str, reason: str) -> Event:
     return {"type": INBOX_DISCARDED, "inboxId": inbox_id, "reason": reason}
 
 
-def turn_end(turn_id: str, stop_reason: str) -> Event:
-    return {"type": TURN_END, "turnId": turn_id, "stopReason": stop_reason}
+def turn_end(turn_id: str, stop_reason: str, error: dict[str, str] | None = None) -> Event:
+    """`error` {name, code, message}: why the turn failed (a model or store failure)."""
+    event: Event = {"type": TURN_END, "turnId": turn_id, "stopReason": stop_reason}
+    if error is not None:
+        event["error"] = error
+    return event
 
 
 def reply_source(call_id: str) -> dict[str, str]:

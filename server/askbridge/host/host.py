@@ -1,18 +1,28 @@
-"""The Host: sessions over one store, the live agent registry and the question service.
+"""The Host: a data directory's sessions, the clients attached to them, the question service.
 
-Front doors (`bridge`, `acp`) own one Host each. They call `new_session`,
-`load_session`, `prompt`, `cancel`, `answer`, `withdraw_reply`, `view`, and
-subscribe with `add_listener` to session updates (the `session/update`
-shapes of protocol.md) and projection views. Use it as an async context
-manager: its task group owns every turn; leaving it cancels the turns, closes
-every timed wait and leaves the store consistent.
+One Host per data directory (H1); every front door attaches its clients to it
+(`attach(link, env)`; clients.py). Clients create, list and load any root
+session (M1) and follow the sessions they created or loaded; the host tells
+followers what each commit changed (`publish`, host/updates.py), asks them the
+session's questions (fanout.py, M2–M4), and takes late replies from any of
+them (L, M5). When a session's last follower leaves it behaves as at end of
+input: its turn ends, open questions stay answerable (M6); a session nobody
+follows and no turn runs is unloaded after `unload_after` seconds (S10).
+
+Use it as an async context manager: its task group owns every turn. Leaving
+it first ends every turn as if its followers had left (results recorded,
+questions continued), then cancels what is left and closes every wait.
+`add_listener` registers an observer of every root session's updates and view
+changes (embedders, tests); `on_fatal` is called once with exit status 1 when
+the data directory is lost under the host (S5).
 """
 
 from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Coroutine, Sequence
+import time
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -20,10 +30,9 @@ import anyio
 from anyio.abc import TaskGroup
 
 from askbridge.core import (
-    AbortSignal,
     Clock,
     SessionError,
-    ToolInputError,
+    StoreLost,
     UserQuestionError,
     UserQuestionService,
     check_answer,
@@ -34,12 +43,19 @@ from askbridge.protocol.vocabulary import Answer, AnswerItem, ProjectionView, Qu
 
 from . import events as ev
 from .agents import Agent, AgentRegistry, new_id
+from .clients import Client, ClientLink, Subscribers, publish
+from .fanout import QuestionFanout
 from .models.base import Model
-from .session import QueuedPrompt, Session
+from .options import merge_settings
+from .session import Session
 from .store_api import EventStore, SessionInfo
 from .tools import DEFAULT_TIMEOUT_S, AskUserQuestionTool, ToolContext, ToolOutcome, reply_text
 
 log = logging.getLogger("askbridge.host")
+
+UNLOAD_AFTER_S = 60.0
+# How long leaving the host waits for turns to record their end (M6) before cancelling.
+STOP_GRACE_S = 5.0
 
 
 class HostListener(Protocol):
@@ -48,12 +64,12 @@ class HostListener(Protocol):
     def on_view_changes(self, session_id: str, changes: list[dict[str, Any]]) -> None: ...
 
 
-def make_model(spec: dict[str, Any]) -> Model:
+def make_model(spec: dict[str, Any], env: Mapping[str, str]) -> Model:
     """`models.factory.make_model`, imported on first use: the OpenAI adapter pulls in
     httpx, which `askbridge serve` should not pay for before answering `initialize`."""
     from .models.factory import make_model as make
 
-    return make(spec)
+    return make(spec, env)
 
 
 def _now_iso() -> str:
@@ -69,6 +85,7 @@ class Host:
         ask_user_question: dict[str, Any] | None = None,
         clock: Clock | None = None,
         max_turn_requests: int = 1000,
+        unload_after: float = UNLOAD_AFTER_S,
     ) -> None:
         self.store = store
         self.default_model: dict[str, Any] = model or {"kind": "script", "steps": []}
@@ -77,11 +94,20 @@ class Host:
             "timeout": DEFAULT_TIMEOUT_S,
         }
         self.max_turn_requests = max_turn_requests
+        self.unload_after = unload_after
         self.registry = AgentRegistry()
         self.service = UserQuestionService(self.registry, clock)
         self.service.set_late_reply_handler(self)
         self.sessions: dict[str, Session] = {}
+        self.clients: dict[int, Client] = {}
+        self.subscribers = Subscribers()
+        self.fanout = QuestionFanout(self)
+        self.service.register(self.fanout.listener)
+        self.on_fatal: Callable[[int], None] | None = None
         self._listeners: list[HostListener] = []
+        self._idle_since: dict[str, float] = {}
+        self._lost = False
+        self._turns_done: anyio.Event | None = None  # set while leaving, once no turn runs
         self._tg: TaskGroup | None = None
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -89,17 +115,25 @@ class Host:
     async def __aenter__(self) -> Host:
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
+        self._tg.start_soon(self._unload_idle_sessions)
         return self
 
     async def __aexit__(self, *exc: Any) -> bool | None:
         assert self._tg is not None
-        # Cancel the turns first, without aborting their signals: an ask cut off by a
-        # shutdown records no result (an ASK_ABORTED result would drop the question, P3);
-        # the next load repairs the call as outcome-unknown and it stays answerable (P7).
+        # As at end of input (M6): every turn ends, recording its cut-off asks as
+        # outcome-unknown (continued, P3); what does not end in time is cancelled, and
+        # the next load repairs it the same way (P7).
+        for client in list(self.clients.values()):
+            self.detach(client)
+        for session in list(self.sessions.values()):
+            session.abandon()
+        if any(s.running for s in self.sessions.values()):
+            self._turns_done = anyio.Event()
+            with anyio.move_on_after(STOP_GRACE_S, shield=True):
+                await self._turns_done.wait()
         self._tg.cancel_scope.cancel()
         for session in list(self.sessions.values()):
-            # Callers awaiting `prompt` live outside our task group: answer them, or they hang.
-            session.release_prompts()
+            session.release_prompts()  # callers awaiting `prompt` live outside our task group
         self.service.shutdown()
         try:
             return await self._tg.__aexit__(*exc)
@@ -111,26 +145,77 @@ class Host:
             raise RuntimeError("the host is not running (use `async with Host(...)`)")
         self._tg.start_soon(fn)
 
-    # -- listeners ------------------------------------------------------------------------
+    def store_lost(self, exc: StoreLost) -> None:
+        """S5: the data directory is gone: stop acknowledging, tell every client, exit 1."""
+        if self._lost:
+            return
+        self._lost = True
+        log.critical("%s", exc.message)
+        for client in list(self.clients.values()):
+            client.link.notify_fatal(exc)
+        if self.on_fatal is not None:
+            self.on_fatal(1)
+
+    # -- clients (M1–M7) ------------------------------------------------------------------
+
+    def attach(
+        self, link: ClientLink, env: Mapping[str, str] | None = None, door: str = "lsp"
+    ) -> Client:
+        client = Client(link, dict(os.environ) if env is None else env, door)
+        self.clients[client.id] = client
+        log.info("client %s attached (%s)", client.id, door)
+        return client
+
+    def detach(self, client: Client) -> None:
+        """The client is gone: its claims end (M4); sessions it was the last to follow end
+        their turns as at end of input (M6)."""
+        if self.clients.pop(client.id, None) is None:
+            return
+        client.gone.abort("detached")
+        for session_id in list(client.sessions):
+            if self.subscribers.remove(client, session_id):
+                session = self.sessions.get(session_id)
+                if session is not None:
+                    session.abandon()
+                    self._mark_idle(session)
+        log.info("client %s detached", client.id)
+
+    def subscribe(self, client: Client | None, session: Session, *, snapshot: bool = True) -> None:
+        """`client` follows `session` from now on: its view's snapshot first (S2), then
+        every question open in it (M3)."""
+        if client is None or not client.attached or not session.is_root:
+            return
+        if not self.subscribers.add(client, session.id):
+            return
+        self._idle_since.pop(session.id, None)
+        if snapshot:
+            client.link.send_view_changes(session.id, session.projection.snapshot())
+        self.fanout.offer(client, session.id)
+
+    def publish(
+        self, session: Session, events: Sequence[ev.Event], changes: list[dict[str, Any]]
+    ) -> None:
+        from .updates import updates_for
+
+        updates = updates_for(events)
+        if not updates and not changes:
+            return
+        publish(self.subscribers.of(session.id), session, updates, changes)
+        for listener in list(self._listeners):
+            if changes:
+                listener.on_view_changes(session.id, changes)
+            for update in updates:
+                listener.on_update(session.id, update)
 
     def add_listener(self, listener: HostListener) -> Callable[[], None]:
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
-    def publish_update(self, session: Session, update: dict[str, Any]) -> None:
-        for listener in list(self._listeners):
-            listener.on_update(session.id, update)
-
-    def publish_view_changes(self, session: Session, changes: list[dict[str, Any]]) -> None:
-        if not session.is_root:
-            return  # P6: a delegated child's questions never reach its parent's clients
-        for listener in list(self._listeners):
-            listener.on_view_changes(session.id, changes)
-
     # -- sessions -------------------------------------------------------------------------
 
     def new_session(
         self,
+        client: Client | None = None,
         *,
         cwd: str | None = None,
         model: dict[str, Any] | None = None,
@@ -141,8 +226,11 @@ class Host:
     ) -> Session:
         """Create a session; its header is committed before this returns (D1)."""
         spec = model or self.default_model
-        ask = {**self.default_ask, **(ask_user_question or {})}
-        model_obj = make_model(spec)
+        ask = merge_settings(
+            {"ask_user_question": self.default_ask}, {"ask_user_question": ask_user_question}
+        )["ask_user_question"]
+        env = client.env if client is not None else os.environ
+        model_obj = make_model(spec, env)
         check = getattr(model_obj, "check", None)
         if callable(check):
             check()  # ModelError (MODEL_ERROR) for a missing API key
@@ -166,17 +254,26 @@ class Host:
         session = Session(self, header, [header], agent, model_obj, tool)
         self.registry.register(agent)
         self.sessions[session_id] = session
+        self.subscribe(client, session, snapshot=False)  # nothing to show yet
         return session
 
-    def get_session(self, session_id: str) -> Session:
-        """The loaded session, loading a stored one first (protocol: lazy loading)."""
+    def get_session(self, session_id: str, client: Client | None = None) -> Session:
+        """The session, loaded first if needed (lazy loading); `client` follows it (M1)."""
         session = self.sessions.get(session_id)
-        return session if session is not None else self.load_session(session_id)
+        if session is None:
+            session = self.load_session(session_id, client)
+        else:
+            self.subscribe(client, session)
+        return session
 
-    def load_session(self, session_id: str) -> Session:
+    def load_session(
+        self, session_id: str, client: Client | None = None, *, subscribe: bool = True
+    ) -> Session:
         """Resume a stored root session: P7 repair, then re-admit queued replies (L5)."""
         loaded = self.sessions.get(session_id)
         if loaded is not None:
+            if subscribe:
+                self.subscribe(client, loaded)
             return loaded
         if not self.store.exists(session_id):
             raise SessionError.unknown(session_id)
@@ -186,9 +283,10 @@ class Host:
             raise SessionError.unknown(session_id)
         ask = header.get("askUserQuestion") or self.default_ask
         tool = AskUserQuestionTool(self.service, ask.get("mode", "legacy"), ask.get("timeout", 120))
+        env = client.env if client is not None else os.environ
         # A fresh instance: origin decides, so a resumed root agent asks normally (A4).
         agent = Agent(header["agentId"], session_id, "root")
-        session = Session(self, header, events, agent, make_model(header["model"]), tool)
+        session = Session(self, header, events, agent, make_model(header["model"], env), tool)
         self.registry.register(agent)
         self.sessions[session_id] = session
         repairs: list[ev.Event] = []
@@ -203,29 +301,65 @@ class Host:
         if repairs:
             # No client follows the session yet: whoever loads it gets the snapshot next.
             session.log(*repairs, publish=False)
+        if subscribe:
+            self.subscribe(client, session)
         session.wake()
+        if client is None:
+            self._mark_idle(session)
         return session
 
     def list_sessions(self) -> list[SessionInfo]:
         return [info for info in self.store.list_sessions() if info.origin == "root"]
 
+    def session_idle(self, session: Session) -> None:
+        """A session's turns are done: unload it later if nobody follows it (S10)."""
+        if self.subscribers.count(session.id) == 0:
+            self._mark_idle(session)
+        if self._turns_done is not None and not any(s.running for s in self.sessions.values()):
+            self._turns_done.set()
+
+    def _mark_idle(self, session: Session) -> None:
+        self._idle_since.setdefault(session.id, time.monotonic())
+
+    async def _unload_idle_sessions(self) -> None:
+        while True:
+            await anyio.sleep(max(0.05, self.unload_after / 2))
+            now = time.monotonic()
+            for session_id, since in list(self._idle_since.items()):
+                session = self.sessions.get(session_id)
+                if session is None or self.subscribers.count(session_id) or session.running:
+                    self._idle_since.pop(session_id, None)
+                    continue
+                if now - since >= self.unload_after:
+                    self._unload(session)
+
+    def _unload(self, session: Session) -> None:
+        self._idle_since.pop(session.id, None)
+        if session.running or self.subscribers.count(session.id):
+            return
+        self.registry.unregister(session.agent)
+        del self.sessions[session.id]
+        log.debug("unloaded session %s", session.id)
+
     # -- prompts --------------------------------------------------------------------------
 
-    async def prompt(self, session_id: str, content: list[dict[str, Any]]) -> str:
-        session = self.get_session(session_id)
-        queued: QueuedPrompt = session.enqueue_prompt(content)
+    async def prompt(
+        self, session_id: str, content: list[dict[str, Any]], client: Client | None = None
+    ) -> str:
+        session = self.get_session(session_id, client)
+        queued = session.enqueue_prompt(content, client)
         await queued.done.wait()
         if queued.error is not None:
             raise queued.error
         return queued.stop_reason
 
-    def steer(self, session_id: str, text: str) -> None:
+    def steer(self, session_id: str, text: str, client: Client | None = None) -> None:
         """Steer the running agent: a user message admitted at its next step boundary
         (durable as an inbox event); an idle agent wakes into a new turn for it."""
-        self.get_session(session_id).steer(text)
+        self.get_session(session_id, client).steer(text, client)
 
-    def cancel(self, session_id: str) -> None:
-        self.get_session(session_id).cancel()
+    def cancel(self, session_id: str, client: Client | None = None) -> None:
+        self.get_session(session_id, client).cancel()
 
     # -- late replies (L1–L6) -------------------------------------------------------------
 
@@ -243,54 +377,49 @@ class Host:
         questions = [QuestionItem.model_validate(q) for q in active.questions]
         checked = check_answer(questions, Answer(answers=list(batch)), call_id)  # L3, V8
         text = reply_text(
-            call_id,
-            [q.dump() for q in questions],
-            [a.dump() for a in checked.answers],
+            call_id, [q.dump() for q in questions], [a.dump() for a in checked.answers]
         )
         session.enqueue_reply(call_id, text)  # L4: committed before True
         return True
 
-    async def answer_reply(self, session_id: str, call_id: str, answer: Answer) -> bool:
-        session = self.get_session(session_id)
-        return await self.service.answer(session.agent.id, session_id, call_id, answer.answers)
+    async def answer_reply(
+        self, session_id: str, call_id: str, answer: Answer, client: Client | None = None
+    ) -> bool:
+        session = self.get_session(session_id, client)
+        accepted = await self.service.answer(session.agent.id, session_id, call_id, answer.answers)
+        if accepted and client is not None:
+            session.inbox_client = client  # the turn it wakes asks through this client's fallback
+        return accepted
 
-    def withdraw_reply(self, session_id: str, call_id: str) -> bool:
-        return self.get_session(session_id).withdraw_reply(call_id)  # L5
+    def late_answer(self, client: Client, session_id: str, call_id: str, answer: Answer) -> None:
+        """L7: a client answered a card the server had withdrawn; a late reply if the
+        question went pending and the answer is valid, else dropped and logged."""
 
-    def view(self, session_id: str) -> ProjectionView:
-        return self.get_session(session_id).projection.view()
+        async def deliver() -> None:
+            try:
+                accepted = await self.answer_reply(session_id, call_id, answer, client)
+            except UserQuestionError as exc:
+                log.info("late answer to %s dropped: %s", call_id, exc.message)
+                return
+            log.info(
+                "late answer to %s %s", call_id, "taken as a late reply" if accepted else "dropped"
+            )
+
+        if self._tg is not None:
+            self.spawn(deliver)
+
+    def withdraw_reply(self, session_id: str, call_id: str, client: Client | None = None) -> bool:
+        return self.get_session(session_id, client).withdraw_reply(call_id)  # L5
+
+    def view(self, session_id: str, client: Client | None = None) -> ProjectionView:
+        return self.get_session(session_id, client).projection.view()
 
     # -- delegate (T7, T8) ----------------------------------------------------------------
 
     async def run_delegate(self, parent: Session, ctx: ToolContext, arguments: Any) -> ToolOutcome:
-        if not isinstance(arguments, dict) or not isinstance(arguments.get("prompt"), str):
-            raise ToolInputError("delegate requires a string prompt")
-        steps = arguments.get("steps")
-        spec = dict(parent.header["model"])
-        if spec.get("kind") == "script":
-            if steps is not None and not isinstance(steps, list):
-                raise ToolInputError("delegate steps must be an array of script steps")
-            spec = {"kind": "script", "steps": steps or []}
-        child = self.new_session(
-            cwd=parent.header.get("cwd"),
-            model=spec,
-            ask_user_question=parent.header.get("askUserQuestion"),
-            origin="subagent",
-            parent=parent,
-            parent_agent=ctx.agent,
-        )
-        signal = AbortSignal()
-        remove = ctx.signal.on_abort(lambda: signal.abort("parent cancelled"))
-        try:
-            child.prompts.append(QueuedPrompt(ev.text_content(arguments["prompt"]), -1))
-            child.running = True
-            await child.run_turn(signal)
-            return ToolOutcome(child.final_text())
-        finally:
-            remove()
-            child.running = False
-            self.registry.unregister(child.agent)  # one-shot
-            self.sessions.pop(child.id, None)
+        from .delegate import run_delegate
+
+        return await run_delegate(self, parent, ctx, arguments)
 
 
 def _open_turn(events: list[ev.Event]) -> str | None:

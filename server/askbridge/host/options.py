@@ -40,3 +40,32 @@ def open_data_store(args: argparse.Namespace) -> EventStore | None:
     except StoreError as exc:
         print(f"askbridge: {exc}", file=sys.stderr)
         return None
+
+
+def session_settings(model: Any, ask: Any) -> dict[str, Any]:
+    """`{model?, ask_user_question?}` from the wire models a client sent (only what it gave).
+
+    `ask` keeps only the fields the client set, so merging field by field works:
+    `{timeout: 30}` keeps the mode from the layer below.
+    """
+    out: dict[str, Any] = {}
+    if model is not None:
+        out["model"] = model.model_dump(mode="json", by_alias=True, exclude_none=True)
+    if ask is not None:
+        out["ask_user_question"] = ask.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    return out
+
+
+def merge_settings(*layers: dict[str, Any]) -> dict[str, Any]:
+    """Session settings, later layers over earlier ones: the flags, a client's defaults
+    (`initializationOptions`), `session/new` (or ACP `_meta.askbridge`). The model is
+    taken whole; `ask_user_question` field by field. The one merge every door uses."""
+    out: dict[str, Any] = {}
+    ask: dict[str, Any] = {}
+    for layer in layers:
+        if layer.get("model") is not None:
+            out["model"] = layer["model"]
+        ask.update(layer.get("ask_user_question") or {})
+    if ask:
+        out["ask_user_question"] = ask
+    return out

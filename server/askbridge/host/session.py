@@ -1,14 +1,15 @@
-"""A loaded session: its log, its root agent, its queue and its turn loop.
+"""A loaded session: its log, its root agent, its queue; its turns run in turns.py.
 
 Everything a restart needs is a fold of the log (`events`): the projection,
 the inbox (queued late replies), the model's position (`request_index`).
 Only queued prompts live in memory: their `session/prompt` callers are gone
 after a restart anyway.
 
-Turns run one at a time in a task of the host's task group. A turn admits the
-queued items up to and including the first queued prompt (arrival order,
-L5), then loops model request → tool calls (run concurrently) → results, and
-at each step boundary admits late replies that arrived meanwhile (L4).
+`log(*events)` is the only way a session changes: it commits, folds, and then
+the host tells the session's followers what changed (host/updates.py), so
+nothing derived from an event reaches a client before it is durable (D1). A
+store failure there ends at most the turn that logged (S4); a lost data
+directory stops the host (S5).
 """
 
 from __future__ import annotations
@@ -21,35 +22,34 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
-from askbridge.core import AbortSignal, HarnessError, tool_failed, unknown_tool
+from askbridge.core import AbortSignal, HarnessError, StoreLost
 
 from . import events as ev
-from . import updates as up
 from .agents import Agent, new_id
 from .inbox import Inbox, InboxItem
-from .models.base import Model, ModelError, ToolCallRequest
+from .models.base import Model
 from .projection import Projection
-from .tools import (
-    ASK_TOOL,
-    DELEGATE_SCHEMA,
-    DELEGATE_TOOL,
-    AskUserQuestionTool,
-    ToolContext,
-    ToolOutcome,
-)
+from .tools import DELEGATE_SCHEMA, AskUserQuestionTool
 
 if TYPE_CHECKING:
+    from .clients import Client
     from .host import Host
 
 log = logging.getLogger("askbridge.host")
 
 _arrivals = itertools.count()
 
+# Why a turn was aborted: a user's cancel, or its last follower leaving (M6). An ask cut
+# off by the second stays answerable: its result is outcome-unknown (continued, P3).
+CANCELLED = "cancelled"
+DETACHED = "detached"
+
 
 @dataclass(eq=False)
 class QueuedPrompt:
     content: list[dict[str, Any]]
     arrival: int
+    client: Client | None = None
     done: anyio.Event = field(default_factory=anyio.Event)
     stop_reason: str = "cancelled"
     error: HarnessError | None = None
@@ -74,11 +74,15 @@ class Session:
         self.inbox = Inbox()
         self.inbox.apply(events)
         self.request_index = sum(1 for e in events if e.get("type") == ev.REQUEST_HEADER)
-        self._turns = sum(1 for e in events if e.get("type") == ev.TURN_START)
+        self.turns = sum(1 for e in events if e.get("type") == ev.TURN_START)
         self.prompts: deque[QueuedPrompt] = deque()
-        self._reply_arrival = {item.inbox_id: next(_arrivals) for item in self.inbox.items.values()}
+        self.reply_arrival = {item.inbox_id: next(_arrivals) for item in self.inbox.items.values()}
         self.running = False
         self.turn_signal: AbortSignal | None = None
+        # The client whose prompt (or late reply) started the current turn: its fallback
+        # asks when no follower renders questions (M2).
+        self.turn_client: Client | None = None
+        self.inbox_client: Client | None = None  # who sent the latest inbox work
         self.hold_replies = False  # after a user cancel, replies wait for the next prompt (L5)
 
     @property
@@ -88,48 +92,51 @@ class Session:
     # -- the log --------------------------------------------------------------------------
 
     def log(self, *events: ev.Event, publish: bool = True) -> None:
-        """Commit, then fold (D1): nothing derived from an event is shown before it is durable."""
-        self.host.store.append(self.id, events)
+        """Commit, then fold, then tell the followers (D1)."""
+        try:
+            self.host.store.append(self.id, events)
+        except StoreLost as exc:
+            self.host.store_lost(exc)
+            raise
         self.events.extend(events)
         self.inbox.apply(events)
         changes = self.projection.apply(events)
-        if changes and publish:
-            self.host.publish_view_changes(self, changes)
-
-    def emit(self, update: dict[str, Any]) -> None:
-        if self.is_root:
-            self.host.publish_update(self, update)
+        if publish and self.is_root:  # P6: a delegated child has no followers
+            self.host.publish(self, events, changes)
 
     # -- queueing -------------------------------------------------------------------------
 
-    def enqueue_prompt(self, content: list[dict[str, Any]]) -> QueuedPrompt:
-        prompt = QueuedPrompt(content, next(_arrivals))
+    def enqueue_prompt(self, content: list[dict[str, Any]], client: Client | None) -> QueuedPrompt:
+        prompt = QueuedPrompt(content, next(_arrivals), client)
         self.prompts.append(prompt)
         self.hold_replies = False
         self.wake()
         return prompt
 
-    def enqueue_reply(self, call_id: str, text: str) -> None:
+    def enqueue_reply(self, call_id: str, text: str, client: Client | None = None) -> None:
         """L4: commit the reply to the inbox, then wake an idle agent."""
-        self.enqueue_inbox(ev.text_content(text), ev.reply_source(call_id), "next-step")
+        self.enqueue_inbox(ev.text_content(text), ev.reply_source(call_id), "next-step", client)
 
-    def steer(self, text: str) -> None:
+    def steer(self, text: str, client: Client | None = None) -> None:
         """A user message for the running agent, admitted at its next step boundary."""
-        self.enqueue_inbox(ev.text_content(text), None, "next-step")
+        self.enqueue_inbox(ev.text_content(text), None, "next-step", client)
 
     def enqueue_inbox(
         self,
         content: list[dict[str, Any]],
         source: dict[str, Any] | None,
         delivery: Literal["next-turn", "next-step"],
+        client: Client | None = None,
     ) -> None:
         """Commit an inbox item (durable), then wake an idle agent."""
         # New inbox work after a user cancel wakes the agent, and the items held since the
         # cancel go with it in arrival order (L4, L5).
-        self.hold_replies = False
         inbox_id = new_id("in")
-        self._reply_arrival[inbox_id] = next(_arrivals)
         self.log(ev.inbox_inserted(inbox_id, delivery, content, source))
+        self.hold_replies = False
+        self.reply_arrival[inbox_id] = next(_arrivals)
+        if client is not None:
+            self.inbox_client = client
         self.wake()
 
     def withdraw_reply(self, call_id: str) -> bool:
@@ -139,20 +146,29 @@ class Session:
         self.log(ev.inbox_discarded(item.inbox_id, "withdrawn"))
         return True
 
-    def _has_work(self) -> bool:
+    def has_work(self) -> bool:
         return bool(self.prompts) or (bool(self.inbox.items) and not self.hold_replies)
 
     def wake(self) -> None:
-        if not self.running and self._has_work():
+        if not self.running and self.has_work():
             self.running = True
             self.host.spawn(self._drive)
 
     def cancel(self) -> None:
         """session/cancel: end the turn and every queued prompt; late replies stay queued."""
-        if self.turn_signal is not None:
-            self.turn_signal.abort("cancelled")
-        self.release_prompts()
+        self._stop(CANCELLED)
         self.hold_replies = True
+
+    def abandon(self) -> None:
+        """M6: the last follower left: the turn ends `cancelled`, queued prompts are answered
+        `cancelled`, open questions stay answerable (continued); queued replies stay queued."""
+        self._stop(DETACHED)
+        self.hold_replies = True
+
+    def _stop(self, reason: str) -> None:
+        if self.turn_signal is not None:
+            self.turn_signal.abort(reason)
+        self.release_prompts()
 
     def release_prompts(self) -> None:
         """Answer every queued prompt `cancelled`: its turn will never run."""
@@ -164,149 +180,37 @@ class Session:
     # -- turns ----------------------------------------------------------------------------
 
     async def _drive(self) -> None:
+        from .turns import run_turn
+
         try:
-            while self._has_work():
-                await self.run_turn()
+            while self.has_work():
+                await run_turn(self)
         finally:
             self.running = False
+            self.host.session_idle(self)
 
-    def _inbox_before(self, limit: float, *, step: bool = False) -> list[InboxItem]:
+    def next_turn(self) -> tuple[str, QueuedPrompt | None, list[InboxItem]]:
+        """The next turn's id, its prompt (if any) and the queued items it admits first."""
+        prompt = self.prompts.popleft() if self.prompts else None
+        items = self.inbox_before(prompt.arrival if prompt else float("inf"))
+        self.turns += 1
+        self.turn_client = prompt.client if prompt is not None else self.inbox_client
+        return f"t-{self.turns}", prompt, items
+
+    def inbox_before(self, limit: float, *, step: bool = False) -> list[InboxItem]:
         """Queued items that arrived before `limit`; at a step boundary only next-step ones."""
         return [
             item
             for item in self.inbox.items.values()
-            if self._reply_arrival.get(item.inbox_id, -1) < limit
+            if self.reply_arrival.get(item.inbox_id, -1) < limit
             and (not step or item.delivery == "next-step")
         ]
-
-    async def run_turn(self, signal: AbortSignal | None = None) -> str:
-        prompt = self.prompts.popleft() if self.prompts else None
-        replies = self._inbox_before(prompt.arrival if prompt else float("inf"))
-        signal = signal or AbortSignal()
-        self.turn_signal = signal
-        self._turns += 1
-        turn_id = f"t-{self._turns}"
-        cause = "prompt" if prompt is not None else "inbox"
-        admitted = [m for item in replies for m in self._admit(item)]
-        if prompt is not None:
-            admitted.append(ev.user_message(prompt.content))
-        self.log(ev.turn_start(turn_id, cause), *admitted)  # type: ignore[arg-type]
-        self.emit(up.turn_started(turn_id, cause))
-        self._emit_admitted(replies)
-        stop, error = "end_turn", None
-        try:
-            stop = await self._steps(signal)
-        except ModelError as exc:
-            error = exc
-            self.emit(up.agent_message_chunk(f"Error: {exc}"))
-        except anyio.get_cancelled_exc_class():
-            stop = "cancelled"  # the host is shutting down
-            raise
-        finally:
-            # No await in here: the end of a turn is recorded even while being cancelled.
-            if signal.aborted:
-                stop = "cancelled"
-            self.turn_signal = None
-            self.log(ev.turn_end(turn_id, stop))
-            self.emit(up.turn_ended(turn_id, stop))
-            if prompt is not None:
-                prompt.stop_reason, prompt.error = stop, error
-                prompt.done.set()
-        return stop
-
-    def _admit(self, item: InboxItem) -> list[ev.Event]:
-        return [
-            ev.user_message(item.content, source=item.source, inbox_id=item.inbox_id),
-            ev.inbox_claimed(item.inbox_id),
-        ]
-
-    def _emit_admitted(self, items: list[InboxItem]) -> None:
-        for item in items:
-            self.emit(up.user_message(item.content, item.source))
-
-    async def _steps(self, signal: AbortSignal) -> str:
-        for _ in range(self.host.max_turn_requests):
-            if signal.aborted:
-                return "cancelled"
-            tools = self.tool_schemas()
-            # The header is committed with the response it led to (one commit per step,
-            # D1 still holds: both precede any ask they cause); alone when none came.
-            header = ev.request_header(tools)
-            index, self.request_index = self.request_index, self.request_index + 1
-            response = None
-            with anyio.CancelScope() as scope:
-                remove = signal.on_abort(scope.cancel)
-                try:
-                    response = await self.model.complete(self.events, tools, index)
-                except BaseException:
-                    self.log(header)
-                    raise
-                finally:
-                    remove()
-            if response is None:
-                self.log(header)
-                return "cancelled"
-            calls = response.tool_calls
-            self.log(
-                header,
-                ev.assistant_message(response.text, [_call_json(c) for c in calls]),
-                *[ev.tool_call(c.id, c.name, c.arguments) for c in calls],
-            )
-            if response.text:
-                self.emit(up.agent_message_chunk(response.text))
-            if not calls:
-                return "end_turn"
-            for c in calls:
-                self.emit(up.tool_call(c.id, c.name, c.arguments))
-            if len(calls) == 1:  # the common step: spare it a task group and a task
-                await self._run_tool(calls[0], signal)
-            else:
-                async with anyio.create_task_group() as tg:
-                    for c in calls:
-                        tg.start_soon(self._run_tool, c, signal)
-            if signal.aborted:
-                return "cancelled"
-            boundary = self._inbox_before(
-                self.prompts[0].arrival if self.prompts else float("inf"), step=True
-            )
-            if boundary:  # L4: claimed at the next step boundary
-                self.log(*[m for item in boundary for m in self._admit(item)])
-                self._emit_admitted(boundary)
-        return "max_turn_requests"
 
     def tool_schemas(self) -> list[dict[str, Any]]:
         """What the model sees; fixed per session, so built once (logged by every step)."""
         if self._tools is None:
             self._tools = [self.ask_tool.schema(), DELEGATE_SCHEMA]
         return self._tools
-
-    async def _run_tool(self, call: ToolCallRequest, signal: AbortSignal) -> None:
-        ctx = ToolContext(self.agent, self.id, call.id, signal)
-        try:
-            if call.name == ASK_TOOL:
-                outcome = await self.ask_tool.run(ctx, call.arguments)
-            elif call.name == DELEGATE_TOOL:
-                outcome = await self.host.run_delegate(self, ctx, call.arguments)
-            else:
-                outcome = ToolOutcome.failure(unknown_tool(call.name))
-        except HarnessError as exc:
-            outcome = ToolOutcome.failure(exc)
-        except Exception as exc:  # a tool bug must not kill the turn; the model sees the failure
-            log.exception("tool %s failed", call.name)
-            outcome = ToolOutcome.failure(tool_failed(exc))
-        self.record_result(call.id, call.name, outcome)
-
-    def record_result(self, call_id: str, name: str, outcome: ToolOutcome) -> None:
-        self.log(
-            ev.tool_result(
-                call_id, name, outcome.content, is_error=outcome.is_error, error=outcome.error
-            )
-        )
-        self.emit(
-            up.tool_call_update(
-                call_id, outcome.content, is_error=outcome.is_error, error=outcome.error
-            )
-        )
 
     def unanswered_calls(self) -> list[tuple[str, str]]:
         """P7: tool calls of the log that never got a result."""
@@ -326,8 +230,4 @@ class Session:
         return ""
 
 
-def _call_json(call: ToolCallRequest) -> dict[str, Any]:
-    return {"id": call.id, "name": call.name, "arguments": call.arguments}
-
-
-__all__ = ["QueuedPrompt", "Session"]
+__all__ = ["CANCELLED", "DETACHED", "QueuedPrompt", "Session"]

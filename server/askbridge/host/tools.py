@@ -144,9 +144,13 @@ class AskUserQuestionTool:
             "parameters": {"type": "object", "properties": properties, "required": ["questions"]},
         }
 
-    async def run(self, ctx: ToolContext, arguments: Any) -> ToolOutcome:
+    async def run(
+        self, ctx: ToolContext, arguments: Any, questions: list[QuestionItem] | None = None
+    ) -> ToolOutcome:
+        """Ask; `questions` is the batch already parsed from `arguments` (model_output.py)."""
         try:
-            questions = parse_questions(arguments)
+            if questions is None:
+                questions = parse_questions(arguments)
             if self.mode == "legacy":
                 request = UserQuestionRequest(
                     questions, agent=ctx.agent, signal=ctx.signal, session_id=ctx.session_id
@@ -157,7 +161,7 @@ class AskUserQuestionTool:
             return ToolOutcome.failure(exc)
 
     async def _run_timed(
-        self, ctx: ToolContext, arguments: dict[str, Any], questions: list[QuestionItem]
+        self, ctx: ToolContext, arguments: Any, questions: list[QuestionItem]
     ) -> ToolOutcome:
         seen: set[str] = set()
         for q in questions:  # T4, before any answerer runs
@@ -166,7 +170,9 @@ class AskUserQuestionTool:
                     f"question id {json.dumps(q.id)} must be unique within this call"
                 )
             seen.add(q.id)
-        timeout = arguments.get("timeout", self.timeout)
+        timeout = (
+            arguments.get("timeout", self.timeout) if isinstance(arguments, dict) else self.timeout
+        )
         if not valid_timeout(timeout):
             raise ToolInputError("timeout must be -1 or a positive integer up to 2147483 seconds")
         if ctx.agent is None:
@@ -188,7 +194,7 @@ def parse_questions(arguments: Any) -> list[QuestionItem]:
     if isinstance(arguments, str):
         try:
             arguments = json.loads(arguments)
-        except ValueError:
+        except (ValueError, RecursionError):
             raise ToolInputError("arguments must be a JSON object") from None
     if not isinstance(arguments, dict):
         raise ToolInputError("arguments must be a JSON object")

@@ -193,6 +193,14 @@ class Connection:
                 pending.error = ConnectionClosed("the peer's input ended")
                 pending.done.set()
 
+    def stop(self) -> None:
+        """Stop reading: serve() returns as at end of input (LSP `exit`)."""
+        if self._closed:
+            return
+        self._close()
+        if self._task_group is not None:
+            self._task_group.cancel_scope.cancel()
+
     def cut_off(self, reason: str) -> None:
         """Stop serving this peer at once (it overflowed its output, S7)."""
         if self._closed:

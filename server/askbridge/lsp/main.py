@@ -45,7 +45,7 @@ async def _serve(store: EventStore, settings: dict[str, Any], early: EarlyStart)
     from askbridge.jsonrpc import lsp_connection
     from askbridge.stdio import join_copiers, open_stdio
 
-    from .server import BridgeServer
+    from .server import LspServer
 
     # Everything allocated so far (modules, classes, pydantic schemas: ~100,000 objects)
     # lives as long as the process. Frozen, the cycle collector stops rescanning it in
@@ -53,15 +53,14 @@ async def _serve(store: EventStore, settings: dict[str, Any], early: EarlyStart)
     gc.freeze()
     reader, writer = await open_stdio()
     conn = lsp_connection(reader, writer, unread=early.unread)
-    with anyio.CancelScope() as serving:
-        async with Host(store, **settings) as host:
-            server = BridgeServer(host, conn, on_exit=serving.cancel)
-            if early.initialize is not None:  # answered already: the same state, no reply
-                await server.initialize(early.initialize)
-            try:
-                await conn.serve()
-            finally:
-                server.close()
+    async with Host(store, **settings) as host:
+        server = LspServer(host, conn, on_exit=conn.stop)
+        if early.initialize is not None:  # answered already: the same state, no reply
+            await server.initialize(early.initialize)
+        try:
+            await conn.serve()
+        finally:
+            server.close()
     writer.close()
     with anyio.move_on_after(5):
         await writer.wait_closed()

@@ -1,30 +1,37 @@
-"""Question answerers of the LSP door: the `userQuestions/ask` relay and the generic fallback.
+"""The LSP door's side of a client (a `ClientLink`, host/clients.py): its updates and its cards.
 
-One `QuestionRelay` per connection registers, for every root agent the client
-drives, a listener on the core's waterfall. For a client that declared
-`experimental.userQuestions` it sends `userQuestions/ask` and returns the
-client's answer (the core checks it, V8). For any other LSP client it asks each
-representable question with `window/showMessageRequest` and shows a timed
-wait as work-done progress; unrepresentable batches are declined (`next()`).
-
-Cancelling a listener (turn cancelled, deadline passed, shutdown) cancels the
-outgoing request, and the connection sends `$/cancelRequest` without waiting
-for the client (A9).
+- Updates: `session/update` and `userQuestions/didChange` notifications, queued
+  on the client's connection without waiting (M7).
+- Cards: a client that declared `experimental.userQuestions` gets
+  `userQuestions/ask` and its reply is the answer (the host checks V8). Any
+  other LSP client's fallback asks each representable question with
+  `window/showMessageRequest` and shows a timed wait as work-done progress;
+  unrepresentable batches are declined (`next()`).
+- Withdrawal: cancelling an ask (another window answered, turn cancelled,
+  deadline, shutdown) makes the connection send `$/cancelRequest` without
+  waiting for the client (A9). A valid answer that still arrives is handed to
+  the host as a late answer (L7): it becomes a late reply if the question went
+  pending, and is dropped (logged) otherwise.
+- After `shutdown` every outstanding card is withdrawn and no new one is sent:
+  the client is leaving (the host treats it as gone for its questions).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from askbridge.core import UserQuestionError, UserQuestionRequest, UserQuestionService, parse_answer
+from askbridge.core import HarnessError, UserQuestionError, UserQuestionRequest, parse_answer
 from askbridge.core.waterfall import NextListener
-from askbridge.jsonrpc import ConnectionClosed, RpcResponseError
+from askbridge.host.clients import Client, ClientGone
+from askbridge.jsonrpc import Connection, ConnectionClosed, LateReply, RpcResponseError
 from askbridge.protocol.errors import ErrorCode
 from askbridge.protocol.vocabulary import Answer, AnswerItem, QuestionItem
+
+if TYPE_CHECKING:
+    from askbridge.host.host import Host
 
 log = logging.getLogger("askbridge.lsp")
 
@@ -41,12 +48,6 @@ class ClientErrorReply(Exception):
         self.data = data
 
 
-class Outgoing(Protocol):
-    async def request(self, method: str, params: Any) -> Any: ...
-
-    def notify(self, method: str, params: Any) -> None: ...
-
-
 def representable(questions: list[QuestionItem]) -> bool:
     """A batch `window/showMessageRequest` can show: single-select questions with options."""
     return all(q.options and not q.multi_select for q in questions)
@@ -57,50 +58,76 @@ def message_text(q: QuestionItem) -> str:
     return f"{text}\n\n{q.detail}" if q.detail else text
 
 
-class QuestionRelay:
-    def __init__(self, service: UserQuestionService, out: Outgoing) -> None:
-        self.service = service
-        self.out = out
+class LspRelay:
+    def __init__(self, conn: Connection, host: Host) -> None:
+        self.conn = conn
+        self.host = host
+        self.client: Client | None = None  # set once attached
         self.renders_questions = False
         self.work_done_progress = False
         self._progress_ids = 0
         self._outstanding: set[anyio.CancelScope] = set()
         self._shut = False
 
-    async def _request(self, method: str, params: Any) -> Any:
-        """An outgoing question request that `cancel_outstanding` can withdraw."""
+    # -- updates --------------------------------------------------------------------------
+
+    def send_updates(self, session_id: str, updates: list[dict[str, Any]]) -> None:
+        for update in updates:
+            self.conn.notify("session/update", {"sessionId": session_id, "update": update})
+
+    def send_view_changes(self, session_id: str, changes: list[dict[str, Any]]) -> None:
+        self.conn.notify("userQuestions/didChange", {"sessionId": session_id, "changes": changes})
+
+    def notify_fatal(self, error: HarnessError) -> None:
+        self.conn.notify(
+            "window/showMessage", {"type": 1, "message": f"askbridge: {error.message}"}
+        )
+
+    # -- cards ----------------------------------------------------------------------------
+
+    async def _request(self, method: str, params: Any, on_late: LateReply | None = None) -> Any:
+        """An outgoing card that `cancel_outstanding` can withdraw."""
         if self._shut:
-            raise UserQuestionError.of(ErrorCode.ASK_ABORTED)
+            raise ClientGone("the client has shut down")
         with anyio.CancelScope() as scope:
             self._outstanding.add(scope)
             try:
-                return await self.out.request(method, params)
+                return await self.conn.request(method, params, on_late=on_late)
             except RpcResponseError as exc:
                 # The model sees the client's own message (E1), not the RPC error's str.
                 raise ClientErrorReply(exc.message, exc.data) from exc
-            except ConnectionClosed:
-                # The client is gone and the host is about to stop. Failing the ask would
-                # record an error and drop the question (P3); leaving the call without a
-                # result lets a restart repair it as outcome-unknown, still answerable (P7).
-                await anyio.sleep_forever()
+            except ConnectionClosed as exc:
+                raise ClientGone(str(exc)) from exc
             finally:
                 self._outstanding.discard(scope)
-        raise UserQuestionError.of(ErrorCode.ASK_ABORTED)  # cancelled by shutdown
+        raise ClientGone("the client has shut down")  # withdrawn by cancel_outstanding
 
     def cancel_outstanding(self) -> None:
-        """After `shutdown`: withdraw every question request; the client gets $/cancelRequest."""
+        """After `shutdown`: withdraw every card; the client gets $/cancelRequest."""
         self._shut = True
         for scope in list(self._outstanding):
             scope.cancel()
 
-    async def listener(self, request: UserQuestionRequest, next_: NextListener) -> Answer:
-        if self.renders_questions:
-            return await self._ask_client(request)
-        if not representable(list(request.questions)):
-            return await next_()
-        return await self._ask_fallback(request)
+    def _late(self, request: UserQuestionRequest, build: Any = parse_answer) -> LateReply | None:
+        """L7: where a late reply to a withdrawn card goes (only calls in the view qualify)."""
+        wait, session_id = request.wait, request.session_id
+        if wait is None or session_id is None:
+            return None
 
-    async def _ask_client(self, request: UserQuestionRequest) -> Answer:
+        def on_late(result: Any, error: RpcResponseError | None) -> None:
+            if error is not None or self.client is None:
+                log.info("dropped a late error reply to the card of %s", wait.call_id)
+                return
+            try:
+                answer = build(result)
+            except HarnessError as exc:
+                log.info("dropped a late reply to %s: %s", wait.call_id, exc.message)
+                return
+            self.host.late_answer(self.client, session_id, wait.call_id, answer)
+
+        return on_late
+
+    async def ask(self, request: UserQuestionRequest) -> Answer:
         params: dict[str, Any] = {
             "sessionId": request.session_id,
             "agentId": request.agent.id if request.agent is not None else None,
@@ -108,18 +135,20 @@ class QuestionRelay:
         }
         if request.wait is not None:
             params["wait"] = request.wait.dump()
-        result = await self._request("userQuestions/ask", params)
+        result = await self._request("userQuestions/ask", params, self._late(request))
         return parse_answer(result)
 
-    async def _ask_fallback(self, request: UserQuestionRequest) -> Answer:
+    async def fallback(self, request: UserQuestionRequest, next_: NextListener) -> Answer:
+        if self.renders_questions or not representable(list(request.questions)):
+            return await next_()
         answers: list[AnswerItem] = []
         failure: Exception | None = None
         async with anyio.create_task_group() as tg:
             if self.work_done_progress and request.wait is not None and request.wait.timed:
                 tg.start_soon(self._countdown, request)
             try:
-                for q in request.questions:
-                    answers.append(await self._show_message(q))
+                for index, q in enumerate(request.questions):
+                    answers.append(await self._show_message(request, q, index, answers))
             except Exception as exc:  # raised below: a task group would wrap it in a group
                 failure = exc
             finally:
@@ -128,54 +157,63 @@ class QuestionRelay:
             raise failure
         return Answer(answers=answers)
 
-    async def _show_message(self, q: QuestionItem) -> AnswerItem:
+    async def _show_message(
+        self, request: UserQuestionRequest, q: QuestionItem, index: int, earlier: list[AnswerItem]
+    ) -> AnswerItem:
         params = {
             "type": 3,
             "message": message_text(q),
             "actions": [{"title": label} for label in q.option_labels()],
         }
-        result = await self._request("window/showMessageRequest", params)
-        if result is None:
-            raise UserQuestionError.of(ErrorCode.ASK_CANCELLED)
-        title = result.get("title") if isinstance(result, dict) else None
-        if not isinstance(title, str):
-            raise UserQuestionError(
-                "the client answered window/showMessageRequest without an action title",
-                ErrorCode.PROVIDER_ERROR,
-            )
-        return AnswerItem(id=q.id, selected=[title])
+        # A late button for the batch's last question completes it (L7); earlier ones cannot.
+        last = index == len(request.questions) - 1
+        done = list(earlier)
+        on_late = (
+            self._late(request, lambda r: Answer(answers=[*done, _chosen(q, r)])) if last else None
+        )
+        result = await self._request("window/showMessageRequest", params, on_late)
+        return _chosen(q, result)
 
     async def _countdown(self, request: UserQuestionRequest) -> None:
         """Server-created work-done progress counting down a timed wait's seconds."""
         assert request.wait is not None and request.agent is not None
-        wait = self.service.find_wait(request.agent.id, request.wait.call_id)
+        wait = self.host.service.find_wait(request.agent.id, request.wait.call_id)
         if wait is None:
             return
         self._progress_ids += 1
         token = f"askbridge-wait-{self._progress_ids}"
         try:
-            await self.out.request("window/workDoneProgress/create", {"token": token})
+            await self.conn.request("window/workDoneProgress/create", {"token": token})
         except Exception as exc:  # a client may refuse; the question is still asked
             log.debug("workDoneProgress/create refused: %s", exc)
             return
         title = "askbridge: question waiting"
-        self.out.notify(
+        self.conn.notify(
             "$/progress",
             {"token": token, "value": {"kind": "begin", "title": title, "message": _left(wait)}},
         )
         try:
             while not wait.ended and not wait.expired:
                 await anyio.sleep(1)
-                self.out.notify(
+                self.conn.notify(
                     "$/progress",
                     {"token": token, "value": {"kind": "report", "message": _left(wait)}},
                 )
         finally:
-            self.out.notify("$/progress", {"token": token, "value": {"kind": "end"}})
+            self.conn.notify("$/progress", {"token": token, "value": {"kind": "end"}})
+
+
+def _chosen(q: QuestionItem, result: Any) -> AnswerItem:
+    if result is None:
+        raise UserQuestionError.of(ErrorCode.ASK_CANCELLED)
+    title = result.get("title") if isinstance(result, dict) else None
+    if not isinstance(title, str):
+        raise UserQuestionError(
+            "the client answered window/showMessageRequest without an action title",
+            ErrorCode.PROVIDER_ERROR,
+        )
+    return AnswerItem(id=q.id, selected=[title])
 
 
 def _left(wait: Any) -> str:
     return f"{(wait.remaining_ms() + 999) // 1000} s left to answer"
-
-
-Sender = Callable[[str, Any], Awaitable[Any]]

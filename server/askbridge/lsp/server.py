@@ -10,12 +10,12 @@ connection (`rpc.py`). Host events reach the client as `session/update` and
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from askbridge import __version__
-from askbridge.core import AbortSignal
 from askbridge.host.host import Host
+from askbridge.host.options import merge_settings, session_settings
 from askbridge.host.session import Session
 from askbridge.jsonrpc import Connection
 from askbridge.protocol.parsing import parse_params
@@ -35,27 +35,30 @@ from askbridge.protocol.session import (
     server_experimental_capabilities,
 )
 
-from .relay import QuestionRelay
+from .relay import LspRelay
 
 log = logging.getLogger("askbridge.lsp")
 
 SERVER_NOT_INITIALIZED = -32002
 
 
-class BridgeServer:
+class LspServer:
     def __init__(
-        self, host: Host, conn: Connection, on_exit: Callable[[], None] | None = None
+        self,
+        host: Host,
+        conn: Connection,
+        on_exit: Callable[[], None] | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> None:
         self.host = host
         self._on_exit = on_exit
         self.conn = conn
-        self.relay = QuestionRelay(host.service, conn)
-        self.client_gone = AbortSignal()  # releases every claim when the client disconnects (C4)
+        self.relay = LspRelay(conn, host)
+        self.client = host.attach(self.relay, env, "lsp")
+        self.relay.client = self.client
         self.shutdown_requested = False
         self.exit_code: int | None = None
         self._defaults: dict[str, Any] = {}
-        host.service.register(self.relay.listener)
-        host.add_listener(self)
         for method, handler in {
             "initialize": self.initialize,
             "shutdown": self.shutdown,
@@ -73,18 +76,6 @@ class BridgeServer:
         conn.on_notification("exit", self.exit)
         conn.on_notification("session/cancel", self.session_cancel)
 
-    # -- host events → client -------------------------------------------------------------
-
-    def on_update(self, session_id: str, update: dict[str, Any]) -> None:
-        self.conn.notify("session/update", {"sessionId": session_id, "update": update})
-
-    def on_view_changes(self, session_id: str, changes: list[dict[str, Any]]) -> None:
-        self.conn.notify("userQuestions/didChange", {"sessionId": session_id, "changes": changes})
-
-    def send_snapshot(self, session: Session) -> None:
-        """The first didChange of a session this client just subscribed to (S2)."""
-        self.on_view_changes(session.id, session.projection.snapshot())
-
     # -- lifecycle ------------------------------------------------------------------------
 
     async def initialize(self, params: Any) -> Any:
@@ -97,7 +88,7 @@ class BridgeServer:
             opts = parse_params(
                 InitializationOptions, options, field_prefix="initializationOptions"
             )
-            self._defaults = _settings(opts.model, opts.ask_user_question)
+            self._defaults = session_settings(opts.model, opts.ask_user_question)
         return {
             "capabilities": {"experimental": server_experimental_capabilities()},
             "serverInfo": {"name": "askbridge", "version": __version__},
@@ -121,29 +112,18 @@ class BridgeServer:
     # -- sessions -------------------------------------------------------------------------
 
     def _session(self, session_id: str) -> Session:
-        """Any session-scoped method loads a stored session first (protocol: lazy loading)."""
-        loaded = session_id in self.host.sessions
-        session = self.host.get_session(session_id)
-        if not loaded:
-            self.send_snapshot(session)
-        return session
+        """The session, loaded first if needed; this client follows it from now on (M1)."""
+        return self.host.get_session(session_id, self.client)
 
     async def session_new(self, params: Any) -> Any:
         p = parse_params(SessionNewParams, params if params is not None else {})
-        given = _settings(p.model, p.ask_user_question)
-        # Field by field: `{timeout: 30}` keeps the mode set by the flags or initializationOptions.
-        ask = {**self._defaults.get("ask_user_question", {}), **given.get("ask_user_question", {})}
-        session = self.host.new_session(
-            cwd=p.cwd,
-            model=given.get("model", self._defaults.get("model")),
-            ask_user_question=ask or None,
-        )
+        settings = merge_settings(self._defaults, session_settings(p.model, p.ask_user_question))
+        session = self.host.new_session(self.client, cwd=p.cwd, **settings)
         return {"sessionId": session.id}
 
     async def session_load(self, params: Any) -> Any:
         p = parse_params(SessionLoadParams, params)
-        session = self.host.load_session(p.session_id)
-        self.send_snapshot(session)
+        self.host.load_session(p.session_id, self.client)  # sends the snapshot (S2)
         return {}
 
     async def session_list(self, params: Any) -> Any:
@@ -157,9 +137,8 @@ class BridgeServer:
 
     async def session_prompt(self, params: Any) -> Any:
         p = parse_params(SessionPromptParams, params)
-        self._session(p.session_id)
         content = [c.dump() for c in p.prompt]
-        return {"stopReason": await self.host.prompt(p.session_id, content)}
+        return {"stopReason": await self.host.prompt(p.session_id, content, self.client)}
 
     async def session_cancel(self, params: Any) -> None:
         try:
@@ -174,7 +153,7 @@ class BridgeServer:
         """C1–C5: one `$/progress {remainingMs}`, then held open until the wait ends."""
         p = parse_params(AttachWaitParams, params)
         session = self._session(p.session_id)
-        stream = self.host.service.attach_wait(session.agent.id, p.call_id, self.client_gone)
+        stream = self.host.service.attach_wait(session.agent.id, p.call_id, self.client.gone)
         async with stream:
             async for frame in stream:
                 self.conn.notify(
@@ -184,33 +163,23 @@ class BridgeServer:
 
     async def answer(self, params: Any) -> bool:
         p = parse_params(AnswerParams, params)
-        self._session(p.session_id)
-        return await self.host.answer_reply(p.session_id, p.call_id, p.answer)
+        return await self.host.answer_reply(p.session_id, p.call_id, p.answer, self.client)
 
     async def withdraw_reply(self, params: Any) -> bool:
         p = parse_params(WithdrawReplyParams, params)
-        self._session(p.session_id)
-        return self.host.withdraw_reply(p.session_id, p.call_id)
+        return self.host.withdraw_reply(p.session_id, p.call_id, self.client)
 
     async def list_view(self, params: Any) -> Any:
         p = parse_params(ListParams, params)
         return self._session(p.session_id).projection.view_dict()
 
     def close(self) -> None:
-        self.client_gone.abort("disconnected")
+        """The client is gone (exit or end of input): the host lets it go (M4, M6)."""
+        self.host.detach(self.client)
 
 
 def _object(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _settings(model: Any, ask: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    if model is not None:
-        out["model"] = model.model_dump(mode="json", by_alias=True, exclude_none=True)
-    if ask is not None:
-        out["ask_user_question"] = ask.model_dump(mode="json", by_alias=True, exclude_unset=True)
-    return out
-
-
-__all__ = ["BridgeServer"]
+__all__ = ["LspServer"]

@@ -34,8 +34,12 @@ def _optional_string(spec: Mapping[str, Any], key: str, default: str) -> str:
     return value
 
 
-def make_model(spec: Mapping[str, Any] | BaseModel) -> Model:
-    """The Model for `spec`; ValueError names what is wrong with it."""
+def make_model(spec: Mapping[str, Any] | BaseModel, env: Mapping[str, str] | None = None) -> Model:
+    """The Model for `spec`; ValueError names what is wrong with it.
+
+    `env` is where an endpoint model reads its API key (H5: the environment of the
+    front door whose client created or loaded the session); default os.environ.
+    """
     if isinstance(spec, BaseModel):
         spec = spec.model_dump(mode="json", by_alias=True, exclude_none=True)
     if not isinstance(spec, Mapping):
@@ -53,5 +57,6 @@ def make_model(spec: Mapping[str, Any] | BaseModel) -> Model:
             model,
             base_url=_optional_string(spec, "baseUrl", DEFAULT_BASE_URL),
             api_key_env=_optional_string(spec, "apiKeyEnv", DEFAULT_API_KEY_ENV),
+            env=env,
         )
     raise ValueError(f"unknown model kind {kind!r}; expected one of {', '.join(MODEL_KINDS)}")

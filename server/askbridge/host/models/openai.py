@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import httpx
@@ -150,6 +150,7 @@ class OpenAIChatModel:
         api_key_env: str = DEFAULT_API_KEY_ENV,
         http_client: httpx.AsyncClient | None = None,
         timeout: float = DEFAULT_TIMEOUT_SECONDS,
+        env: Mapping[str, str] | None = None,
     ) -> None:
         self.model = model
         self.base_url = base_url
@@ -157,13 +158,17 @@ class OpenAIChatModel:
         self.endpoint = base_url.rstrip("/") + "/chat/completions"
         self._http_client = http_client
         self._timeout = timeout
+        # H5: the key comes from the environment of the client that opened the session,
+        # held in memory only; os.environ (read at each request) when none was given.
+        self._env = env
 
     def check(self) -> None:
         """Raise ModelError now if a request would fail for lack of an API key."""
         self._api_key()
 
     def _api_key(self) -> str:
-        key = os.environ.get(self.api_key_env, "").strip()
+        env = os.environ if self._env is None else self._env
+        key = env.get(self.api_key_env, "").strip()
         if not key:
             raise ModelError(
                 f"environment variable {self.api_key_env} is not set; "
@@ -194,7 +199,7 @@ class OpenAIChatModel:
             )
         try:
             body = response.json()
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             raise ModelError(
                 f"model endpoint {self.endpoint} returned a malformed response: "
                 f"not JSON: {_excerpt(response.text)}"

@@ -36,7 +36,7 @@ def decode_tool_arguments(arguments: Any) -> Any:
         return arguments
     try:
         decoded = json.loads(arguments)
-    except ValueError:
+    except (ValueError, RecursionError):  # the tool reports it; nothing here may fail (S3)
         return arguments
     return decoded if isinstance(decoded, dict) else arguments
 

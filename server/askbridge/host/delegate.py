@@ -1,0 +1,56 @@
+"""The `delegate` tool (behavior.md T7, T8): a one-shot child agent in a session of its own.
+
+The child runs with subagent origin, so its `ask_user_question` fails with
+DELEGATED_CALLER (A4) and it must put open decisions in its final result. Its
+log is its own (parent session id in its header); the parent's log holds only
+the `delegate` call and result, and nobody follows the child (P6).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from askbridge.core import AbortSignal, ToolInputError
+
+from . import events as ev
+from .session import QueuedPrompt
+from .tools import ToolContext, ToolOutcome
+
+if TYPE_CHECKING:
+    from .host import Host
+    from .session import Session
+
+
+async def run_delegate(
+    host: Host, parent: Session, ctx: ToolContext, arguments: Any
+) -> ToolOutcome:
+    from .turns import run_turn
+
+    if not isinstance(arguments, dict) or not isinstance(arguments.get("prompt"), str):
+        raise ToolInputError("delegate requires a string prompt")
+    steps = arguments.get("steps")
+    spec = dict(parent.header["model"])
+    if spec.get("kind") == "script":
+        if steps is not None and not isinstance(steps, list):
+            raise ToolInputError("delegate steps must be an array of script steps")
+        spec = {"kind": "script", "steps": steps or []}
+    child = host.new_session(
+        cwd=parent.header.get("cwd"),
+        model=spec,
+        ask_user_question=parent.header.get("askUserQuestion"),
+        origin="subagent",
+        parent=parent,
+        parent_agent=ctx.agent,
+    )
+    signal = AbortSignal()
+    remove = ctx.signal.on_abort(lambda: signal.abort(ctx.signal.reason or "parent cancelled"))
+    try:
+        child.prompts.append(QueuedPrompt(ev.text_content(arguments["prompt"]), -1))
+        child.running = True
+        await run_turn(child, signal)
+        return ToolOutcome(child.final_text())
+    finally:
+        remove()
+        child.running = False
+        host.registry.unregister(child.agent)  # one-shot
+        host.sessions.pop(child.id, None)

@@ -1,0 +1,170 @@
+"""One question, every window: the host's answerer on the user-questions waterfall (M2, M3).
+
+The host registers `QuestionFanout.listener` first on the core's waterfall.
+For a request of a root session it opens an `OpenQuestion`:
+
+- every follower of the session that renders questions is asked at once; a
+  follower that subscribes while the question is open is asked then (M3);
+- the first valid answer (V8) settles it; ASK_CANCELLED (the user dismissed
+  the card) or ASK_TIMED_OUT (its countdown ran out, TW7) from any of them
+  ends it too — those are the user's and the clock's word, not a client's
+  failure. Then every other card is withdrawn: cancelling its ask makes the
+  door send its cancel (`$/cancelRequest`, ACP `_askbridge/cancelAsk` and
+  `$/cancel_request`), and a valid answer that still arrives for a question
+  that went pending is a late reply (L7, the doors' `on_late`);
+- a client whose card fails (an invalid answer, an error reply) drops out;
+  when no card is left and one failed, the last failure is the outcome. A
+  client that disconnects drops out silently: the question waits for another
+  (a later subscriber, M3) until the turn ends — at the latest when the last
+  follower leaves (M6);
+- with no rendering follower, the fallback of the client whose prompt started
+  the turn applies (showMessageRequest, an ACP form or permission), else the
+  rest of the waterfall; a timed question nobody can show stays open for a
+  later subscriber until its deadline (pending, TW6/TW8).
+
+Cancelling the listener (turn cancelled, unclaimed deadline, shutdown) cancels
+every card at once (A9).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+import anyio
+from anyio.abc import TaskGroup
+
+from askbridge.core import UserQuestionError, UserQuestionRequest, check_answer
+from askbridge.core.waterfall import NextListener
+from askbridge.protocol.errors import ErrorCode
+from askbridge.protocol.vocabulary import Answer
+
+from .clients import Client, ClientGone
+
+if TYPE_CHECKING:
+    from .host import Host
+    from .session import Session
+
+log = logging.getLogger("askbridge.host")
+
+_FINAL_CODES = frozenset({ErrorCode.ASK_CANCELLED, ErrorCode.ASK_TIMED_OUT})
+
+
+class OpenQuestion:
+    def __init__(self, request: UserQuestionRequest, tg: TaskGroup) -> None:
+        self.request = request
+        self._tg = tg
+        self._asked: set[int] = set()
+        self._running = 0
+        self._failure: Exception | None = None
+        self.done = anyio.Event()
+        self.answer: Answer | None = None
+        self.error: Exception | None = None
+        wait = request.wait
+        self.call_id = wait.call_id if wait is not None else None
+        self.timed = bool(wait is not None and wait.timed)
+
+    def offer(self, client: Client) -> None:
+        """Show the question to `client` too, once (M2, M3)."""
+        if self.done.is_set() or client.id in self._asked or not client.attached:
+            return
+        if not client.renders_questions:
+            return
+        self._asked.add(client.id)
+        self._running += 1
+        self._tg.start_soon(self._ask, client)
+
+    def ask_rest(self, rest: NextListener) -> None:
+        """No follower renders questions: the prompting client's fallback, or the waterfall."""
+        self._running += 1
+        self._tg.start_soon(self._ask_rest, rest)
+
+    async def _ask(self, client: Client) -> None:
+        try:
+            answer = await client.link.ask(self.request)
+            checked = check_answer(self.request.questions, answer, self.call_id)  # V8
+        except ClientGone:
+            self._drop(None)
+        except UserQuestionError as exc:
+            if exc.code in _FINAL_CODES:
+                self._finish(error=exc)
+            else:
+                self._drop(exc, client)
+        except Exception as exc:  # the client's failure, not the ask's while others remain
+            self._drop(exc, client)
+        else:
+            self._finish(answer=checked)
+
+    async def _ask_rest(self, rest: NextListener) -> None:
+        try:
+            answer = await rest()
+        except UserQuestionError as exc:
+            if exc.code == ErrorCode.NO_PROVIDER and self.timed:
+                self._drop(None)  # nobody can show it now; a later subscriber may (M3)
+            else:
+                self._finish(error=exc)
+        except Exception as exc:
+            self._finish(error=exc)
+        else:
+            self._finish(answer=answer)
+
+    def _drop(self, failure: Exception | None, client: Client | None = None) -> None:
+        self._running -= 1
+        if failure is not None:
+            log.info("client %s could not answer: %s", client.id if client else "-", failure)
+            self._failure = failure
+        if self._running == 0 and self._failure is not None:
+            self._finish(error=self._failure)
+
+    def _finish(self, *, answer: Answer | None = None, error: Exception | None = None) -> None:
+        if self.done.is_set():
+            return
+        self.answer, self.error = answer, error
+        self.done.set()
+
+    def outcome(self) -> Answer:
+        if self.error is not None:
+            raise self.error
+        assert self.answer is not None
+        return self.answer
+
+
+class QuestionFanout:
+    def __init__(self, host: Host) -> None:
+        self._host = host
+        self._open: dict[str, list[OpenQuestion]] = {}
+
+    def offer(self, client: Client, session_id: str) -> None:
+        """M3: a client just subscribed; show it every question open in that session."""
+        for question in list(self._open.get(session_id, ())):
+            question.offer(client)
+
+    async def listener(self, request: UserQuestionRequest, next_: NextListener) -> Answer:
+        session = self._host.sessions.get(request.session_id) if request.session_id else None
+        if session is None or not session.is_root:
+            return await next_()
+        async with anyio.create_task_group() as tg:
+            question = OpenQuestion(request, tg)
+            questions = self._open.setdefault(session.id, [])
+            questions.append(question)
+            try:
+                renderers = self._host.subscribers.renderers(session.id)
+                for client in renderers:
+                    question.offer(client)
+                if not renderers:
+                    question.ask_rest(lambda: self._rest(session, request, next_))
+                await question.done.wait()
+            finally:
+                questions.remove(question)
+                if not questions:
+                    self._open.pop(session.id, None)
+                tg.cancel_scope.cancel()  # withdraw every other card (M2)
+        return question.outcome()
+
+    async def _rest(
+        self, session: Session, request: UserQuestionRequest, next_: NextListener
+    ) -> Answer:
+        client = session.turn_client
+        if client is not None and client.attached:
+            return await client.link.fallback(request, next_)
+        return await next_()

@@ -1,0 +1,184 @@
+"""The turn loop: one turn of a session, from its first admitted message to `turn/end`.
+
+A turn admits the queued items up to and including the first queued prompt
+(arrival order, L5), then loops model request → tool calls (run concurrently)
+→ results, and at each step boundary admits late replies that arrived
+meanwhile (L4). Every step is logged before anything it causes is shown (D1):
+the request header, the model's message and its tool calls share one commit.
+
+Nothing inside a turn takes the process down (S4): what the model returns is
+made storable first (model_output.py, S3); a model failure ends the turn with
+MODEL_ERROR; a store failure ends it with STORE_ERROR, recorded on `turn/end`
+when the store lets us, and the prompt's caller gets the error. Asks cut off
+because the session's last follower left (M6) end outcome-unknown: the
+question stays answerable (continued).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+import anyio
+
+from askbridge.core import (
+    AbortSignal,
+    HarnessError,
+    ModelError,
+    StoreError,
+    tool_failed,
+    tool_outcome_unknown,
+    unknown_tool,
+)
+from askbridge.protocol.errors import ErrorCode
+
+from . import events as ev
+from .model_output import CheckedCall, checked_calls, clean_text
+from .session import DETACHED, QueuedPrompt, Session
+from .tools import ASK_TOOL, DELEGATE_TOOL, ToolContext, ToolOutcome
+
+if TYPE_CHECKING:
+    from .inbox import InboxItem
+
+log = logging.getLogger("askbridge.host")
+
+
+def _admit(item: InboxItem) -> list[ev.Event]:
+    return [
+        ev.user_message(item.content, source=item.source, inbox_id=item.inbox_id),
+        ev.inbox_claimed(item.inbox_id),
+    ]
+
+
+async def run_turn(session: Session, signal: AbortSignal | None = None) -> str:
+    turn_id, prompt, items = session.next_turn()
+    signal = signal or AbortSignal()
+    session.turn_signal = signal
+    cause = "prompt" if prompt is not None else "inbox"
+    admitted = [event for item in items for event in _admit(item)]
+    if prompt is not None:
+        admitted.append(ev.user_message(prompt.content))
+    stop, error = "end_turn", None
+    try:
+        session.log(ev.turn_start(turn_id, cause), *admitted)  # type: ignore[arg-type]
+    except StoreError as exc:
+        session.turn_signal = None
+        _answer(prompt, "end_turn", exc)
+        return "end_turn"
+    try:
+        stop = await _steps(session, signal)
+    except (ModelError, StoreError) as exc:
+        log.error("turn %s of %s failed: %s", turn_id, session.id, exc)
+        error = exc
+    except BaseExceptionGroup as group:  # tools run concurrently: a store failure in one
+        store_failure, rest = group.split(StoreError)
+        if rest is not None or store_failure is None:
+            raise
+        error = store_failure.exceptions[0]  # type: ignore[assignment]
+        log.error("turn %s of %s failed: %s", turn_id, session.id, error)
+    except anyio.get_cancelled_exc_class():
+        stop = "cancelled"  # the host is shutting down
+        raise
+    finally:
+        # No await in here: the end of a turn is recorded even while being cancelled.
+        if signal.aborted:
+            stop = "cancelled"
+        session.turn_signal = None
+        session.turn_client = None
+        detail = None if error is None else {**error.to_data(), "message": error.message}
+        try:
+            session.log(ev.turn_end(turn_id, stop, detail))
+        except StoreError as exc:  # the turn still ends; the next load closes it (P7)
+            log.error("could not record the end of turn %s of %s: %s", turn_id, session.id, exc)
+            error = error or exc
+        _answer(prompt, stop, error)
+    return stop
+
+
+def _answer(prompt: QueuedPrompt | None, stop: str, error: HarnessError | None) -> None:
+    if prompt is not None:
+        prompt.stop_reason, prompt.error = stop, error
+        prompt.done.set()
+
+
+async def _steps(session: Session, signal: AbortSignal) -> str:
+    for _ in range(session.host.max_turn_requests):
+        if signal.aborted:
+            return "cancelled"
+        tools = session.tool_schemas()
+        # The header is committed with the response it led to (one commit per step,
+        # D1 still holds: both precede any ask they cause); alone when none came.
+        header = ev.request_header(tools)
+        index, session.request_index = session.request_index, session.request_index + 1
+        response = None
+        with anyio.CancelScope() as scope:
+            remove = signal.on_abort(scope.cancel)
+            try:
+                response = await session.model.complete(session.events, tools, index)
+            except BaseException:
+                session.log(header)
+                raise
+            finally:
+                remove()
+        if response is None:
+            session.log(header)
+            return "cancelled"
+        text = clean_text(response.text)
+        calls = checked_calls(response.tool_calls)
+        session.log(
+            header,
+            ev.assistant_message(text, [c.as_json() for c in calls]),
+            *[ev.tool_call(c.id, c.name, c.arguments) for c in calls],
+        )
+        if not calls:
+            return "end_turn"
+        if len(calls) == 1:  # the common step: spare it a task group and a task
+            await _run_tool(session, calls[0], signal)
+        else:
+            async with anyio.create_task_group() as tg:
+                for c in calls:
+                    tg.start_soon(_run_tool, session, c, signal)
+        if signal.aborted:
+            return "cancelled"
+        boundary = session.inbox_before(
+            session.prompts[0].arrival if session.prompts else float("inf"), step=True
+        )
+        if boundary:  # L4: claimed at the next step boundary
+            session.log(*[event for item in boundary for event in _admit(item)])
+    return "max_turn_requests"
+
+
+async def _run_tool(session: Session, call: CheckedCall, signal: AbortSignal) -> None:
+    ctx = ToolContext(session.agent, session.id, call.id, signal)
+    try:
+        if call.problem is not None:
+            outcome = ToolOutcome.failure(call.problem)
+        elif call.name == ASK_TOOL:
+            outcome = await session.ask_tool.run(ctx, call.arguments)
+        elif call.name == DELEGATE_TOOL:
+            outcome = await session.host.run_delegate(session, ctx, call.arguments)
+        else:
+            outcome = ToolOutcome.failure(unknown_tool(call.name))
+    except StoreError:
+        raise  # not the tool's failure: it ends the turn (S4)
+    except HarnessError as exc:
+        outcome = ToolOutcome.failure(exc)
+    except Exception as exc:  # a tool bug must not kill the turn; the model sees the failure
+        log.exception("tool %s failed", call.name)
+        outcome = ToolOutcome.failure(tool_failed(exc))
+    if (
+        signal.reason == DETACHED
+        and outcome.error is not None
+        and outcome.error.get("code") == ErrorCode.ASK_ABORTED
+    ):
+        # M6: nobody is left to answer now, but the question is not dropped (P3).
+        outcome = ToolOutcome.failure(tool_outcome_unknown())
+    record_result(session, call.id, call.name, outcome)
+
+
+def record_result(session: Session, call_id: str, name: str, outcome: ToolOutcome) -> None:
+    session.log(
+        ev.tool_result(
+            call_id, name, outcome.content, is_error=outcome.is_error, error=outcome.error
+        )
+    )
