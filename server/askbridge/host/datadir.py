@@ -179,7 +179,10 @@ class DataDirLock:
         try:
             # Clear our name first, so nobody reads a pid that no longer holds it. The
             # descriptor is the file we locked, wherever it went: never someone else's.
+            # Best effort: on a disk gone read-only closing must still work.
             os.ftruncate(fd, 0)
+        except OSError:
+            pass
         finally:
             os.close(fd)  # closing the only descriptor drops the flock
             self._release_guard()
@@ -211,7 +214,7 @@ def open_private_file(path: Path, what: str) -> int:
             raise StoreError(
                 f"{what} {path} is a symbolic link; askbridge never follows one"
             ) from None
-        raise StoreError(f"cannot create {what} {path}: {exc.strerror}") from exc
+        raise StoreError(f"cannot open {what} {path}: {exc.strerror}") from exc
     try:
         info = os.fstat(fd)
         problem = _foreign_file_problem(info)

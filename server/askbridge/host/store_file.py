@@ -68,20 +68,30 @@ def open_connection(path: Path, *, read_only: bool) -> sqlite3.Connection:
     """A configured connection to `path`, its schema current (migrated unless `read_only`)."""
     check_length(path)
     try:
-        if read_only:
-            uri = f"file:{urllib.parse.quote(str(path.absolute()))}?mode=ro"
-            conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
-        else:
-            conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        return _open(path, read_only, "ro" if read_only else None)
+    except sqlite3.Error as exc:
+        # Reading a WAL file needs its -shm, which a read-only filesystem (a mounted backup)
+        # cannot give; with no -wal no connection is open anywhere, so the file is frozen.
+        no_wal = not os.path.exists(path.with_name(path.name + "-wal"))
+        if not (read_only and no_wal and exc.sqlite_errorname == "SQLITE_CANTOPEN"):
+            raise store_error(path, exc, "open") from exc
+    try:
+        return _open(path, read_only, "ro&immutable=1")
     except sqlite3.Error as exc:
         raise store_error(path, exc, "open") from exc
+
+
+def _open(path: Path, read_only: bool, uri_query: str | None) -> sqlite3.Connection:
+    if uri_query is None:
+        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    else:
+        uri = f"file:{urllib.parse.quote(str(path.absolute()))}?mode={uri_query}"
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
     try:
         _configure(conn, path, read_only)
         _migrate(conn, path, read_only)
-    except BaseException as exc:
+    except BaseException:
         conn.close()
-        if isinstance(exc, sqlite3.Error):
-            raise store_error(path, exc, "open") from exc
         raise
     return conn
 
