@@ -41,11 +41,10 @@ def mode(path: Path) -> int:
     return stat.S_IMODE(os.lstat(path).st_mode)
 
 
-def serve_refused(data_dir: Path) -> str:
-    """Start a real `askbridge serve` on `data_dir`; it must exit 1 at once. Its stderr."""
-    done = subprocess.run(
-        serve_command(data_dir), input=b"", capture_output=True, timeout=60, check=False
-    )
+def serve_refused(data_dir: Path, door: str = "serve") -> str:
+    """Start a real `askbridge serve` (or `acp`) on `data_dir`; it must exit 1 at once."""
+    command = [door if word == "serve" else word for word in serve_command(data_dir)]
+    done = subprocess.run(command, input=b"", capture_output=True, timeout=60, check=False)
     assert done.returncode == 1, done
     assert done.stdout == b""
     err = done.stderr.decode()
@@ -105,6 +104,7 @@ def test_S5_a_data_dir_writable_by_group_or_others_is_refused(tmp_path: Path, lo
         open_store(data_dir)
     assert str(caught.value) == expected
     assert serve_refused(data_dir) == expected
+    assert serve_refused(data_dir, "acp") == expected
     assert os.listdir(data_dir) == []  # refused before anything was created in it
 
 

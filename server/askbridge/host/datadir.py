@@ -7,17 +7,13 @@ sole use of it.
 store releases the lock. `open_store_read_only(path)` reads a directory some
 server may be using, without locking or creating anything (`askbridge sessions`).
 
-Privacy (S5). A new data directory is created 0700 and every file askbridge
-puts in it 0600: the lock, `askbridge.db` (created here, before SQLite opens
-it, because SQLite gives `-wal` and `-shm` the database file's mode). An
-existing directory that is not owned by this user, or that group or others may
-write, is refused with one line saying why; one that others may merely read is
-used as it is (the files in it are 0600). The data directory path itself may be
-a symbolic link (the checks apply to the directory it names), but the lock and
-the database are never opened through one: `O_NOFOLLOW` and `lstat` refuse a
-planted link, and its target is never opened, let alone truncated. These
-check-then-open steps are safe because only the owner can write in a directory
-that passed the checks.
+Privacy (S5, private_files.py). A new data directory is created 0700 and every
+file askbridge puts in it 0600: the lock and `askbridge.db`, which is created
+here before SQLite opens it because SQLite gives `-wal` and `-shm` the database
+file's mode. An existing directory of another user, or one that group or
+others may write, is refused with one line saying why. The lock and the
+database are never opened through a symbolic link; a planted link's target is
+never opened, let alone truncated.
 
 The lock is `fcntl.flock` on `askbridge.lock`. The kernel drops it when the
 holder's file is closed or the process dies (even by `kill -9`), so a stale
@@ -48,13 +44,17 @@ from pathlib import Path
 from types import TracebackType
 
 from .datadir_guard import DirectoryGuard, DirectoryTaken, shorten_command
+from .private_files import (
+    check_db_companions,
+    check_private_dir,
+    make_private_dir,
+    open_private_file,
+)
 from .store_api import StoreError, StoreLost
 from .store_sqlite import SQLiteEventStore
 
 DB_FILE_NAME = "askbridge.db"
 LOCK_FILE_NAME = "askbridge.lock"
-# SQLite's companions of the database file; they get its mode when SQLite creates them.
-DB_COMPANION_SUFFIXES = ("-wal", "-shm")
 
 # The holder writes its pid just after taking the lock; a loser reading in that
 # instant sees an empty file, so it looks again briefly before giving up on the name.
@@ -71,41 +71,6 @@ def resolve_data_dir(arg: str | None) -> Path:
     if state_home and os.path.isabs(state_home):
         return Path(state_home) / "askbridge"
     return Path.home() / ".local" / "state" / "askbridge"
-
-
-def make_private_dir(data_dir: Path) -> None:
-    """Create `data_dir` 0700 (and its missing parents), or check the existing one (S5)."""
-    try:
-        data_dir.parent.mkdir(parents=True, exist_ok=True)
-        os.mkdir(data_dir, 0o700)
-        os.chmod(data_dir, 0o700)  # mkdir's mode is filtered by the umask
-    except FileExistsError:
-        pass
-    except OSError as exc:
-        raise StoreError(f"cannot create data directory {data_dir}: {exc.strerror}") from exc
-    check_private_dir(data_dir)
-
-
-def check_private_dir(data_dir: Path) -> None:
-    """StoreError unless `data_dir` is a directory of this user that only this user may write."""
-    try:
-        info = os.stat(data_dir)
-    except FileNotFoundError:
-        raise StoreError(f"no data directory at {data_dir}") from None
-    except OSError as exc:
-        raise StoreError(f"cannot use data directory {data_dir}: {exc.strerror}") from exc
-    if not stat.S_ISDIR(info.st_mode):
-        raise StoreError(f"cannot create data directory {data_dir}: it is not a directory")
-    if info.st_uid != os.geteuid():
-        raise StoreError(
-            f"data directory {data_dir} belongs to uid {info.st_uid}, not to this user "
-            f"(uid {os.geteuid()}); askbridge uses only a directory of its own user"
-        )
-    if info.st_mode & 0o022:
-        raise StoreError(
-            f"data directory {data_dir} is writable by group or others "
-            f"(mode {stat.S_IMODE(info.st_mode):o}); run `chmod 700 {data_dir}` to use it"
-        )
 
 
 class DataDirLock:
@@ -205,59 +170,6 @@ class DataDirLock:
         self.release()
 
 
-def open_private_file(path: Path, what: str) -> int:
-    """Open (creating 0600) a regular file of ours, never through a symbolic link."""
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    except OSError as exc:
-        if os.path.islink(path):
-            raise StoreError(
-                f"{what} {path} is a symbolic link; askbridge never follows one"
-            ) from None
-        raise StoreError(f"cannot open {what} {path}: {exc.strerror}") from exc
-    try:
-        info = os.fstat(fd)
-        problem = _foreign_file_problem(info)
-        if problem is None and stat.S_IMODE(info.st_mode) != 0o600:
-            os.fchmod(fd, 0o600)  # made by an older askbridge under a looser umask
-    except OSError as exc:
-        os.close(fd)
-        raise StoreError(f"cannot use {what} {path}: {exc.strerror}") from exc
-    if problem is not None:
-        os.close(fd)
-        raise StoreError(f"{what} {path} {problem}; askbridge does not use it")
-    return fd
-
-
-def _foreign_file_problem(info: os.stat_result) -> str | None:
-    if not stat.S_ISREG(info.st_mode):
-        return "is not a regular file"
-    if info.st_uid != os.geteuid():
-        return f"belongs to uid {info.st_uid}"
-    if info.st_nlink != 1:
-        return "has other hard links"
-    return None
-
-
-def _check_db_companions(db_path: Path) -> None:
-    """`-wal`/`-shm`, when present, must be plain files of ours; made 0600 if they are not."""
-    for suffix in DB_COMPANION_SUFFIXES:
-        path = db_path.with_name(db_path.name + suffix)
-        try:
-            info = os.lstat(path)
-        except FileNotFoundError:
-            continue
-        except OSError as exc:
-            raise StoreError(f"cannot use {path}: {exc.strerror}") from exc
-        if stat.S_ISLNK(info.st_mode):
-            raise StoreError(f"{path} is a symbolic link; askbridge never follows one")
-        problem = _foreign_file_problem(info)
-        if problem is not None:
-            raise StoreError(f"{path} {problem}; askbridge does not use it")
-        if stat.S_IMODE(info.st_mode) != 0o600:
-            os.chmod(path, 0o600)
-
-
 def open_store(data_dir: Path | str) -> SQLiteEventStore:
     """Lock `data_dir` (creating it) and open its `askbridge.db`; `close()` unlocks."""
     data_dir = Path(data_dir)
@@ -270,7 +182,7 @@ def open_store(data_dir: Path | str) -> SQLiteEventStore:
         # -wal/-shm inherit 0600. Closed before SQLite opens it: closing any descriptor
         # of a file drops this process's POSIX locks on it, SQLite's included.
         os.close(open_private_file(db_path, "database"))
-        _check_db_companions(db_path)
+        check_db_companions(db_path)
         return SQLiteEventStore(db_path, on_close=lock.release, before_commit=lock.check)
     except BaseException:
         lock.release()
@@ -290,7 +202,7 @@ def open_store_read_only(data_dir: Path | str) -> SQLiteEventStore:
         raise StoreError(f"cannot use {db_path}: {exc.strerror}") from exc
     if stat.S_ISLNK(info.st_mode):
         raise StoreError(f"database {db_path} is a symbolic link; askbridge never follows one")
-    _check_db_companions(db_path)
+    check_db_companions(db_path, tighten=False)
     return SQLiteEventStore.open_read_only(db_path)
 
 
