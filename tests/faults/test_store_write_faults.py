@@ -180,11 +180,16 @@ def ext4(tmp_path: Path) -> Iterator[Path]:
         subprocess.run(["umount", str(mount_point)], check=False, capture_output=True)
 
 
-def remount_fresh(mount_point: Path) -> None:
-    """Unmount the errored filesystem, repair its superblock state, mount it read-write."""
-    source = subprocess.run(
+def mount_source(mount_point: Path) -> str:
+    """The device mounted at `mount_point` (/dev/loopN)."""
+    return subprocess.run(
         ["findmnt", "-no", "SOURCE", str(mount_point)], capture_output=True, text=True, check=True
     ).stdout.strip()
+
+
+def remount_fresh(mount_point: Path) -> None:
+    """Unmount the errored filesystem, repair its superblock state, mount it read-write."""
+    source = mount_source(mount_point)
     backing = subprocess.run(
         ["losetup", "-nO", "BACK-FILE", source], capture_output=True, text=True, check=True
     ).stdout.strip()
@@ -203,10 +208,8 @@ def test_S4_D2_a_disk_gone_read_only_fails_writes_whole_and_reads_go_on(ext4: Pa
         # synchronous=NORMAL leaves commits in the page cache (D2 is about kill -9, not a
         # dying disk); flush them so "what was committed" is on the disk being failed.
         os.sync()
-        device = subprocess.run(
-            ["findmnt", "-no", "SOURCE", str(ext4)], capture_output=True, text=True, check=True
-        ).stdout.strip()
-        Path(f"/sys/fs/ext4/{os.path.basename(device)}/trigger_fs_error").write_text("test\n")
+        device = os.path.basename(mount_source(ext4))
+        Path(f"/sys/fs/ext4/{device}/trigger_fs_error").write_text("test\n")
 
         for attempt in range(2):  # every write fails the same way; none takes the store down
             with pytest.raises(StoreError) as caught:

@@ -11,45 +11,21 @@ from __future__ import annotations
 import os
 import shutil
 import stat
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from store_helpers import header, refused_start
 
 from askbridge.host import events as ev
 from askbridge.host.datadir import DB_FILE_NAME, LOCK_FILE_NAME, open_store
 from askbridge.host.store_api import StoreError, StoreLost
-from askbridge.testing.wire import serve_command
 
 NOBODY = 65534
 
 
-def header(session_id: str) -> ev.Event:
-    return ev.session_header(
-        session_id=session_id,
-        agent_id="agent",
-        origin="root",
-        cwd="/w",
-        model={"kind": "script"},
-        ask_user_question={"mode": "legacy"},
-        created_at="2025-01-01T00:00:00Z",
-    )
-
-
 def mode(path: Path) -> int:
     return stat.S_IMODE(os.lstat(path).st_mode)
-
-
-def serve_refused(data_dir: Path, door: str = "serve") -> str:
-    """Start a real `askbridge serve` (or `acp`) on `data_dir`; it must exit 1 at once."""
-    command = [door if word == "serve" else word for word in serve_command(data_dir)]
-    done = subprocess.run(command, input=b"", capture_output=True, timeout=60, check=False)
-    assert done.returncode == 1, done
-    assert done.stdout == b""
-    err = done.stderr.decode()
-    assert err.count("\n") == 1 and err.startswith("askbridge: "), err
-    return err.removeprefix("askbridge: ").strip()
 
 
 @pytest.fixture
@@ -103,8 +79,8 @@ def test_S5_a_data_dir_writable_by_group_or_others_is_refused(tmp_path: Path, lo
     with pytest.raises(StoreError) as caught:
         open_store(data_dir)
     assert str(caught.value) == expected
-    assert serve_refused(data_dir) == expected
-    assert serve_refused(data_dir, "acp") == expected
+    assert refused_start(data_dir) == expected
+    assert refused_start(data_dir, "acp") == expected
     assert os.listdir(data_dir) == []  # refused before anything was created in it
 
 
@@ -129,7 +105,7 @@ def test_S5_a_data_dir_of_another_user_is_refused(tmp_path: Path) -> None:
     with pytest.raises(StoreError) as caught:
         open_store(data_dir)
     assert str(caught.value) == expected
-    assert serve_refused(data_dir) == expected
+    assert refused_start(data_dir) == expected
 
 
 def test_S5_a_symlinked_data_dir_is_judged_by_the_directory_it_names(tmp_path: Path) -> None:
@@ -163,7 +139,7 @@ def test_S5_a_planted_lock_or_database_symlink_is_refused_never_followed(
     with pytest.raises(StoreError) as caught:
         open_store(data_dir)
     assert str(caught.value) == expected
-    assert serve_refused(data_dir) == expected
+    assert refused_start(data_dir) == expected
     if dangling:
         assert not target.exists()  # not created through the link
     else:

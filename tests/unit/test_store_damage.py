@@ -14,23 +14,12 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from store_helpers import header
 
 from askbridge.host import events as ev
 from askbridge.host.datadir import DB_FILE_NAME, open_store
 from askbridge.host.store_api import StoreDamaged
 from askbridge.testing.wire import RawServer
-
-
-def header(session_id: str) -> ev.Event:
-    return ev.session_header(
-        session_id=session_id,
-        agent_id="agent",
-        origin="root",
-        cwd="/w",
-        model={"kind": "script"},
-        ask_user_question={"mode": "legacy"},
-        created_at="2025-01-01T00:00:00Z",
-    )
 
 
 def written_store(data_dir: Path, events: int = 5, pad: int = 0) -> Path:

@@ -11,24 +11,12 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from store_helpers import header
 
 from askbridge.host import events as ev
 from askbridge.host.datadir import DB_FILE_NAME, DataDirLock, open_store
 from askbridge.host.store_api import StoreDamaged, StoreError
 from askbridge.host.store_sqlite import SCHEMA_VERSION, SQLiteEventStore
-
-
-def header(session_id: str, **extra: str) -> ev.Event:
-    return ev.session_header(
-        session_id=session_id,
-        agent_id="agent",
-        origin="root",
-        cwd="/w",
-        model={"kind": "script"},
-        ask_user_question={"mode": "legacy"},
-        created_at="2025-01-01T00:00:00Z",
-        **extra,
-    )
 
 
 def raw(path: Path) -> sqlite3.Connection:

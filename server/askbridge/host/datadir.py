@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import stat
 import sys
 import time
 from pathlib import Path
@@ -46,6 +45,7 @@ from types import TracebackType
 from .datadir_guard import DirectoryGuard, DirectoryTaken, shorten_command
 from .private_files import (
     check_db_companions,
+    check_existing_file,
     check_private_dir,
     make_private_dir,
     open_private_file,
@@ -194,14 +194,8 @@ def open_store_read_only(data_dir: Path | str) -> SQLiteEventStore:
     data_dir = Path(data_dir)
     check_private_dir(data_dir)
     db_path = data_dir / DB_FILE_NAME
-    try:
-        info = os.lstat(db_path)
-    except FileNotFoundError:
-        raise StoreError(f"no askbridge database in {data_dir}") from None
-    except OSError as exc:
-        raise StoreError(f"cannot use {db_path}: {exc.strerror}") from exc
-    if stat.S_ISLNK(info.st_mode):
-        raise StoreError(f"database {db_path} is a symbolic link; askbridge never follows one")
+    if not check_existing_file(db_path, "database", tighten=False):
+        raise StoreError(f"no askbridge database in {data_dir}")
     check_db_companions(db_path, tighten=False)
     return SQLiteEventStore.open_read_only(db_path)
 

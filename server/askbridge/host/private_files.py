@@ -101,20 +101,26 @@ def _foreign_file_problem(info: os.stat_result) -> str | None:
 def check_db_companions(db_path: Path, *, tighten: bool = True) -> None:
     """`-wal`/`-shm`, when present, must be plain files of ours; made 0600 if `tighten`."""
     for suffix in DB_COMPANION_SUFFIXES:
-        path = db_path.with_name(db_path.name + suffix)
+        check_existing_file(db_path.with_name(db_path.name + suffix), "file", tighten=tighten)
+
+
+def check_existing_file(path: Path, what: str, *, tighten: bool) -> bool:
+    """False when `path` does not exist; StoreError unless it is a plain file of ours
+    (by `lstat`: a link is refused, never followed). Made 0600 if `tighten`."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        raise StoreError(f"cannot use {what} {path}: {exc.strerror}") from exc
+    if stat.S_ISLNK(info.st_mode):
+        raise StoreError(f"{what} {path} is a symbolic link; askbridge never follows one")
+    problem = _foreign_file_problem(info)
+    if problem is not None:
+        raise StoreError(f"{what} {path} {problem}; askbridge does not use it")
+    if tighten and stat.S_IMODE(info.st_mode) != 0o600:
         try:
-            info = os.lstat(path)
-        except FileNotFoundError:
-            continue
+            os.chmod(path, 0o600)
         except OSError as exc:
-            raise StoreError(f"cannot use {path}: {exc.strerror}") from exc
-        if stat.S_ISLNK(info.st_mode):
-            raise StoreError(f"{path} is a symbolic link; askbridge never follows one")
-        problem = _foreign_file_problem(info)
-        if problem is not None:
-            raise StoreError(f"{path} {problem}; askbridge does not use it")
-        if tighten and stat.S_IMODE(info.st_mode) != 0o600:
-            try:
-                os.chmod(path, 0o600)
-            except OSError as exc:
-                raise StoreError(f"cannot make {path} private: {exc.strerror}") from exc
+            raise StoreError(f"cannot make {what} {path} private: {exc.strerror}") from exc
+    return True
