@@ -1,9 +1,11 @@
 """An EventStore that lives in memory, for fast unit tests of the host.
 
 It keeps the same contract as the SQLite store (see store_api.py): events are
-kept as their JSON text, so a non-JSON event is refused before anything is
-appended and `load` hands out fresh dicts a caller may mutate freely. Nothing
-survives the process; use `SQLiteEventStore` wherever durability matters.
+kept as their JSON text (`encode_event`), so an event that cannot be stored is
+refused with the same StoreError before anything is appended, and `load` hands
+out fresh dicts a caller may mutate freely. It cannot be damaged or lost, so it
+never raises StoreDamaged or StoreLost. Nothing survives the process; use
+`SQLiteEventStore` wherever durability matters.
 """
 
 from __future__ import annotations
