@@ -222,6 +222,8 @@ def test_S5_a_deleted_or_replaced_data_dir_makes_every_later_write_store_lost(
         ):
             with pytest.raises(StoreLost):
                 write()
+        with pytest.raises(StoreLost):
+            store.check_not_lost()
         # Reads still work; the vetoed batch was rolled back, not committed to the old file.
         assert store.load("s1") == [header("s1"), ev.turn_start("t1", "prompt")]
         assert [info.session_id for info in store.list_sessions()] == ["s1"]
@@ -253,3 +255,31 @@ def test_S5_a_closed_store_frees_the_path_for_a_recreated_directory(tmp_path: Pa
     store = open_store(data_dir)
     store.create_session(header("s1"))
     store.close()
+
+
+def test_S5_the_lost_check_costs_one_lstat_per_commit_and_can_run_while_idle(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data_dir = tmp_path / "data"
+    store = open_store(data_dir)
+    try:
+        store.create_session(header("s1"))
+        calls: list[str] = []
+        real_lstat = os.lstat
+
+        def counting_lstat(path: object, *args: object, **kwargs: object) -> os.stat_result:
+            calls.append(str(path))
+            return real_lstat(path, *args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(os, "lstat", counting_lstat)
+        store.append("s1", [ev.turn_start(f"t{n}", "prompt") for n in range(20)])
+        assert calls == [str(data_dir / LOCK_FILE_NAME)]
+        store.check_not_lost()  # nothing lost: no error, and no write
+        assert len(store.load("s1")) == 21
+        shutil.rmtree(data_dir)
+        with pytest.raises(StoreLost):
+            store.check_not_lost()  # noticed without a write
+        with pytest.raises(StoreLost):
+            store.append("s1", [])
+    finally:
+        store.close()

@@ -222,6 +222,7 @@ def test_list_sessions_oldest_first_with_header_fields(new_store: StoreFactory) 
 def test_a_closed_store_refuses_every_call(new_store: StoreFactory) -> None:
     store = new_store()
     store.create_session(header("s1"))
+    store.check_not_lost()  # an open store in a present directory is not lost
     store.close()
     store.close()  # closing twice is harmless
     calls: list[Callable[[], object]] = [
@@ -230,6 +231,7 @@ def test_a_closed_store_refuses_every_call(new_store: StoreFactory) -> None:
         lambda: store.exists("s1"),
         lambda: store.list_sessions(),
         lambda: store.create_session(header("s2")),
+        lambda: store.check_not_lost(),
     ]
     for call in calls:
         with pytest.raises(StoreError, match="closed"):

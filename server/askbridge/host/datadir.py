@@ -183,7 +183,7 @@ def open_store(data_dir: Path | str) -> SQLiteEventStore:
         # of a file drops this process's POSIX locks on it, SQLite's included.
         os.close(open_private_file(db_path, "database"))
         check_db_companions(db_path)
-        return SQLiteEventStore(db_path, on_close=lock.release, before_commit=lock.check)
+        return SQLiteEventStore(db_path, on_close=lock.release, check_lost=lock.check)
     except BaseException:
         lock.release()
         raise

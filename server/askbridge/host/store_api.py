@@ -83,6 +83,12 @@ class EventStore(Protocol):
         """Every session, oldest first."""
         ...
 
+    def check_not_lost(self) -> None:
+        """StoreLost when writes have stopped for good (S5: the data directory was deleted or
+        replaced). Every write checks this itself; this is for a host that wants to notice
+        while idle (one `lstat`)."""
+        ...
+
     def close(self) -> None: ...
 
 

@@ -53,6 +53,9 @@ class MemoryEventStore:
         # sorted() is stable, so equal timestamps keep creation order.
         return sorted(self._sessions.values(), key=lambda info: info.created_at)
 
+    def check_not_lost(self) -> None:
+        self._check_open()  # memory cannot be deleted from under us
+
     def close(self) -> None:
         self._closed = True
 

@@ -16,10 +16,11 @@ Failures (S4, S5, S6), all StoreError subclasses (store_api.py):
   (STORE_ERROR) naming the file. The transaction is rolled back whole and the
   store stays usable: reads go on, and a later write succeeds once the fault
   is gone. An event that cannot be encoded is refused before the transaction.
-- `before_commit` (from `open_store`: the lock's identity check) runs inside
+- `check_lost` (from `open_store`: the lock's identity check) runs inside
   every write transaction just before COMMIT; when it raises StoreLost the
   batch is rolled back and the StoreLost reaches the caller, on this write and
-  every later one. Reads keep working.
+  every later one. Reads keep working. `check_not_lost()` runs the same check
+  without writing, for a host that wants to notice while idle.
 - Damage is StoreDamaged naming the file, and the session when reading one: at
   open (store_file.py), or for a session that is listed but has no events, lacks
   its header row, has a gap in its sequence numbers, has events but no row, or
@@ -63,18 +64,19 @@ class SQLiteEventStore:
         path: Path | str,
         *,
         on_close: Callable[[], None] | None = None,
-        before_commit: Callable[[], None] | None = None,
+        check_lost: Callable[[], None] | None = None,
         read_only: bool = False,
     ) -> None:
         """Open (creating or migrating if needed) the store at `path`.
 
         `on_close` runs once after the connection closes; `open_store` uses it
-        to release the data directory lock. `before_commit` runs before every
-        COMMIT and vetoes it by raising. `read_only`: see `open_read_only`.
+        to release the data directory lock. `check_lost` raises StoreLost when the
+        data directory is gone; it runs before every COMMIT (vetoing it) and in
+        `check_not_lost`. `read_only`: see `open_read_only`.
         """
         self.path = Path(path)
         self._on_close = on_close
-        self._before_commit = before_commit
+        self._check_lost = check_lost
         self._closed = False
         self._lost: str | None = None
         # The host may call from worker threads; one connection, used by one at a time.
@@ -172,6 +174,16 @@ class SQLiteEventStore:
             for session_id, created_at, origin, title, parent in rows
         ]
 
+    def check_not_lost(self) -> None:
+        with self._use("check"):
+            if self._lost is None and self._check_lost is not None:
+                try:
+                    self._check_lost()
+                except StoreLost as exc:
+                    self._lost = exc.message
+            if self._lost is not None:
+                raise StoreLost(self._lost)
+
     def close(self) -> None:
         with self._mutex:
             if self._closed:
@@ -203,8 +215,8 @@ class SQLiteEventStore:
         conn.execute("BEGIN IMMEDIATE")
         try:
             yield
-            if self._before_commit is not None:
-                self._before_commit()  # S5: StoreLost vetoes the commit
+            if self._check_lost is not None:
+                self._check_lost()  # S5: StoreLost vetoes the commit
             conn.execute("COMMIT")
         except BaseException as exc:
             roll_back(conn)
