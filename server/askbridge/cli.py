@@ -76,6 +76,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--data-dir", help="where the demo's session lives (default: a temp dir)")
     schema = sub.add_parser("schema", help="write one JSON Schema per payload")
     schema.add_argument("--out", required=True)
+    from askbridge.sessions_cli import add_sessions_parser  # `askbridge sessions`
+
+    add_sessions_parser(sub)
     return parser
 
 
@@ -99,6 +102,10 @@ def main(argv: list[str] | None = None) -> int:
         for path in write_schemas(args.out):
             print(path)
         return 0
+    if args.command == "sessions":
+        from askbridge.sessions_cli import run_sessions
+
+        return run_sessions(args)
     if args.command == "demo":
         from askbridge.demo import run_demo
 

@@ -137,20 +137,50 @@ def test_a_session_must_start_with_a_complete_header(
     assert store.list_sessions() == []
 
 
+def _nested(depth: int) -> list[Any]:
+    value: list[Any] = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
 @pytest.mark.parametrize(
-    ("bad_value", "error"),
-    [({1, 2}, TypeError), (object(), TypeError), (math.nan, ValueError), (math.inf, ValueError)],
+    ("bad_event", "where"),
+    [
+        ({"type": "x", "value": {1, 2}}, "value holds a set"),
+        ({"type": "x", "value": object()}, "value holds a object"),
+        ({"type": "x", "value": math.nan}, "value holds nan"),
+        ({"type": "x", "a": {"b": [1, -math.inf]}}, "a.b[1] holds -inf"),
+        (
+            {"type": "tool/call", "arguments": {"questions": [{"question": "x\ud800y"}]}},
+            r"arguments.questions[0].question holds a lone surrogate (U+D800)",
+        ),
+        ({"type": "x", "ok": "\udc80"}, "ok holds a lone surrogate (U+DC80)"),
+        ({"type": "x", "m": {"k\udfff": 1}}, r"m has the key 'k\udfff'"),
+        ({"type": "x", "m": {(1, 2): 1}}, "m has the key '(1, 2)'"),
+        ({"type": "x", "deep": _nested(100_000)}, "deep[0][0][0][0][0][0][0]… nests deeper than"),
+    ],
 )
-def test_D2_a_batch_with_a_non_json_event_is_written_not_at_all(
-    new_store: StoreFactory, bad_value: object, error: type[Exception]
+def test_S4_D2_an_event_that_cannot_be_stored_is_one_store_error_and_writes_nothing(
+    new_store: StoreFactory, bad_event: ev.Event, where: str
 ) -> None:
-    """D2: a batch is all or nothing, also when one of its events cannot be stored."""
+    """S3/S4/D2: a batch is all or nothing, also when one of its events cannot be stored;
+    the refusal is one StoreError (STORE_ERROR) saying which key holds what, and its
+    message can itself be stored and sent (no lone surrogate in it)."""
     store = new_store()
     store.create_session(header("s1"))
-    batch = [ev.turn_start("t1", "prompt"), {"type": "x", "value": bad_value}]
-    with pytest.raises(error):
+    batch = [ev.turn_start("t1", "prompt"), bad_event]
+    with pytest.raises(StoreError) as caught:
         store.append("s1", batch)
+    assert caught.value.code == "STORE_ERROR"
+    assert str(caught.value).startswith(f"cannot store a {bad_event['type']} event: {where}")
+    str(caught.value).encode("utf-8")  # printable, sendable
     assert store.load("s1") == [header("s1")]
+    with pytest.raises(StoreError, match="holds nan"):
+        store.create_session({**header("s2"), "title": math.nan})
+    assert [info.session_id for info in store.list_sessions()] == ["s1"]
+    store.append("s1", [ev.turn_end("t1", "end_turn")])  # the store is still usable
+    assert store.load("s1")[1:] == [ev.turn_end("t1", "end_turn")]
 
 
 def test_loaded_events_are_fresh_copies(new_store: StoreFactory) -> None:
@@ -192,6 +222,7 @@ def test_list_sessions_oldest_first_with_header_fields(new_store: StoreFactory) 
 def test_a_closed_store_refuses_every_call(new_store: StoreFactory) -> None:
     store = new_store()
     store.create_session(header("s1"))
+    store.check_not_lost()  # an open store in a present directory is not lost
     store.close()
     store.close()  # closing twice is harmless
     calls: list[Callable[[], object]] = [
@@ -200,6 +231,7 @@ def test_a_closed_store_refuses_every_call(new_store: StoreFactory) -> None:
         lambda: store.exists("s1"),
         lambda: store.list_sessions(),
         lambda: store.create_session(header("s2")),
+        lambda: store.check_not_lost(),
     ]
     for call in calls:
         with pytest.raises(StoreError, match="closed"):

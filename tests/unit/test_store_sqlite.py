@@ -11,24 +11,12 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from store_helpers import header
 
 from askbridge.host import events as ev
 from askbridge.host.datadir import DB_FILE_NAME, DataDirLock, open_store
-from askbridge.host.store_api import StoreError
+from askbridge.host.store_api import StoreDamaged, StoreError
 from askbridge.host.store_sqlite import SCHEMA_VERSION, SQLiteEventStore
-
-
-def header(session_id: str, **extra: str) -> ev.Event:
-    return ev.session_header(
-        session_id=session_id,
-        agent_id="agent",
-        origin="root",
-        cwd="/w",
-        model={"kind": "script"},
-        ask_user_question={"mode": "legacy"},
-        created_at="2025-01-01T00:00:00Z",
-        **extra,
-    )
 
 
 def raw(path: Path) -> sqlite3.Connection:
@@ -210,13 +198,17 @@ def test_an_unreadable_schema_version_is_reported(
 
 
 @pytest.mark.parametrize("bad_body", ['{"type": "x"', "[1, 2]", '{"a": 1}, {"b": 2}', "7"])
-def test_a_stored_event_that_is_not_one_json_object_is_named(tmp_path: Path, bad_body: str) -> None:
+def test_S6_a_stored_event_that_is_not_one_json_object_is_named(
+    tmp_path: Path, bad_body: str
+) -> None:
     path = tmp_path / DB_FILE_NAME
     store = SQLiteEventStore(path)
     store.create_session(header("s1"))
     store.append("s1", [ev.turn_start("t1", "prompt"), ev.turn_end("t1", "end_turn")])
     with raw(path) as conn:
         conn.execute("UPDATE events SET body = ? WHERE seq = 1", (bad_body,))
-    with pytest.raises(StoreError, match=r"event 1 of session 's1' is not a JSON object"):
+    with pytest.raises(StoreDamaged) as caught:
         store.load("s1")
+    assert str(caught.value) == f"{path} is damaged: session 's1': event 1 is not a JSON object"
+    assert caught.value.code == "STORE_DAMAGED"
     store.close()

@@ -1,16 +1,36 @@
-"""Where askbridge keeps its state, and the lock that gives one process sole use of it.
+"""Where askbridge keeps its state, kept private (S5), and the lock that gives one process
+sole use of it.
 
 `resolve_data_dir(args.data_dir)` turns the `--data-dir` flag into a path
-(protocol.md "Command line"); `open_store(path)` creates the directory if
-needed, takes its lock and opens `askbridge.db` in it. Closing the store
-releases the lock.
+(protocol.md "Command line"); `open_store(path)` makes the directory private
+(or refuses it), takes its lock and opens `askbridge.db` in it. Closing the
+store releases the lock. `open_store_read_only(path)` reads a directory some
+server may be using, without locking or creating anything (`askbridge sessions`).
+
+Privacy (S5, private_files.py). A new data directory is created 0700 and every
+file askbridge puts in it 0600: the lock and `askbridge.db`, which is created
+here before SQLite opens it because SQLite gives `-wal` and `-shm` the database
+file's mode. An existing directory of another user, or one that group or
+others may write, is refused with one line saying why. The lock and the
+database are never opened through a symbolic link; a planted link's target is
+never opened, let alone truncated.
 
 The lock is `fcntl.flock` on `askbridge.lock`. The kernel drops it when the
 holder's file is closed or the process dies (even by `kill -9`), so a stale
-lock file never blocks anyone. The holder writes its pid and command line
-into the file, so a second process opening the same directory can say who
-has it instead of corrupting the database:
-`data directory /x is in use by process 1234 (askbridge serve --stdio)`.
+lock file never blocks anyone. The holder writes its pid and command line into
+the file, so a second process can say who has it instead of corrupting the
+database: `data directory /x is in use by process 1234 (askbridge serve --stdio)`.
+
+A lock file can be deleted with its directory; the directory guard
+(datadir_guard.py) cannot, so a second process is refused on a re-created
+directory while the first one still holds its (now unreachable) files.
+
+Lost directory (S5). `DataDirLock.check()` runs before every commit (the store
+calls it inside the write transaction, one `lstat`): when `askbridge.lock` is
+no longer the very file this process locked — the directory was deleted,
+moved or replaced — it raises StoreLost, and from then on every check does,
+even if the old directory comes back: the store stops acknowledging writes.
+Telling the clients and exiting is the host's part.
 """
 
 from __future__ import annotations
@@ -22,7 +42,15 @@ import time
 from pathlib import Path
 from types import TracebackType
 
-from .store_api import StoreError
+from .datadir_guard import DirectoryGuard, DirectoryTaken, shorten_command
+from .private_files import (
+    check_db_companions,
+    check_existing_file,
+    check_private_dir,
+    make_private_dir,
+    open_private_file,
+)
+from .store_api import StoreError, StoreLost
 from .store_sqlite import SQLiteEventStore
 
 DB_FILE_NAME = "askbridge.db"
@@ -32,7 +60,6 @@ LOCK_FILE_NAME = "askbridge.lock"
 # instant sees an empty file, so it looks again briefly before giving up on the name.
 _HOLDER_READ_ATTEMPTS = 5
 _HOLDER_READ_PAUSE_S = 0.02
-_MAX_COMMAND_CHARS = 200
 
 
 def resolve_data_dir(arg: str | None) -> Path:
@@ -53,6 +80,9 @@ class DataDirLock:
         self.data_dir = Path(data_dir)
         self.path = self.data_dir / LOCK_FILE_NAME
         self._fd: int | None = None
+        self._identity: tuple[int, int] | None = None
+        self._guard: DirectoryGuard | None = None
+        self._lost: str | None = None
 
     @property
     def held(self) -> bool:
@@ -62,10 +92,7 @@ class DataDirLock:
         """Take the lock, or raise StoreError naming the process that holds it."""
         if self._fd is not None:
             return
-        try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        except OSError as exc:
-            raise StoreError(f"cannot create lock file {self.path}: {exc.strerror}") from exc
+        fd = open_private_file(self.path, "lock file")
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -75,9 +102,39 @@ class DataDirLock:
         except OSError as exc:
             os.close(fd)
             raise StoreError(f"cannot lock {self.path}: {exc.strerror}") from exc
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n{_command_line()}\n".encode(), 0)
-        self._fd = fd
+        try:
+            self._guard = DirectoryGuard.claim(self.data_dir)
+        except DirectoryTaken as taken:
+            os.close(fd)
+            raise StoreError(taken.describe(self.data_dir)) from None
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n{_command_line()}\n".encode(), 0)
+            info = os.fstat(fd)
+        except BaseException as exc:
+            os.close(fd)
+            self._release_guard()
+            if isinstance(exc, OSError):
+                raise StoreError(f"cannot write lock file {self.path}: {exc.strerror}") from exc
+            raise
+        self._fd, self._identity, self._lost = fd, (info.st_dev, info.st_ino), None
+
+    def check(self) -> None:
+        """StoreLost unless `askbridge.lock` is still the file we locked (S5; sticky)."""
+        if self._lost is None and self._identity is not None:
+            try:
+                info = os.lstat(self.path)
+                same = (info.st_dev, info.st_ino) == self._identity
+            except OSError:
+                same = False
+            if not same:
+                self._lost = (
+                    f"data directory {self.data_dir} was deleted or replaced while in use "
+                    f"({self.path} is no longer the file this process locked); "
+                    "nothing more is written"
+                )
+        if self._lost is not None:
+            raise StoreLost(self._lost)
 
     def release(self) -> None:
         """Give the lock up; safe to call when not held."""
@@ -85,10 +142,20 @@ class DataDirLock:
         if fd is None:
             return
         try:
-            # Clear our name first, so nobody reads a pid that no longer holds it.
+            # Clear our name first, so nobody reads a pid that no longer holds it. The
+            # descriptor is the file we locked, wherever it went: never someone else's.
+            # Best effort: on a disk gone read-only closing must still work.
             os.ftruncate(fd, 0)
+        except OSError:
+            pass
         finally:
             os.close(fd)  # closing the only descriptor drops the flock
+            self._release_guard()
+
+    def _release_guard(self) -> None:
+        guard, self._guard = self._guard, None
+        if guard is not None:
+            guard.release()
 
     def __enter__(self) -> DataDirLock:
         self.acquire()
@@ -106,17 +173,31 @@ class DataDirLock:
 def open_store(data_dir: Path | str) -> SQLiteEventStore:
     """Lock `data_dir` (creating it) and open its `askbridge.db`; `close()` unlocks."""
     data_dir = Path(data_dir)
-    try:
-        data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    except OSError as exc:
-        raise StoreError(f"cannot create data directory {data_dir}: {exc.strerror}") from exc
+    make_private_dir(data_dir)
     lock = DataDirLock(data_dir)
     lock.acquire()
     try:
-        return SQLiteEventStore(data_dir / DB_FILE_NAME, on_close=lock.release)
+        db_path = data_dir / DB_FILE_NAME
+        # Created (or checked) here so SQLite never opens a planted link and its
+        # -wal/-shm inherit 0600. Closed before SQLite opens it: closing any descriptor
+        # of a file drops this process's POSIX locks on it, SQLite's included.
+        os.close(open_private_file(db_path, "database"))
+        check_db_companions(db_path)
+        return SQLiteEventStore(db_path, on_close=lock.release, check_lost=lock.check)
     except BaseException:
         lock.release()
         raise
+
+
+def open_store_read_only(data_dir: Path | str) -> SQLiteEventStore:
+    """The store of `data_dir`, read-only: no lock, nothing created; a server may be running."""
+    data_dir = Path(data_dir)
+    check_private_dir(data_dir)
+    db_path = data_dir / DB_FILE_NAME
+    if not check_existing_file(db_path, "database", tighten=False):
+        raise StoreError(f"no askbridge database in {data_dir}")
+    check_db_companions(db_path, tighten=False)
+    return SQLiteEventStore.open_read_only(db_path)
 
 
 def _command_line() -> str:
@@ -128,8 +209,7 @@ def _command_line() -> str:
         words = [os.path.basename(sys.executable), *argv]
     else:
         words = [program, *argv[1:]]
-    text = " ".join(words).replace("\n", " ")
-    return text if len(text) <= _MAX_COMMAND_CHARS else text[: _MAX_COMMAND_CHARS - 1] + "…"
+    return shorten_command(words)
 
 
 def _read_holder(fd: int) -> str:

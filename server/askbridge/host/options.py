@@ -34,7 +34,13 @@ def host_settings(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def open_data_store(args: argparse.Namespace) -> EventStore | None:
-    """The store of --data-dir, or None after printing why it cannot be used (exit 1)."""
+    """The store of --data-dir, or None after printing why it cannot be used (exit 1).
+
+    "Why" is the StoreError's one line (datadir.py): in use by another process
+    (also one that still holds a deleted or replaced directory), not private
+    (S5), a symbolic link where the lock or database should be, damaged (S6),
+    from a newer askbridge, or a filesystem that refuses writes.
+    """
     try:
         return open_store(resolve_data_dir(args.data_dir))
     except StoreError as exc:

@@ -5,17 +5,32 @@ committed in one transaction — all of them or none survive `kill -9`. Callers
 group consecutive events into one `append` to share a commit.
 
 Rules both stores share (so the in-memory store behaves like the disk one):
-events are stored as compact JSON text (`encode_event`), so an event that is
-not plain JSON (a set, NaN, an object) is refused with TypeError/ValueError
-before anything is written, and `load` always returns fresh dicts. A session's
-row is derived from its header (`session_info_from_header`). Appending to or
-loading an unknown session raises KeyError; creating an existing one raises
-ValueError; any call after `close` raises StoreError.
+events are stored as compact UTF-8 JSON text (`encode_event`), so an event that
+cannot be stored (a set, NaN, an object, a lone surrogate, absurd nesting) is
+refused with one StoreError (STORE_ERROR) naming the key that holds it, before
+anything is written (S3, S4); `load` always returns fresh dicts. A session's
+row is derived from its header (`session_info_from_header`).
+
+Unknown versus damaged (S6): `exists(id)` is true for every session the store
+knows of, readable or not. `load` of a session that does not exist raises
+KeyError (the host turns that into UNKNOWN_SESSION); `load` of one that exists
+but whose events cannot be read raises StoreDamaged (STORE_DAMAGED) naming the
+session and the file: damage is never mistaken for "no such session" or for an
+empty log. Appending to an unknown session raises KeyError; creating an
+existing one raises ValueError (both are caller bugs); any call after `close`
+raises StoreError.
+
+Every other failure is a StoreError subclass, never a bare OSError or sqlite3
+error: STORE_ERROR for a write that failed (the batch is rolled back whole and
+the store stays usable, S4), STORE_LOST once the data directory was deleted or
+replaced (every later write too, S5), STORE_DAMAGED for unreadable data (S6).
 """
 
 from __future__ import annotations
 
 import json
+import math
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -56,21 +71,112 @@ class EventStore(Protocol):
         ...
 
     def load(self, session_id: str) -> list[Event]:
-        """Every event of the session, in order; KeyError when there is no such session."""
+        """Every event of the session, in order; KeyError when there is no such session,
+        StoreDamaged when it exists but cannot be read."""
         ...
 
-    def exists(self, session_id: str) -> bool: ...
+    def exists(self, session_id: str) -> bool:
+        """True for every session the store knows of, also one whose events are damaged."""
+        ...
 
     def list_sessions(self) -> list[SessionInfo]:
         """Every session, oldest first."""
+        ...
+
+    def check_not_lost(self) -> None:
+        """StoreLost when writes have stopped for good (S5: the data directory was deleted or
+        replaced). Every write checks this itself; this is for a host that wants to notice
+        while idle (one `lstat`)."""
         ...
 
     def close(self) -> None: ...
 
 
 def encode_event(event: Event) -> str:
-    """The stored text of an event: compact JSON, non-ASCII kept, NaN refused."""
-    return json.dumps(event, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    """The stored text of an event: compact JSON, non-ASCII kept; StoreError when it has none."""
+    try:
+        text = json.dumps(event, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        if not text.isascii():
+            text.encode()  # UnicodeEncodeError on a lone surrogate, which UTF-8 cannot hold
+    except (TypeError, ValueError, RecursionError) as exc:
+        # Only now, on the failure path, walk the event to say where the bad value is.
+        where = _unstorable_part(event) or f"it is not plain JSON ({type(exc).__name__})"
+        kind = _printable(event.get("type")) if isinstance(event, dict) else "?"
+        raise StoreError(f"cannot store a {kind} event: {where}") from exc
+    return text
+
+
+# Deeper than this the JSON encoder may run out of stack; the walk below stops there too.
+_MAX_DEPTH = sys.getrecursionlimit() // 2
+_PATH_LEVELS = 8
+
+
+def _unstorable_part(event: object) -> str | None:
+    """`arguments.questions[0].question holds a lone surrogate (U+D800)`, or None.
+
+    Iterative, so a value nested too deep for the encoder cannot break the walk.
+    """
+    stack: list[tuple[str, object, int]] = [("", event, 0)]
+    while stack:
+        path, value, depth = stack.pop()
+        where = path or "the event"
+        if depth > _MAX_DEPTH:
+            return f"{where} nests deeper than {_MAX_DEPTH} levels"
+        if isinstance(value, str):
+            problem = _string_problem(value)
+            if problem:
+                return f"{where} holds {problem}"
+        elif isinstance(value, float):
+            if not math.isfinite(value):
+                return f"{where} holds {value!r}, which JSON cannot hold"
+        elif isinstance(value, dict):
+            children: list[tuple[str, object, int]] = []
+            for key, item in value.items():
+                if not _storable_key(key):
+                    return f"{where} has the key '{_printable(key)}', which JSON cannot hold"
+                name = _printable(key)
+                children.append(
+                    (_extend(path, f".{name}" if path else name, depth), item, depth + 1)
+                )
+            stack.extend(reversed(children))  # report the first bad key in event order
+        elif isinstance(value, (list, tuple)):
+            stack.extend(
+                (_extend(path, f"[{i}]", depth), value[i], depth + 1)
+                for i in reversed(range(len(value)))
+            )
+        elif value is not None and not isinstance(value, (bool, int)):
+            return f"{where} holds a {type(value).__name__}, which JSON cannot hold"
+    return None
+
+
+def _extend(path: str, part: str, depth: int) -> str:
+    """A child's path; past a few levels just `…`, so a message stays one short line."""
+    if depth < _PATH_LEVELS:
+        return path + part
+    return path if depth > _PATH_LEVELS else path + "…"
+
+
+def _storable_key(key: object) -> bool:
+    """What `json.dumps` accepts as a key (it turns numbers, booleans and None into text)."""
+    if isinstance(key, str):
+        return _string_problem(key) is None
+    if isinstance(key, float):
+        return math.isfinite(key)
+    return key is None or isinstance(key, (bool, int))
+
+
+def _string_problem(text: str) -> str | None:
+    if text.isascii():
+        return None
+    for char in text:
+        if "\ud800" <= char <= "\udfff":
+            return f"a lone surrogate (U+{ord(char):04X})"
+    return None
+
+
+def _printable(value: object) -> str:
+    """`value` as text that can itself be stored and sent (surrogates escaped)."""
+    return str(value).encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def session_info_from_header(header: Event) -> SessionInfo:

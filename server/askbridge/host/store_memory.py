@@ -1,9 +1,11 @@
 """An EventStore that lives in memory, for fast unit tests of the host.
 
 It keeps the same contract as the SQLite store (see store_api.py): events are
-kept as their JSON text, so a non-JSON event is refused before anything is
-appended and `load` hands out fresh dicts a caller may mutate freely. Nothing
-survives the process; use `SQLiteEventStore` wherever durability matters.
+kept as their JSON text (`encode_event`), so an event that cannot be stored is
+refused with the same StoreError before anything is appended, and `load` hands
+out fresh dicts a caller may mutate freely. It cannot be damaged or lost, so it
+never raises StoreDamaged or StoreLost. Nothing survives the process; use
+`SQLiteEventStore` wherever durability matters.
 """
 
 from __future__ import annotations
@@ -50,6 +52,9 @@ class MemoryEventStore:
         self._check_open()
         # sorted() is stable, so equal timestamps keep creation order.
         return sorted(self._sessions.values(), key=lambda info: info.created_at)
+
+    def check_not_lost(self) -> None:
+        self._check_open()  # memory cannot be deleted from under us
 
     def close(self) -> None:
         self._closed = True

@@ -1,104 +1,104 @@
 """The durable EventStore: one SQLite file (`askbridge.db`) in the data directory.
 
-Open it through `datadir.open_store`, which also takes the data directory's
-lock; `SQLiteEventStore(path)` alone does not stop a second process.
+Open it through `datadir.open_store`, which also makes the directory private
+and takes its lock; `SQLiteEventStore(path)` alone does not stop a second
+process. `SQLiteEventStore.open_read_only(path)` (or `datadir.open_store_read_only`)
+reads a store that a running server may be writing: no lock, no writes, no
+migration. The file itself (schema, migrations, checks at open) is store_file.py.
 
 Durability (behavior.md D1/D2): WAL journal with synchronous=NORMAL, which
 survives `kill -9` of this process (not power loss — that is a deliberate
 trade for commit speed). `append` writes its whole batch in one transaction,
 so a batch, and every event in it, is either fully present or absent.
 
+Failures (S4, S5, S6), all StoreError subclasses (store_api.py):
+- A write that fails (disk full, a read-only or failing disk) raises StoreError
+  (STORE_ERROR) naming the file. The transaction is rolled back whole and the
+  store stays usable: reads go on, and a later write succeeds once the fault
+  is gone. An event that cannot be encoded is refused before the transaction.
+- `check_lost` (from `open_store`: the lock's identity check) runs inside
+  every write transaction just before COMMIT; when it raises StoreLost the
+  batch is rolled back and the StoreLost reaches the caller, on this write and
+  every later one. Reads keep working. `check_not_lost()` runs the same check
+  without writing, for a host that wants to notice while idle.
+- Damage is StoreDamaged naming the file, and the session when reading one: at
+  open (store_file.py), or for a session that is listed but has no events, lacks
+  its header row, has a gap in its sequence numbers, has events but no row, or
+  holds a body that is not one JSON object. Never KeyError, never an empty log.
+
 Layout: `sessions` (one row per session, taken from its header), `events`
 (JSON text per event, keyed by session and a per-session sequence number
-starting at 0 for the header) and `schema_version` (one row). The schema
-grows only through `MIGRATIONS`: entry i takes version i to i+1, so a file
-from any older release is brought up to date on open. To change the schema,
-append a function; never edit a released one.
-
-Anything wrong with the file — not SQLite, damaged, not ours, from a newer
-askbridge — raises `StoreError` naming the file and the problem.
+starting at 0 for the header) and `schema_version` (one row).
 """
 
 from __future__ import annotations
 
 import gc
 import json
+import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from .events import Event
-from .store_api import SessionInfo, StoreError, encode_event, session_info_from_header
+from .events import SESSION_HEADER, Event
+from .store_api import (
+    SessionInfo,
+    StoreDamaged,
+    StoreError,
+    StoreLost,
+    encode_event,
+    session_info_from_header,
+)
+from .store_file import MIGRATIONS, SCHEMA_VERSION, open_connection, roll_back, store_error
 
 # StoreError lives in store_api (the memory store and the lock raise it too);
 # it is re-exported here because callers reach for it next to the SQLite store.
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "SQLiteEventStore", "StoreError"]
 
 
-def _migrate_to_v1(conn: sqlite3.Connection) -> None:
-    """The first release's schema."""
-    conn.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
-    conn.execute(
-        "CREATE TABLE sessions (id TEXT PRIMARY KEY, created_at TEXT NOT NULL,"
-        " origin TEXT NOT NULL, parent_session_id TEXT)"
-    )
-    conn.execute(
-        "CREATE TABLE events (session_id TEXT NOT NULL REFERENCES sessions(id),"
-        " seq INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (session_id, seq))"
-    )
-
-
-def _migrate_to_v2(conn: sqlite3.Connection) -> None:
-    """Sessions get a `title` (filled from existing headers) and a creation-order index."""
-    conn.execute("ALTER TABLE sessions ADD COLUMN title TEXT")
-    headers = conn.execute("SELECT session_id, body FROM events WHERE seq = 0").fetchall()
-    for session_id, body in headers:
-        title = json.loads(body).get("title")
-        if isinstance(title, str):
-            conn.execute("UPDATE sessions SET title = ? WHERE id = ?", (title, session_id))
-    conn.execute("CREATE INDEX sessions_by_created_at ON sessions (created_at)")
-
-
-Migration = Callable[[sqlite3.Connection], None]
-MIGRATIONS: list[Migration] = [_migrate_to_v1, _migrate_to_v2]
-SCHEMA_VERSION = len(MIGRATIONS)
-
-# SQLite's words for "these bytes are not a (healthy) database".
-_DAMAGED = {"SQLITE_NOTADB", "SQLITE_CORRUPT"}
-
-
 class SQLiteEventStore:
-    def __init__(self, path: Path | str, *, on_close: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        path: Path | str,
+        *,
+        on_close: Callable[[], None] | None = None,
+        check_lost: Callable[[], None] | None = None,
+        read_only: bool = False,
+    ) -> None:
         """Open (creating or migrating if needed) the store at `path`.
 
         `on_close` runs once after the connection closes; `open_store` uses it
-        to release the data directory lock.
+        to release the data directory lock. `check_lost` raises StoreLost when the
+        data directory is gone; it runs before every COMMIT (vetoing it) and in
+        `check_not_lost`. `read_only`: see `open_read_only`.
         """
         self.path = Path(path)
         self._on_close = on_close
+        self._check_lost = check_lost
         self._closed = False
+        self._lost: str | None = None
         # The host may call from worker threads; one connection, used by one at a time.
         self._mutex = threading.Lock()
-        try:
-            self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        except sqlite3.Error as exc:
-            raise self._error(exc) from exc
-        try:
-            self._configure()
-            self._migrate()
-        except BaseException as exc:
-            self._conn.close()
-            if isinstance(exc, sqlite3.Error):
-                raise self._error(exc) from exc
-            raise
+        self._conn = open_connection(self.path, read_only=read_only)
+
+    @classmethod
+    def open_read_only(cls, path: Path | str) -> SQLiteEventStore:
+        """The store at `path` for reading beside a server that may be writing it.
+
+        Takes no lock and never writes (when no server has them open, SQLite may
+        create the `-wal`/`-shm` companions, with the database file's mode).
+        """
+        if not os.path.isfile(path):
+            raise StoreError(f"no askbridge database at {path}")
+        return cls(path, read_only=True)
 
     def create_session(self, header: Event) -> None:
         info = session_info_from_header(header)
         body = encode_event(header)
-        with self._use() as conn, self._write(conn):
-            if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (info.session_id,)).fetchone():
+        with self._use("write to") as conn, self._write(conn):
+            if self._listed(conn, info.session_id):
                 raise ValueError(f"session {info.session_id!r} already exists")
             conn.execute(
                 "INSERT INTO sessions (id, created_at, origin, parent_session_id, title)"
@@ -113,11 +113,13 @@ class SQLiteEventStore:
     def append(self, session_id: str, events: Sequence[Event]) -> None:
         # Encode before the transaction: one bad event means none of the batch is written.
         bodies = [encode_event(event) for event in events]
-        with self._use() as conn, self._write(conn):
+        with self._use("write to") as conn, self._write(conn):
             (last,) = conn.execute(
                 "SELECT MAX(seq) FROM events WHERE session_id = ?", (session_id,)
             ).fetchone()
             if last is None:
+                if self._listed(conn, session_id):
+                    raise self._damaged(session_id, "it is listed but has no events")
                 raise KeyError(session_id)
             conn.executemany(
                 "INSERT INTO events (session_id, seq, body) VALUES (?, ?, ?)",
@@ -125,21 +127,38 @@ class SQLiteEventStore:
             )
 
     def load(self, session_id: str) -> list[Event]:
-        with self._use() as conn:
+        with self._use("read", session_id) as conn, self._snapshot(conn):
             rows = conn.execute(
-                "SELECT body FROM events WHERE session_id = ? ORDER BY seq", (session_id,)
+                "SELECT seq, body FROM events WHERE session_id = ? ORDER BY seq", (session_id,)
             ).fetchall()
+            listed = self._listed(conn, session_id)
         if not rows:
+            if listed:
+                raise self._damaged(session_id, "it is listed but has no events")
             raise KeyError(session_id)
-        return self._decode(session_id, [body for (body,) in rows])
+        # seq is unique per session, so it runs 0..n-1 without gaps iff its ends do.
+        if rows[0][0] != 0 or rows[-1][0] != len(rows) - 1:
+            raise self._damaged(session_id, _gap(rows))
+        if not listed:
+            raise self._damaged(session_id, "it has events but no row in the sessions table")
+        events = self._decode(session_id, [body for _, body in rows])
+        if events[0].get("type") != SESSION_HEADER:
+            raise self._damaged(session_id, f"its event 0 is not a {SESSION_HEADER}")
+        return events
 
     def exists(self, session_id: str) -> bool:
-        with self._use() as conn:
-            row = conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone()
-        return row is not None
+        """True also for a session that is listed but unreadable, or has events but no row:
+        `load` then says what is damaged instead of the host calling it unknown (S6)."""
+        with self._use("read", session_id) as conn:
+            (found,) = conn.execute(
+                "SELECT EXISTS (SELECT 1 FROM sessions WHERE id = ?1)"
+                " OR EXISTS (SELECT 1 FROM events WHERE session_id = ?1)",
+                (session_id,),
+            ).fetchone()
+        return bool(found)
 
     def list_sessions(self) -> list[SessionInfo]:
-        with self._use() as conn:
+        with self._use("read") as conn:
             rows = conn.execute(
                 "SELECT id, created_at, origin, title, parent_session_id FROM sessions"
                 " ORDER BY created_at, rowid"
@@ -155,6 +174,16 @@ class SQLiteEventStore:
             for session_id, created_at, origin, title, parent in rows
         ]
 
+    def check_not_lost(self) -> None:
+        with self._use("check"):
+            if self._lost is None and self._check_lost is not None:
+                try:
+                    self._check_lost()
+                except StoreLost as exc:
+                    self._lost = exc.message
+            if self._lost is not None:
+                raise StoreLost(self._lost)
+
     def close(self) -> None:
         with self._mutex:
             if self._closed:
@@ -166,47 +195,8 @@ class SQLiteEventStore:
                 if self._on_close is not None:
                     self._on_close()
 
-    def _configure(self) -> None:
-        conn = self._conn
-        (mode,) = conn.execute("PRAGMA journal_mode = WAL").fetchone()
-        if str(mode).lower() != "wal":
-            raise StoreError(f"{self.path}: SQLite refused WAL journaling here (got {mode!r})")
-        conn.execute("PRAGMA synchronous = NORMAL")
-        conn.execute("PRAGMA foreign_keys = ON")
-        # Only matters if something bypasses the data dir lock; then wait, don't fail at once.
-        conn.execute("PRAGMA busy_timeout = 5000")
-
-    def _read_version(self) -> int:
-        tables = {name for (name,) in self._conn.execute("SELECT name FROM sqlite_master")}
-        if not tables:
-            return 0
-        if "schema_version" not in tables:
-            raise StoreError(f"{self.path} is an SQLite file but not an askbridge database")
-        rows = self._conn.execute("SELECT version FROM schema_version").fetchall()
-        if len(rows) != 1 or not isinstance(rows[0][0], int) or rows[0][0] < 1:
-            raise StoreError(f"{self.path} is damaged: unreadable schema version {rows!r}")
-        version: int = rows[0][0]
-        return version
-
-    def _migrate(self) -> None:
-        version = self._read_version()
-        if version == SCHEMA_VERSION:
-            return
-        if version > SCHEMA_VERSION:
-            raise StoreError(
-                f"{self.path} has schema version {version}, newer than this askbridge "
-                f"understands ({SCHEMA_VERSION}); upgrade askbridge or use another --data-dir"
-            )
-        with self._write(self._conn):
-            # Re-read under the write lock in case another opener migrated meanwhile.
-            version = self._read_version()
-            for migrate in MIGRATIONS[version:]:
-                migrate(self._conn)
-            self._conn.execute("DELETE FROM schema_version")
-            self._conn.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
-
     @contextmanager
-    def _use(self) -> Iterator[sqlite3.Connection]:
+    def _use(self, action: str, session_id: str | None = None) -> Iterator[sqlite3.Connection]:
         """The connection, for one caller at a time, with SQLite failures made StoreErrors."""
         with self._mutex:
             if self._closed:
@@ -214,20 +204,43 @@ class SQLiteEventStore:
             try:
                 yield self._conn
             except sqlite3.Error as exc:
-                raise self._error(exc) from exc
+                context = f" (reading session {session_id!r})" if session_id else ""
+                raise store_error(self.path, exc, action, context) from exc
 
-    @staticmethod
     @contextmanager
-    def _write(conn: sqlite3.Connection) -> Iterator[None]:
-        """One write transaction: committed on success, rolled back on any exception."""
+    def _write(self, conn: sqlite3.Connection) -> Iterator[None]:
+        """One write transaction: committed on success, rolled back whole on any exception."""
+        if self._lost is not None:
+            raise StoreLost(self._lost)  # S5: no write after the first StoreLost, whatever it is
         conn.execute("BEGIN IMMEDIATE")
         try:
             yield
+            if self._check_lost is not None:
+                self._check_lost()  # S5: StoreLost vetoes the commit
             conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
+        except BaseException as exc:
+            roll_back(conn)
+            if isinstance(exc, StoreLost):
+                self._lost = exc.message
             raise
+
+    @staticmethod
+    @contextmanager
+    def _snapshot(conn: sqlite3.Connection) -> Iterator[None]:
+        """Reads that see one state, also while another process (a server) writes."""
+        conn.execute("BEGIN")
+        try:
+            yield
+        finally:
+            roll_back(conn)
+
+    @staticmethod
+    def _listed(conn: sqlite3.Connection, session_id: str) -> bool:
+        row = conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        return row is not None
+
+    def _damaged(self, session_id: str, problem: str) -> StoreDamaged:
+        return StoreDamaged(f"{self.path} is damaged: session {session_id!r}: {problem}")
 
     def _decode(self, session_id: str, bodies: list[str]) -> list[Event]:
         # Fast path: one json.loads over the joined array beats one call per row.
@@ -239,7 +252,7 @@ class SQLiteEventStore:
         gc.disable()
         try:
             events = json.loads("[" + ",".join(bodies) + "]")
-        except (ValueError, TypeError):
+        except (ValueError, TypeError, RecursionError):
             events = None
         finally:
             if gc_was_enabled:
@@ -255,18 +268,18 @@ class SQLiteEventStore:
         for index, body in enumerate(bodies):
             event = _json_object(body)
             if event is None:
-                raise StoreError(
-                    f"{self.path} is damaged: event {index} of session {session_id!r} "
-                    "is not a JSON object"
-                )
+                raise self._damaged(session_id, f"event {index} is not a JSON object")
             decoded.append(event)
         return decoded
 
-    def _error(self, exc: sqlite3.Error) -> StoreError:
-        name = getattr(exc, "sqlite_errorname", "")
-        if name in _DAMAGED:
-            return StoreError(f"{self.path} is damaged or not an SQLite database ({exc})")
-        return StoreError(f"cannot use the event store {self.path}: {exc}")
+
+def _gap(rows: list[tuple[int, str]]) -> str:
+    """Which sequence numbers are missing (slow path, damaged files only)."""
+    index, seq = next((i, seq) for i, (seq, _) in enumerate(rows) if seq != i)
+    if seq < index:
+        return f"event {index} is numbered {seq}"
+    missing = f"event {index} is" if seq == index + 1 else f"events {index}..{seq - 1} are"
+    return ("its header is missing: " if index == 0 else "") + f"{missing} missing"
 
 
 def _json_object(body: object) -> Event | None:
@@ -275,6 +288,6 @@ def _json_object(body: object) -> Event | None:
         return None
     try:
         event = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return event if type(event) is dict else None

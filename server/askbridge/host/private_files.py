@@ -1,0 +1,126 @@
+"""Files of a private data directory (S5): the directory 0700 and only its owner's,
+every file askbridge makes in it 0600, none opened through a symbolic link.
+
+- `make_private_dir(d)` creates `d` 0700 (its missing parents as the umask says)
+  or checks the existing one with `check_private_dir(d)`: a directory of
+  another user, or one that group or others may write, is refused with one
+  line saying why. One that others may only read is used as it is. `d` itself
+  may be a symbolic link; the checks apply to the directory it names.
+- `open_private_file(path, what)` opens or creates a regular file of ours
+  0600 with `O_NOFOLLOW`: a planted link is refused and its target never
+  opened, created or truncated; a file of another user, or with other hard
+  links, is refused too. An older askbridge's looser mode is tightened.
+- `check_db_companions(db)` does the same by `lstat` for SQLite's `-wal` and
+  `-shm`, which SQLite opens by name (they get the database file's mode when
+  SQLite creates them, so creating the database 0600 first is enough).
+
+Check-then-open by name is safe here because only the owner can write in a
+directory that passed `check_private_dir`. Every failure is a StoreError.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from .store_api import StoreError
+
+DB_COMPANION_SUFFIXES = ("-wal", "-shm")
+
+
+def make_private_dir(data_dir: Path) -> None:
+    """Create `data_dir` 0700 (and its missing parents), or check the existing one (S5)."""
+    try:
+        data_dir.parent.mkdir(parents=True, exist_ok=True)
+        os.mkdir(data_dir, 0o700)
+        os.chmod(data_dir, 0o700)  # mkdir's mode is filtered by the umask
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise StoreError(f"cannot create data directory {data_dir}: {exc.strerror}") from exc
+    check_private_dir(data_dir)
+
+
+def check_private_dir(data_dir: Path) -> None:
+    """StoreError unless `data_dir` is a directory of this user that only this user may write."""
+    try:
+        info = os.stat(data_dir)
+    except FileNotFoundError:
+        raise StoreError(f"no data directory at {data_dir}") from None
+    except OSError as exc:
+        raise StoreError(f"cannot use data directory {data_dir}: {exc.strerror}") from exc
+    if not stat.S_ISDIR(info.st_mode):
+        raise StoreError(f"cannot create data directory {data_dir}: it is not a directory")
+    if info.st_uid != os.geteuid():
+        raise StoreError(
+            f"data directory {data_dir} belongs to uid {info.st_uid}, not to this user "
+            f"(uid {os.geteuid()}); askbridge uses only a directory of its own user"
+        )
+    if info.st_mode & 0o022:
+        raise StoreError(
+            f"data directory {data_dir} is writable by group or others "
+            f"(mode {stat.S_IMODE(info.st_mode):o}); run `chmod 700 {data_dir}` to use it"
+        )
+
+
+def open_private_file(path: Path, what: str) -> int:
+    """Open (creating 0600) a regular file of ours, never through a symbolic link."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        if os.path.islink(path):
+            raise StoreError(
+                f"{what} {path} is a symbolic link; askbridge never follows one"
+            ) from None
+        raise StoreError(f"cannot open {what} {path}: {exc.strerror}") from exc
+    try:
+        info = os.fstat(fd)
+        problem = _foreign_file_problem(info)
+        if problem is None and stat.S_IMODE(info.st_mode) != 0o600:
+            os.fchmod(fd, 0o600)  # made by an older askbridge under a looser umask
+    except OSError as exc:
+        os.close(fd)
+        raise StoreError(f"cannot use {what} {path}: {exc.strerror}") from exc
+    if problem is not None:
+        os.close(fd)
+        raise StoreError(f"{what} {path} {problem}; askbridge does not use it")
+    return fd
+
+
+def _foreign_file_problem(info: os.stat_result) -> str | None:
+    if not stat.S_ISREG(info.st_mode):
+        return "is not a regular file"
+    if info.st_uid != os.geteuid():
+        return f"belongs to uid {info.st_uid}"
+    if info.st_nlink != 1:
+        return "has other hard links"
+    return None
+
+
+def check_db_companions(db_path: Path, *, tighten: bool = True) -> None:
+    """`-wal`/`-shm`, when present, must be plain files of ours; made 0600 if `tighten`."""
+    for suffix in DB_COMPANION_SUFFIXES:
+        check_existing_file(db_path.with_name(db_path.name + suffix), "file", tighten=tighten)
+
+
+def check_existing_file(path: Path, what: str, *, tighten: bool) -> bool:
+    """False when `path` does not exist; StoreError unless it is a plain file of ours
+    (by `lstat`: a link is refused, never followed). Made 0600 if `tighten`."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        raise StoreError(f"cannot use {what} {path}: {exc.strerror}") from exc
+    if stat.S_ISLNK(info.st_mode):
+        raise StoreError(f"{what} {path} is a symbolic link; askbridge never follows one")
+    problem = _foreign_file_problem(info)
+    if problem is not None:
+        raise StoreError(f"{what} {path} {problem}; askbridge does not use it")
+    if tighten and stat.S_IMODE(info.st_mode) != 0o600:
+        try:
+            os.chmod(path, 0o600)
+        except OSError as exc:
+            raise StoreError(f"cannot make {what} {path} private: {exc.strerror}") from exc
+    return True
