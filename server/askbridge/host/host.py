@@ -71,7 +71,7 @@ class Host:
         max_turn_requests: int = 1000,
     ) -> None:
         self.store = store
-        self.default_model: dict[str, Any] = model or {"kind": "script", "steps": []}
+        self.default_model: dict[str, Any] = model or {"kind": "none"}  # UnconfiguredModel
         self.default_ask: dict[str, Any] = ask_user_question or {
             "mode": "legacy",
             "timeout": DEFAULT_TIMEOUT_S,
