@@ -8,7 +8,7 @@ import pytest
 
 from askbridge.core import SimpleAgentRegistry, UserQuestionService
 from askbridge.host.tools import AskUserQuestionTool
-from askbridge.protocol.model_spec import (
+from askbridge.protocol.tool_arguments import (
     AskUserQuestionArguments,
     ToolOptionArgument,
     ToolQuestionArgument,
