@@ -147,9 +147,9 @@ def test_interactive_demo_through_a_pty(tmp_path: Path) -> None:
     demo = PtyDemo(tmp_path / "data")
     try:
         demo.expect("choose a number 1-4 ›")
-        demo.type("9\r")  # not an option: the prompt refuses it and stays open
+        demo.type("9\r")  # not an option: the prompt refuses it and asks again
         demo.expect("Use numbers from 1 to 4 only.")
-        demo.type("\x7f4\r")  # backspace, then Other
+        demo.type("4\r")  # Other: the refused "9" is gone, so this is not read as "94"
         demo.expect("Other ›")
         demo.type("Rust\r")
         demo.expect('{"answers":[{"id":"language","selected":[],"custom":"Rust"}]}')
@@ -172,6 +172,8 @@ def test_interactive_demo_through_a_pty(tmp_path: Path) -> None:
 
         demo.expect("4 of 4: let this one time out")
         demo.expect("s left on the server's clock")
+        demo.type("2")  # a key on the question left to time out is answered with a word
+        demo.expect("Not this one: let it time out.")
         demo.expect("⌛ the server's clock ran out", timeout=15)
         demo.expect("call-license is now continued")
         demo.expect("Answering late")
@@ -181,6 +183,11 @@ def test_interactive_demo_through_a_pty(tmp_path: Path) -> None:
         demo.expect("turn t-2 started · cause: inbox")
         demo.expect('"answers":[{"id":"license","selected":["MIT"]}]')
         demo.expect("agent › Your license answer just arrived")
+        # The outro tells what this person did, not a fixed story.
+        demo.expect('1 of 4: options with descriptions: you answered your own text “Rust”.')
+        demo.expect("Your first keystroke on call-name claimed its wait")
+        demo.expect("call-license reached its deadline unanswered")
+        demo.expect("Your late answer to call-license went to the agent's inbox")
         assert demo.finish() == 0, ANSI.sub("", demo.output)
     finally:
         demo.close()
