@@ -1,4 +1,3 @@
-
 """Golden JSON: literal examples from protocol.md parse and dump back identically.
 
 Each example is the JSON of protocol.md with its `…` placeholders filled in;
