@@ -1,8 +1,16 @@
 """`askbridge serve | acp | demo | schema` — the command line.
 
-`serve` and `acp` take the same flags (protocol.md "Command line"); invalid
-flags end the process with a usage message and status 2. Nothing but
-protocol frames ever goes to stdout: logs go to `--log-file` or stderr.
+`serve` and `acp` take the same flags (protocol.md "Command line"). Every
+command's `--help` describes it and lists each flag with its default; the top
+level lists the commands, one line each.
+
+Errors are one line on stderr that says what to do: a usage error (a bad
+flag value, `--model` that is not a ModelSpec, a `--log-file` that cannot be
+opened) is `askbridge CMD: error: …; see askbridge CMD --help` with status 2.
+Ctrl-C ends any command quietly with status 130. `serve` and `acp` started by
+hand in a terminal (stdin is a tty) say on stderr what they are for and point
+to `askbridge demo`, then carry on. Nothing but protocol frames ever goes to
+stdout: logs go to `--log-file` or stderr.
 """
 
 from __future__ import annotations
@@ -10,22 +18,41 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 from askbridge import __version__
+
+DEFAULT_DATA_DIR = "$XDG_STATE_HOME/askbridge, else ~/.local/state/askbridge"
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for Ctrl-C
+
+# What `serve`/`acp` say when a person starts them in a terminal (they wait for a program).
+TTY_HINTS = {
+    "serve": "askbridge serve speaks the LSP-framed askbridge protocol on stdin/stdout for an "
+    "editor or a test harness; it waits for one now. To try askbridge by hand, run "
+    "`askbridge demo`. (Ctrl-C quits.)",
+    "acp": "askbridge acp speaks the Agent Client Protocol on stdin/stdout for an ACP client "
+    "such as Zed; it waits for one now. To try askbridge by hand, run `askbridge demo`. "
+    "(Ctrl-C quits.)",
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors: the usage block would bury the sentence that matters."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}; see {self.prog} --help\n")
 
 
 def _model_arg(value: str) -> dict[str, Any]:
     """`--model`: inline ModelSpec JSON, or `script:PATH` (a ModelSpec or a bare list of steps)."""
     # Imported here, not at the top: pydantic is ~25 ms of every start-up otherwise.
-    from pydantic import ValidationError
-
-    from askbridge.protocol.model_spec import parse_model_spec_option
+    from askbridge.protocol.model_spec import describe_model_spec_error, parse_model_spec_option
 
     try:
         spec = parse_model_spec_option(value)
-    except (OSError, ValueError, ValidationError) as exc:
-        raise argparse.ArgumentTypeError(f"invalid model spec: {exc}") from exc
+    except ValueError as exc:  # pydantic's ValidationError is a ValueError
+        raise argparse.ArgumentTypeError(describe_model_spec_error(exc)) from exc
     return spec.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
@@ -50,32 +77,103 @@ def _positive_int(value: str) -> int:
 
 
 def add_server_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--data-dir", help="where sessions live (default $XDG_STATE_HOME/askbridge)")
-    p.add_argument("--model", type=_model_arg, help="ModelSpec JSON or script:PATH")
-    p.add_argument("--ask-mode", choices=["legacy", "timed"], default=None)
-    p.add_argument("--ask-timeout", type=_timeout_arg, default=None, help="-1 or 1..2147483 s")
-    p.add_argument("--max-turn-requests", type=_positive_int, default=1000)
-    p.add_argument("--log-file", help="write logs here instead of stderr")
+    p.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        help=f"where sessions live (default: {DEFAULT_DATA_DIR})",
+    )
+    p.add_argument(
+        "--model",
+        type=_model_arg,
+        metavar="SPEC",
+        help='the model of new sessions: ModelSpec JSON such as \'{"kind": "openai", "model": '
+        '"deepseek-chat"}\', or script:PATH (default: none; the agent then answers that no '
+        "model is configured)",
+    )
+    p.add_argument(
+        "--ask-mode",
+        choices=["legacy", "timed"],
+        default=None,
+        help="the ask_user_question schema the model sees: legacy blocks until answered, timed "
+        "returns pending at its timeout (default: legacy)",
+    )
+    p.add_argument(
+        "--ask-timeout",
+        type=_timeout_arg,
+        default=None,
+        metavar="N",
+        help="default timeout of timed questions in seconds, -1 for none (default: 120)",
+    )
+    p.add_argument(
+        "--max-turn-requests",
+        type=_positive_int,
+        default=1000,
+        metavar="N",
+        help="model requests per turn before it ends with max_turn_requests (default: 1000)",
+    )
+    p.add_argument(
+        "--log-file", metavar="PATH", help="append logs here instead of stderr (default: stderr)"
+    )
     p.add_argument(
         "--log-level",
         default="WARNING",
         type=str.upper,
         choices=["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"],
+        metavar="LEVEL",
+        help="DEBUG, INFO, WARNING, ERROR or CRITICAL (default: WARNING)",
     )
     p.add_argument("--stdio", action="store_true", help=argparse.SUPPRESS)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="askbridge", description=__doc__.splitlines()[0])
+    parser = _Parser(
+        prog="askbridge",
+        description="Let an AI agent ask the human a structured question, wherever the human "
+        "works. New here? Run `askbridge demo`.",
+    )
     parser.add_argument("--version", action="version", version=f"askbridge {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
-    add_server_flags(sub.add_parser("serve", help="serve the LSP-framed protocol on stdio"))
-    add_server_flags(sub.add_parser("acp", help="serve ACP (newline-delimited JSON-RPC) on stdio"))
-    demo = sub.add_parser("demo", help="a guided session in the terminal")
-    demo.add_argument("--auto", action="store_true", help="answer by itself and exit 0")
-    demo.add_argument("--data-dir", help="where the demo's session lives (default: a temp dir)")
-    schema = sub.add_parser("schema", help="write one JSON Schema per payload")
-    schema.add_argument("--out", required=True)
+    sub = parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", title="commands", parser_class=_Parser
+    )
+    serve = sub.add_parser(
+        "serve",
+        help="serve an editor over stdio (LSP framing): Neovim, VS Code, any LSP client",
+        description="Serve the askbridge protocol (LSP-framed JSON-RPC) on stdin/stdout for an "
+        "editor or a test harness. Not interactive: to try askbridge by hand, run "
+        "`askbridge demo`.",
+    )
+    add_server_flags(serve)
+    acp = sub.add_parser(
+        "acp",
+        help="serve an ACP client over stdio (Agent Client Protocol): Zed and others",
+        description="Serve the same sessions as an Agent Client Protocol agent "
+        "(newline-delimited JSON-RPC on stdin/stdout) for a client such as Zed.",
+    )
+    add_server_flags(acp)
+    demo = sub.add_parser(
+        "demo",
+        help="try it: a guided session in this terminal",
+        description="A guided session in the terminal against a real `askbridge serve`: a "
+        "scripted agent asks four questions and you answer them.",
+    )
+    demo.add_argument(
+        "--auto",
+        action="store_true",
+        help="answer by itself and exit 0 (default: only when stdin is not a terminal)",
+    )
+    demo.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        help="keep the demo's session in DIR (default: a temporary directory, removed at the end)",
+    )
+    schema = sub.add_parser(
+        "schema",
+        help="write the JSON Schema of every protocol payload",
+        description="Write one JSON Schema file per protocol payload, and index.json.",
+    )
+    schema.add_argument(
+        "--out", required=True, metavar="DIR", help="directory to write into (required)"
+    )
     from askbridge.sessions_cli import add_sessions_parser  # `askbridge sessions`
 
     add_sessions_parser(sub)
@@ -83,6 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def setup_logging(args: argparse.Namespace) -> None:
+    """Logs to `--log-file` or stderr; OSError when the file cannot be opened."""
     handler: logging.Handler
     if getattr(args, "log_file", None):
         handler = logging.FileHandler(args.log_file, encoding="utf-8")
@@ -94,8 +193,37 @@ def setup_logging(args: argparse.Namespace) -> None:
     root.setLevel(getattr(args, "log_level", "WARNING"))
 
 
+def _usage_error(command: str, message: str) -> int:
+    prog = f"askbridge {command}"
+    print(f"{prog}: error: {message}; see {prog} --help", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _stdin_is_terminal() -> bool:
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except (OSError, ValueError):  # closed stdin
+        return False
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The parsed command line; an unknown flag is an error of its command, not of the top."""
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        commands.choices[args.command].error(f"unrecognized arguments: {' '.join(unknown)}")
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    try:
+        return _run(parse_args(argv))
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED  # Ctrl-C is how a person stops a server: no traceback
+
+
+def _run(args: argparse.Namespace) -> int:
     if args.command == "schema":
         from askbridge.protocol.schema import write_schemas
 
@@ -110,7 +238,13 @@ def main(argv: list[str] | None = None) -> int:
         from askbridge.demo import run_demo
 
         return run_demo(auto=args.auto, data_dir=args.data_dir)
-    setup_logging(args)
+    try:
+        setup_logging(args)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        return _usage_error(args.command, f"cannot open --log-file {args.log_file}: {reason}")
+    if _stdin_is_terminal() and args.command in TTY_HINTS:
+        print(TTY_HINTS[args.command], file=sys.stderr, flush=True)
     if args.command == "serve":
         from askbridge.lsp.main import run_serve
 

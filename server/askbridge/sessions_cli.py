@@ -91,10 +91,10 @@ def _list(store: Any) -> int:
 
 def session_status(events: list[dict[str, Any]]) -> str:
     from askbridge.host.events import TURN_START
-    from askbridge.host.projection import fold_all, view_dict
+    from askbridge.host.projection import fold_all
 
     turns = sum(1 for event in events if event.get("type") == TURN_START)
-    view = view_dict(fold_all(events))
+    view = fold_all(events).view_dict()
     return (
         f"{_count(turns, 'turn')}, questions: {len(view['active'])} pending, "
         f"{len(view['settled'])} settled"

@@ -85,6 +85,26 @@ def test_auto_demo_shows_every_stage_and_exits_0(tmp_path: Path) -> None:
     assert (tmp_path / "data" / "server.log").exists()
 
 
+def test_auto_demo_without_a_data_dir_leaves_no_temp_dir_behind(tmp_path: Path) -> None:
+    """The session lives in a temporary directory; the demo removes it and says how to keep one."""
+    env = {**os.environ, "COLUMNS": "100", "TMPDIR": str(tmp_path)}
+    done = subprocess.run(
+        [*DEMO, "--auto"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=env,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (
+        f"data dir: {tmp_path}/askbridge-demo-" in squash(done.stdout)
+        or "askbridge-demo-" in done.stdout
+    )
+    assert "removed now; askbridge demo --data-dir DIR keeps it." in " ".join(done.stdout.split())
+    assert list(tmp_path.iterdir()) == []
+
+
 class PtyDemo:
     """`askbridge demo` on a pseudo-terminal: `expect` reads the screen output, `type` keys."""
 
@@ -147,9 +167,9 @@ def test_interactive_demo_through_a_pty(tmp_path: Path) -> None:
     demo = PtyDemo(tmp_path / "data")
     try:
         demo.expect("choose a number 1-4 ›")
-        demo.type("9\r")  # not an option: the prompt refuses it and stays open
+        demo.type("9\r")  # not an option: the prompt refuses it and asks again
         demo.expect("Use numbers from 1 to 4 only.")
-        demo.type("\x7f4\r")  # backspace, then Other
+        demo.type("4\r")  # Other: the refused "9" is gone, so this is not read as "94"
         demo.expect("Other ›")
         demo.type("Rust\r")
         demo.expect('{"answers":[{"id":"language","selected":[],"custom":"Rust"}]}')
@@ -172,6 +192,8 @@ def test_interactive_demo_through_a_pty(tmp_path: Path) -> None:
 
         demo.expect("4 of 4: let this one time out")
         demo.expect("s left on the server's clock")
+        demo.type("2")  # a key on the question left to time out is answered with a word
+        demo.expect("Not this one: let it time out.")
         demo.expect("⌛ the server's clock ran out", timeout=15)
         demo.expect("call-license is now continued")
         demo.expect("Answering late")
@@ -181,6 +203,11 @@ def test_interactive_demo_through_a_pty(tmp_path: Path) -> None:
         demo.expect("turn t-2 started · cause: inbox")
         demo.expect('"answers":[{"id":"license","selected":["MIT"]}]')
         demo.expect("agent › Your license answer just arrived")
+        # The outro tells what this person did, not a fixed story.
+        demo.expect("1 of 4: options with descriptions: you answered your own text “Rust”.")
+        demo.expect("Your first keystroke on call-name claimed its wait")
+        demo.expect("call-license reached its deadline unanswered")
+        demo.expect("Your late answer to call-license went to the agent's inbox")
         assert demo.finish() == 0, ANSI.sub("", demo.output)
     finally:
         demo.close()

@@ -212,7 +212,8 @@ async def test_log_file_receives_the_logs(tmp_path: Path) -> None:
     ],
 )
 def test_invalid_flags_print_usage_and_exit_2(tmp_path: Path, flags: list[str]) -> None:
-    """Errors / Command line: invalid flags end the process with a usage message and status 2."""
+    """Errors / Command line: invalid flags end the process with a one-line usage error
+    naming the command (issue 13: no usage block burying it) and status 2."""
     done = subprocess.run(
         serve_command(tmp_path / "data", *flags),
         input=b"",
@@ -221,7 +222,8 @@ def test_invalid_flags_print_usage_and_exit_2(tmp_path: Path, flags: list[str]) 
         check=False,
     )
     assert done.returncode == 2, done.stderr
-    assert b"usage: askbridge" in done.stderr
+    assert done.stderr.startswith(b"askbridge serve: error: "), done.stderr
+    assert done.stderr.endswith(b"; see askbridge serve --help\n") and done.stderr.count(b"\n") == 1
     assert done.stdout == b""
 
 

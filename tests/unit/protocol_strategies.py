@@ -93,6 +93,14 @@ model_spec = script_spec | openai_spec
 timeout = st.just(-1) | st.integers(min_value=1, max_value=2147483)
 ask_config = obj({}, mode=st.sampled_from(["legacy", "timed"]), timeout=timeout)
 settings = obj({}, model=model_spec, askUserQuestion=ask_config)
+# The model-facing tool arguments (T2): snake_case, as the model writes them.
+tool_question = obj(
+    {"id": ident, "question": text},
+    header=text,
+    options=st.lists(option, max_size=3),
+    multi_select=st.booleans(),
+)
+ask_arguments = obj({"questions": st.lists(tool_question, min_size=1, max_size=3)}, timeout=timeout)
 
 # -- session/update ----------------------------------------------------------------------
 update = st.one_of(
@@ -209,6 +217,7 @@ PAYLOAD_STRATEGIES: dict[str, st.SearchStrategy[Any]] = {
     "_askbridge.turn.params": turn,
     # Other payloads
     "ModelSpec": model_spec,
+    "tool.ask_user_question.arguments": ask_arguments,
     "initialize.initializationOptions": settings,
     "initialize.capabilities.experimental": obj({}, userQuestions=capability),
     "initialize.serverInfo": obj({"name": st.just("askbridge"), "version": ident}),

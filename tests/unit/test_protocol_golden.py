@@ -49,6 +49,11 @@ GOLDEN: list[tuple[str, str]] = [
         "ModelSpec",
         '{"kind": "openai", "model": "deepseek-chat", "baseUrl": "https://api.deepseek.com", "apiKeyEnv": "DEEPSEEK_API_KEY"}',
     ),
+    # The model-facing ask_user_question arguments (protocol/README.md, T2)
+    (
+        "tool.ask_user_question.arguments",
+        '{"questions": [{"id": "db", "question": "Which database?", "header": "Setup", "options": [{"label": "SQLite", "description": "…"}], "multi_select": false}], "timeout": 60}',
+    ),
     # Sessions
     (
         "session.new.params",

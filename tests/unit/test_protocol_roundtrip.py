@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from protocol_strategies import PAYLOAD_STRATEGIES
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 import askbridge.protocol as protocol_pkg
 from askbridge.protocol import WireModel
@@ -125,7 +125,8 @@ def test_payload_round_trips_through_json(stem: str, data: st.DataObject) -> Non
 @settings(max_examples=15, deadline=None)
 @given(data=st.data())
 def test_unknown_fields_are_ignored(stem: str, data: st.DataObject) -> None:
-    """protocol.md: unknown fields in client messages are ignored, never an error."""
+    """protocol.md: unknown fields in client messages are ignored, never an error — except
+    in script models and the tool arguments they hold, where a typo is rejected (issue 13)."""
     tp = STEMS[stem]
     wire = data.draw(PAYLOAD_STRATEGIES[stem], label="wire")
     if not isinstance(wire, dict):
@@ -134,6 +135,11 @@ def test_unknown_fields_are_ignored(stem: str, data: st.DataObject) -> None:
         st.dictionaries(st.sampled_from(["zzUnknown", "x-y", "$extra"]), st.integers())
     )
     adapter = adapter_for(tp)
+    strict = stem == "tool.ask_user_question.arguments" or wire.get("kind") == "script"
+    if strict and extra:
+        with pytest.raises(ValidationError, match=r"zzUnknown|x-y|\$extra"):
+            adapter.validate_python({**wire, **extra})
+        return
     assert adapter.validate_python({**wire, **extra}) == adapter.validate_python(wire)
 
 

@@ -6,24 +6,30 @@ person through answering its questions: options, multi-select with their own
 text, a timed question claimed while typing, and one left to time out and
 answered late, which wakes the agent into a new turn. `auto=True` plays the
 same session by itself (no stdin needed). Without `data_dir` the session lives
-in a fresh temp directory, printed at the start and kept afterwards so the
-event log can be inspected. Returns the process exit status.
+in a fresh temporary directory that is removed at the end (the outro says so
+and how to keep one); with it, the directory is kept. Returns the process exit
+status: 0, 1 when the server failed or did something else (one line says
+what), 130 when the person quit.
 
 Modules: `session` (the run), `terminal` (cards, `--auto`), `interactive`
 (the prompt_toolkit prompts), `transcript`
 (printing what the server sends), `waitclock` (countdown and claims),
-`answers` (typed text → answer items), `guide` (the JSON data).
+`answers` (typed text → answer items), `guide` (the JSON data), `story`
+(what happened, for the outro).
 """
 
 from __future__ import annotations
 
 import logging
+import shutil
 import sys
 import tempfile
 from pathlib import Path
 
 import anyio
 from rich.console import Console
+
+from askbridge.testing import ServerStartError
 
 from .guide import load_guide, load_script
 from .session import DemoSession
@@ -36,8 +42,29 @@ def run_demo(auto: bool, data_dir: str | None) -> int:
     if not auto and not sys.stdin.isatty():
         console.print("stdin is not a terminal, so the demo answers by itself (as with --auto).")
         auto = True
-    path = Path(data_dir) if data_dir else Path(tempfile.mkdtemp(prefix="askbridge-demo-"))
-    path.mkdir(parents=True, exist_ok=True)
+    if data_dir:
+        path = Path(data_dir)
+        note = f"The session's event log stays in {path}."
+    else:
+        path = Path(tempfile.mkdtemp(prefix="askbridge-demo-"))
+        note = (
+            "The session lived in a temporary directory, removed now; "
+            "`askbridge demo --data-dir DIR` keeps it."
+        )
+    try:
+        return _run_in(console, auto, path, note)
+    finally:
+        logging.shutdown()
+        if not data_dir:
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _run_in(console: Console, auto: bool, path: Path, note: str) -> int:
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        print(f"askbridge demo: cannot use --data-dir {path}: {exc.strerror}", file=sys.stderr)
+        return 1
     # The client's own log lines go to a file too: the terminal is the UI.
     logging.basicConfig(filename=path / "demo.log", level=logging.INFO, force=True)
 
@@ -48,12 +75,23 @@ def run_demo(auto: bool, data_dir: str | None) -> int:
 
         return InteractivePlayer(console, transcript)
 
-    session = DemoSession(console, make_player, load_guide(), load_script(), path)
+    session = DemoSession(console, make_player, load_guide(), load_script(), path, note)
     try:
         return anyio.run(session.run)
     except KeyboardInterrupt:
         console.print("\ndemo interrupted.")
         return 130
+    except ServerStartError as exc:
+        print(f"askbridge demo: {_start_failure(exc, path)}", file=sys.stderr)
+        return 1
+
+
+def _start_failure(exc: ServerStartError, path: Path) -> str:
+    """The server's own one-line reason, and what to do about it."""
+    reason = exc.stderr_tail[-1].removeprefix("askbridge: ") if exc.stderr_tail else str(exc)
+    if "is in use by" in reason:
+        return f"{reason}; stop that process, or pick another --data-dir (or none: a temporary one)"
+    return f"the askbridge server did not start (status {exc.status}): {reason}"
 
 
 __all__ = ["run_demo"]

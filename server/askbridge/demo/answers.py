@@ -1,4 +1,4 @@
-"""From what the person types to an answer item (behavior.md V4, V8): no I/O here.
+"""From what the person types to an answer item (docs/rules.md V4, V8): no I/O here.
 
 A question with options is shown as a numbered menu whose last entry is
 "Other" (write your own answer). The person types numbers:

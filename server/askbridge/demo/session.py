@@ -40,6 +40,7 @@ from askbridge.testing import AskbridgeClient, Claim
 
 from .answers import Choice, answer_item, check_custom, choice_hint, parse_choice, takes_numbers
 from .guide import Guide, Stage
+from .story import Story
 from .terminal import DemoQuit, Player, question_card, show_stage
 from .transcript import Transcript
 from .waitclock import WaitClock
@@ -60,8 +61,11 @@ class DemoSession:
         guide: Guide,
         script: dict[str, Any],
         data_dir: Path,
+        data_note: str = "",  # the outro's last words on where the session's log is
     ) -> None:
         self.console, self.guide, self.script, self.data_dir = console, guide, script, data_dir
+        self.data_note = data_note
+        self.story = Story()
         self._make_player = make_player
         self._quit = False
         self._open_cards = 0
@@ -84,7 +88,8 @@ class DemoSession:
             self.line(("demo stopped.", "dim"))
             return 130
         self.console.print()
-        self.console.print(Panel(Markdown(self.guide.outro), title="done", expand=False))
+        outro = self.story.outro(self.guide.outro, self.data_note)
+        self.console.print(Panel(Markdown(outro), title="done", expand=False))
         return 0
 
     async def _run(self) -> None:
@@ -95,6 +100,7 @@ class DemoSession:
             ask_timeout=DEFAULT_ASK_TIMEOUT_S,
             args=["--log-file", str(self.data_dir / "server.log")],  # keep the terminal clean
             start_new_session=True,  # Ctrl-C reaches the demo, which then shuts the server down
+            echo_stderr=False,  # a start failure is told in one line by run_demo
         ) as client:
             self.client = client
             self.transcript = Transcript(self.console, client)
@@ -140,7 +146,7 @@ class DemoSession:
         self.line(("session: ", "dim"), sid)
         self.console.print()
         self.line(("you › ", "bold green"), self.guide.prompt)
-        stop = await client.prompt(sid, self.guide.prompt)
+        stop = await client.prompt(sid, self.guide.prompt, timeout=None)  # a person answers
         await self._cards_closed()
         self.transcript.flush()
         if self._quit:
@@ -208,6 +214,7 @@ class DemoSession:
                 clock.release()
             self._stop()
             raise UserQuestionError.of(ErrorCode.ASK_CANCELLED) from None
+        self.story.answered(stage.title, questions, answers)
         if clock is not None and clock.claim is not None:
             self.transcript.claimed.add(call_id)
             self.background.start_soon(self._release_claim_later, clock.claim)
@@ -243,6 +250,7 @@ class DemoSession:
         if clock.held_with_ms is None:
             self.line(("  the wait had already ended when this terminal tried to claim it", "dim"))
             return
+        self.story.claimed(clock.call_id, clock.held_with_ms)
         self.line(
             ("  ⏸ claimed the wait", "bold yellow"),
             " (userQuestions/attachWait) at the first keystroke: the server's clock stopped "
@@ -266,6 +274,7 @@ class DemoSession:
             raise DemoFailed("no question was left pending (state 'continued')") from None
         for item in continued:
             call_id = str(item["callId"])
+            self.story.pending(call_id)
             title = f"{self.guide.late_title}: {call_id}"
             show_stage(self.console, Stage(title=title, hint=self.guide.late_hint))
             scripted = list(self.guide.stage(call_id).late_auto)
@@ -281,9 +290,10 @@ class DemoSession:
             except TimeoutError:
                 raise DemoFailed("the late answer did not wake the agent into a turn") from None
             self.transcript.flush()
-            cause = self.client.updates(sid, "turn_started")[-1].get("cause")
-            if cause != "inbox":
-                raise DemoFailed(f"the woken turn's cause is {cause!r}, not 'inbox'")
+            woken = self.client.updates(sid, "turn_started")[-1]
+            if woken.get("cause") != "inbox":
+                raise DemoFailed(f"the woken turn's cause is {woken.get('cause')!r}, not 'inbox'")
+            self.story.answered_late(call_id, str(woken.get("turnId")))
 
     async def _turns_ended(self) -> None:
         """Wait (briefly) until every turn that started has ended."""

@@ -10,7 +10,7 @@ what the server sent meanwhile (say, the pending result of a card it just
 withdrew) comes after the card; the question handler calls `flush()` before
 showing a card, so the agent's words come before its question. After the
 result of a call in `claimed` (this terminal held a claim on its wait) a line
-says the claim ended with the wait (behavior.md TW10).
+says the claim ended with the wait (docs/rules.md TW10).
 """
 
 from __future__ import annotations

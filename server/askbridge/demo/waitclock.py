@@ -1,4 +1,4 @@
-"""The countdown of a timed question, backed by real claims on the server (behavior.md TW5, C1–C5).
+"""The countdown of a timed question, backed by real claims (docs/rules.md TW5, C1–C5).
 
 A `userQuestions/ask` for a timed wait does not say how long is left; a claim
 does (its one `$/progress` frame carries `remainingMs`). So when the card is

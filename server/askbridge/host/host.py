@@ -88,7 +88,7 @@ class Host:
         unload_after: float = UNLOAD_AFTER_S,
     ) -> None:
         self.store = store
-        self.default_model: dict[str, Any] = model or {"kind": "script", "steps": []}
+        self.default_model: dict[str, Any] = model or {"kind": "none"}  # UnconfiguredModel
         self.default_ask: dict[str, Any] = ask_user_question or {
             "mode": "legacy",
             "timeout": DEFAULT_TIMEOUT_S,

@@ -8,7 +8,12 @@ ModelSpec is tagged on `kind`:
 `AskUserQuestionConfig` is `{mode: "legacy"|"timed", timeout: -1 | 1..2147483}`
 (seconds; defaults legacy / 120). Both appear in `session/new`, in LSP
 `initializationOptions` and in ACP `_meta.askbridge`. `parse_model_spec_option`
-reads the command line's `--model` value (inline JSON or `script:PATH`).
+reads the command line's `--model` value (inline JSON or `script:PATH`);
+`describe_model_spec_error` turns its failures into one line for the command line.
+
+Script specs are strict where wire payloads are lenient (issue 13):
+`ScriptModelSpec` refuses keys a script does not know, each named with its path
+(`tool_arguments.unknown_script_keys`).
 """
 
 from __future__ import annotations
@@ -17,37 +22,40 @@ import json
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, StrictInt, TypeAdapter, WithJsonSchema
+from pydantic import ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
 from .base import WireModel
 from .common import NullKeepingModel
+from .tool_arguments import (
+    ASK_TIMEOUT_DEFAULT_SECONDS,
+    ASK_TIMEOUT_MAX_SECONDS,
+    ASK_TIMEOUT_MESSAGE,
+    AskTimeoutSeconds,
+    AskUserQuestionArguments,
+    unknown_script_keys,
+)
+
+__all__ = [  # the timeout and tool-argument names are re-exported: callers import them here
+    "ASK_TIMEOUT_DEFAULT_SECONDS",
+    "ASK_TIMEOUT_MAX_SECONDS",
+    "ASK_TIMEOUT_MESSAGE",
+    "MODEL_SPEC_ADAPTER",
+    "AskTimeoutSeconds",
+    "AskUserQuestionArguments",
+    "AskUserQuestionConfig",
+    "ModelSpec",
+    "OpenAIModelSpec",
+    "ScriptModelSpec",
+    "Step",
+    "ToolCallSpec",
+    "describe_model_spec_error",
+    "parse_model_spec",
+    "parse_model_spec_option",
+    "unknown_script_keys",
+]
 
 NonEmptyStr = Annotated[str, Field(min_length=1)]
 
-ASK_TIMEOUT_MAX_SECONDS = 2147483
-ASK_TIMEOUT_DEFAULT_SECONDS = 120
-# The T4 sentence, reused for configured timeouts so every door says the same thing.
-ASK_TIMEOUT_MESSAGE = "timeout must be -1 or a positive integer up to 2147483 seconds"
-
-
-def _check_timeout_seconds(value: int) -> int:
-    if value == -1 or 1 <= value <= ASK_TIMEOUT_MAX_SECONDS:
-        return value
-    raise ValueError(ASK_TIMEOUT_MESSAGE)
-
-
-# StrictInt: `true`, `"30"` and `30.0` are wrong types here, not timeouts.
-AskTimeoutSeconds = Annotated[
-    StrictInt,
-    AfterValidator(_check_timeout_seconds),
-    WithJsonSchema(
-        {
-            "type": "integer",
-            "anyOf": [{"const": -1}, {"minimum": 1, "maximum": ASK_TIMEOUT_MAX_SECONDS}],
-            "description": "seconds; -1 waits indefinitely",
-        }
-    ),
-]
 AskMode = Literal["legacy", "timed"]
 
 
@@ -70,26 +78,46 @@ class AskUserQuestionConfig(WireModel):
         )
 
 
+# Script models reject unknown keys (the module docstring says why); so does their schema.
+_STRICT = ConfigDict(extra="forbid")
+
+
 class ToolCallSpec(NullKeepingModel):
     """One tool call a script step makes; `arguments` is passed to the tool as given."""
 
+    model_config = _STRICT
     _keep_null = ("arguments",)
 
     id: NonEmptyStr
     name: NonEmptyStr
-    arguments: Any = Field(default_factory=dict)
+    arguments: Any = Field(
+        default_factory=dict,
+        description="Passed to the tool as given. For ask_user_question: "
+        "tool.ask_user_question.arguments.json (unknown keys are rejected, values are not "
+        "checked here); for delegate: {prompt, steps?}.",
+    )
 
 
 class Step(WireModel):
     """One scripted model response: `{text?}` or `{toolCalls: [...], text?}`."""
 
+    model_config = _STRICT
     text: str | None = None
     tool_calls: list[ToolCallSpec] | None = None
 
 
 class ScriptModelSpec(WireModel):
+    model_config = _STRICT
     kind: Literal["script"] = "script"
     steps: list[Step]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_unknown_keys(cls, data: Any) -> Any:
+        problems = unknown_script_keys(data)
+        if problems:
+            raise ValueError("; ".join(problems))
+        return data
 
 
 class OpenAIModelSpec(WireModel):
@@ -101,7 +129,6 @@ class OpenAIModelSpec(WireModel):
 
 ModelSpec = Annotated[ScriptModelSpec | OpenAIModelSpec, Field(discriminator="kind")]
 MODEL_SPEC_ADAPTER: TypeAdapter[ScriptModelSpec | OpenAIModelSpec] = TypeAdapter(ModelSpec)
-_STEPS_ADAPTER: TypeAdapter[list[Step]] = TypeAdapter(list[Step])
 
 
 def parse_model_spec(data: Any) -> ScriptModelSpec | OpenAIModelSpec:
@@ -124,7 +151,7 @@ def parse_model_spec_option(value: str) -> ScriptModelSpec | OpenAIModelSpec:
             raise ValueError(f"cannot read model script {str(path)!r}: {exc.strerror}") from exc
         data = _load_json(text, f"model script {str(path)!r}")
         if isinstance(data, list):
-            return ScriptModelSpec(steps=_STEPS_ADAPTER.validate_python(data))
+            return ScriptModelSpec.model_validate({"kind": "script", "steps": data})
         return parse_model_spec(data)
     return parse_model_spec(_load_json(value, "--model"))
 
@@ -134,3 +161,36 @@ def _load_json(text: str, what: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"{what} is not valid JSON: {exc}") from exc
+
+
+MODEL_SPEC_FORMS = (
+    """'{"kind": "openai", "model": NAME}' (optional "baseUrl", "apiKeyEnv"), """
+    """'{"kind": "script", "steps": [...]}', or script:PATH (a JSON file holding either, """
+    "or a list of steps)"
+)
+
+
+def describe_model_spec_error(exc: ValueError) -> str:
+    """One line for a `--model` that is not a ModelSpec: the first problem, then the forms.
+
+    `exc` is what `parse_model_spec_option` raised (a pydantic ValidationError is a
+    ValueError); a pydantic dump would bury the point under URLs and input echoes.
+    """
+    forms = f"; accepted: {MODEL_SPEC_FORMS}"
+    if not isinstance(exc, ValidationError):
+        return f"{exc}{forms}"  # not JSON, or no such file
+    errors = exc.errors(include_url=False)
+    kind, loc, msg = errors[0]["type"], errors[0]["loc"], errors[0]["msg"]
+    if kind == "union_tag_invalid":
+        what = f"unknown model kind {errors[0].get('ctx', {}).get('tag')!r}"
+    elif kind == "union_tag_not_found":
+        what = "the spec has no kind"
+    elif kind in ("model_attributes_type", "model_type"):
+        what = "the spec must be a JSON object"
+    elif kind == "value_error":  # our own sentences (unknown script keys) name their path
+        what, forms = msg.removeprefix("Value error, "), ""
+    else:
+        path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc[1:])
+        what, forms = f"{path.lstrip('.')}: {msg}", forms if kind == "missing" else ""
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return f"{what}{more}{forms}"

@@ -27,7 +27,7 @@ from .acp import (
     WithdrawReplyResult,
 )
 from .common import ErrorData
-from .model_spec import ModelSpec
+from .model_spec import AskUserQuestionArguments, ModelSpec
 from .parsing import InvalidParamsData
 from .questions import (
     AnswerParams,
@@ -110,6 +110,7 @@ ACP_EXT_METHODS: dict[str, MethodPayloads] = {
 # Payloads that are neither params nor result of a method, by schema file stem.
 OTHER_PAYLOADS: dict[str, Any] = {
     "ModelSpec": ModelSpec,
+    "tool.ask_user_question.arguments": AskUserQuestionArguments,
     "initialize.initializationOptions": InitializationOptions,
     "initialize.capabilities.experimental": ExperimentalCapabilities,
     "initialize.serverInfo": ServerInfo,

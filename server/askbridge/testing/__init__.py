@@ -5,6 +5,6 @@
 `askbridge.testing.transcript.replay` replays a golden transcript (protocol/transcripts).
 """
 
-from .client import AskbridgeClient, Claim, PromptRun
+from .client import AskbridgeClient, Claim, PromptRun, ServerStartError
 
-__all__ = ["AskbridgeClient", "Claim", "PromptRun"]
+__all__ = ["AskbridgeClient", "Claim", "PromptRun", "ServerStartError"]

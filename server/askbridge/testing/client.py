@@ -17,6 +17,13 @@ crashes the server (SIGKILL) for durability tests. A client created with
 `window/showMessageRequest`, which the callback answers when given
 `{"showMessageRequest": params}` (return `{"title": label}` or None).
 It talks to the server over the wire only.
+
+Nothing waits forever: `prompt()` gives up after `timeout` seconds (60 by
+default; None waits as long as the turn runs) with a TimeoutError naming the
+session. A server that exits, or does not answer `initialize` within
+`start_timeout`, raises `ServerStartError` naming its exit status and the
+last lines of its stderr. The server's stderr is copied to ours line by line
+(`echo_stderr=False` keeps it quiet) and its tail kept in `stderr_tail`.
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ import inspect
 import itertools
 import json
 import os
-import sys
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -35,12 +42,15 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 
-from askbridge.jsonrpc import Connection, lsp_connection
+from askbridge.jsonrpc import Connection, ConnectionClosed, lsp_connection
 from askbridge.protocol.views import apply_view_changes, empty_view
 
 from .handles import Claim, PromptRun
+from .startup import STDERR_TAIL_LINES, ServerStartError, follow_stderr
+from .wire import serve_command
 
 Answerer = Callable[[dict[str, Any]], Any]
+DEFAULT_PROMPT_TIMEOUT_S = 60.0
 
 
 class AskbridgeClient:
@@ -59,6 +69,7 @@ class AskbridgeClient:
         self._tokens = itertools.count(1)
         self._progress: dict[Any, dict[str, Any]] = {}
         self._tg: TaskGroup | None = None
+        self.stderr_tail: deque[str] = deque(maxlen=STDERR_TAIL_LINES)  # see startup.py
         conn.on_request("userQuestions/ask", self._on_ask)
         conn.on_request("window/showMessageRequest", self._on_show_message)
         conn.on_request("window/workDoneProgress/create", self._on_progress_create)
@@ -82,14 +93,17 @@ class AskbridgeClient:
         initialization_options: dict[str, Any] | None = None,
         env: dict[str, str] | None = None,
         start_new_session: bool = False,
+        start_timeout: float = 30,
+        echo_stderr: bool = True,
     ) -> AsyncIterator[AskbridgeClient]:
         """Start `askbridge serve`, initialize it, and shut it down on exit.
 
         `start_new_session=True` runs the server in its own session (POSIX), so a Ctrl-C
         typed at the caller's terminal interrupts only the caller, which can then shut the
-        server down cleanly (`askbridge demo` does).
+        server down cleanly (`askbridge demo` does). ServerStartError when the server
+        exits or stays silent for `start_timeout` seconds before answering `initialize`.
         """
-        command = [sys.executable, "-m", "askbridge.cli", "serve", "--data-dir", str(data_dir)]
+        command = serve_command(data_dir)
         if model is not None:
             command += ["--model", json.dumps(model)]
         if ask_mode is not None:
@@ -101,21 +115,46 @@ class AskbridgeClient:
             *command,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
             env={**os.environ, **(env or {})},
             start_new_session=start_new_session,
         )
         assert process.stdout is not None and process.stdin is not None
         client = cls(process, lsp_connection(process.stdout, process.stdin))
+        failure: ServerStartError | None = None
         try:
             async with anyio.create_task_group() as tg:
                 client._tg = tg
+                stderr_done = anyio.Event()
+                tg.start_soon(follow_stderr, process, client.stderr_tail, echo_stderr, stderr_done)
                 tg.start_soon(client.conn.serve)
-                await client.initialize(
-                    renders_questions, work_done_progress, initialization_options
-                )
-                yield client
-                await client.shutdown()
+                try:
+                    with anyio.fail_after(start_timeout):
+                        await client.initialize(
+                            renders_questions, work_done_progress, initialization_options
+                        )
+                except ConnectionClosed:
+                    with anyio.move_on_after(5):
+                        await process.wait()
+                        await stderr_done.wait()
+                    failure = ServerStartError(process.returncode, client.stderr_tail)
+                except TimeoutError:
+                    failure = ServerStartError(
+                        process.returncode,
+                        client.stderr_tail,
+                        f"askbridge serve did not answer initialize within {start_timeout} s",
+                    )
+                if failure is None:
+                    yield client
+                    await client.shutdown()
                 tg.cancel_scope.cancel()
+            if failure is not None:
+                raise failure
+        except BaseExceptionGroup as group:
+            # One failure (a test's AssertionError, say) is raised as itself, not wrapped.
+            if len(group.exceptions) == 1:
+                raise group.exceptions[0] from None
+            raise
         finally:
             if process.returncode is None:
                 process.kill()
@@ -169,9 +208,21 @@ class AskbridgeClient:
         result = await self.request("session/list", {})
         return list(result["sessions"])
 
-    async def prompt(self, session_id: str, text: str) -> str:
+    async def prompt(
+        self, session_id: str, text: str, timeout: float | None = DEFAULT_PROMPT_TIMEOUT_S
+    ) -> str:
+        """Send `session/prompt` and return its stopReason once the turn ended.
+
+        TimeoutError after `timeout` seconds (None: no limit); the turn keeps running.
+        """
         params = {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]}
-        result = await self.request("session/prompt", params)
+        try:
+            result = await self.conn.request("session/prompt", params, timeout=timeout)
+        except TimeoutError:
+            raise TimeoutError(
+                f"the turn of session {session_id} did not end within {timeout} s "
+                "(prompt(..., timeout=None) waits as long as it runs)"
+            ) from None
         return str(result["stopReason"])
 
     def prompt_soon(self, session_id: str, text: str) -> PromptRun:
@@ -181,7 +232,7 @@ class AskbridgeClient:
 
         async def send() -> None:
             try:
-                run.stop_reason = await self.prompt(session_id, text)
+                run.stop_reason = await self.prompt(session_id, text, timeout=None)
             except Exception as exc:  # handed to whoever awaits result()
                 run.error = exc
             finally:
@@ -337,4 +388,4 @@ class AskbridgeClient:
         ]
 
 
-__all__ = ["Answerer", "AskbridgeClient", "Claim", "PromptRun"]
+__all__ = ["Answerer", "AskbridgeClient", "Claim", "PromptRun", "ServerStartError"]

@@ -8,6 +8,10 @@ data directory under `tmp_path` and yields an initialized `AskbridgeClient`:
             client.answer_with(lambda ask: {"answers": [{"id": "db", "selected": ["SQLite"]}]})
             sid = await client.new_session()
             assert await client.prompt(sid, "go") == "end_turn"
+
+The tests are `async def`: install `askbridge[testing]` (pytest and pytest-asyncio)
+and set `asyncio_mode = "auto"` under `[tool.pytest.ini_options]` (or mark each test
+`@pytest.mark.asyncio`). A server that cannot start raises `ServerStartError`.
 """
 
 from __future__ import annotations

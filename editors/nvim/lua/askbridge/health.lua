@@ -26,7 +26,10 @@ function M.check()
   else
     health.error(
       ('%s is not executable'):format(cmd[1]),
-      { 'Install askbridge (pip install askbridge) or set cmd = {"/path/to/askbridge", "serve"}' }
+      {
+        'Install askbridge from a clone (pipx install ./askbridge) or from git'
+          .. ' (pipx install "git+REPO_URL"), or set cmd = {"/path/to/askbridge", "serve"}',
+      }
     )
     return
   end

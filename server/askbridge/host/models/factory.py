@@ -5,6 +5,8 @@ keys) or a pydantic model of it, and dispatches on `kind`:
 
 - `"script"` → ScriptModel(spec["steps"])
 - `"openai"` → OpenAIChatModel(model, baseUrl?, apiKeyEnv?)
+- `"none"` → UnconfiguredModel, the host's default when no model was given
+  (never sent by a client: the wire's ModelSpec has no such kind)
 
 An unknown kind or a malformed spec raises ValueError, which `session/new`
 turns into `-32602`. Building never contacts an endpoint and never reads the
@@ -21,6 +23,7 @@ from pydantic import BaseModel
 from .base import Model
 from .openai import DEFAULT_API_KEY_ENV, DEFAULT_BASE_URL, OpenAIChatModel
 from .script import ScriptModel
+from .unconfigured import NO_MODEL_KIND, UnconfiguredModel
 
 MODEL_KINDS = ("script", "openai")
 
@@ -59,4 +62,6 @@ def make_model(spec: Mapping[str, Any] | BaseModel, env: Mapping[str, str] | Non
             api_key_env=_optional_string(spec, "apiKeyEnv", DEFAULT_API_KEY_ENV),
             env=env,
         )
+    if kind == NO_MODEL_KIND:
+        return UnconfiguredModel()
     raise ValueError(f"unknown model kind {kind!r}; expected one of {', '.join(MODEL_KINDS)}")

@@ -11,7 +11,11 @@ after a restart takes the next unused step.
 Steps are checked once, when the model is built, so a malformed script fails
 session creation (ValueError) rather than a turn halfway through. Steps may be
 plain dicts in the JSON form (camelCase `toolCalls`) or pydantic models, which
-are dumped to that form; unknown keys are ignored like any wire extra.
+are dumped to that form. Unknown keys (a typo such as `multiSelect` in tool
+arguments) are refused earlier, where a spec enters: every client's and the
+command line's ModelSpec is parsed by `protocol.model_spec.ScriptModelSpec`,
+which names them. Here they are ignored, so that a session stored before that
+check existed still loads.
 """
 
 from __future__ import annotations

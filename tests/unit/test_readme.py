@@ -1,0 +1,68 @@
+"""The README's commands and examples hold (issue 13 item 15); the harness example itself
+runs in tests/install/test_wheel.py, from a clean install.
+
+- Every `--model` value the README shows is a ModelSpec `askbridge serve` accepts, and
+  every `script:PATH` names a file of this repository.
+- Every relative link and every `#anchor` points at something that exists.
+- No install instruction names a package index release that does not exist
+  (`pip install askbridge`), and no placeholder owner (`OWNER/askbridge`) is left.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from askbridge.protocol.model_spec import parse_model_spec_option
+
+ROOT = Path(__file__).resolve().parents[2]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def model_values() -> list[str]:
+    shell = re.findall(r"--model '([^']+)'", README)
+    jsonc = [json.loads(f'"{v}"') for v in re.findall(r'"--model", "((?:[^"\\]|\\.)*)"', README)]
+    return shell + jsonc
+
+
+def test_the_readme_shows_model_values() -> None:
+    assert len(model_values()) >= 3
+
+
+@pytest.mark.parametrize("value", model_values())
+def test_every_model_value_in_the_readme_is_accepted(value: str) -> None:
+    if value.startswith("script:"):  # a path relative to the clone
+        value = f"script:{ROOT / value.removeprefix('script:')}"
+    parse_model_spec_option(value)
+
+
+def test_every_script_path_in_the_readme_exists() -> None:
+    paths = re.findall(r"script:([\w./-]+\.json)", README)
+    assert paths
+    for path in paths:
+        parse_model_spec_option(f"script:{ROOT / path}")
+
+
+def slug(heading: str) -> str:
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return text.replace(" ", "-")
+
+
+def test_links_and_anchors_point_at_something() -> None:
+    anchors = {slug(h) for h in re.findall(r"^#+ (.+)$", README, flags=re.M)}
+    for target in re.findall(r"\]\(([^)]+)\)", README):
+        if target.startswith("http"):
+            continue
+        path, _, anchor = target.partition("#")
+        if path:
+            assert (ROOT / path).exists(), target
+        elif anchor:
+            assert anchor in anchors, target
+
+
+def test_no_install_line_names_what_does_not_exist() -> None:
+    assert not re.search(r"pip install askbridge\b(?!\[)", README)
+    assert "OWNER/" not in README
