@@ -167,12 +167,9 @@ def test_blocking_ask_answered_then_dismissed_E2(tmp_path: Path) -> None:
     assert run.result["stop_reason"] == "end_turn"
     first = run.prompts()[0]
     assert first["prompt"] == "[Setup] Which database?"
-    assert first["items"] == [
-        "1. SQLite — a file",
-        "2. Postgres",
-        "Other… (type your own answer)",
-        "Skip this question",
-    ]
+    # Not numbered (the builtin picker numbers entries itself) and no "Skip" for
+    # a single question: skipping it would only send an empty answer.
+    assert first["items"] == ["SQLite — a file", "Postgres", "Other… (type your own answer)"]
     answered, dismissed = run.tool_results()
     assert json.loads(answered["content"]) == {"answers": [{"id": "db", "selected": ["Postgres"]}]}
     assert dismissed["isError"] is True
@@ -217,7 +214,7 @@ def test_batch_multi_select_custom_and_skip_V4(tmp_path: Path) -> None:
     # The list shows the checked state and the number of checked answers.
     done_list = [p for p in prompts if "done" in p.get("item_kinds", [])][-1]
     assert "Done (3 selected)" in done_list["items"]
-    assert done_list["items"][:3] == ["[x] 1. Python", "[ ] 2. Lua", "[x] 3. Go"]
+    assert done_list["items"][:3] == ["[x] Python", "[ ] Lua", "[x] Go"]
     assert "Other…: Rust" in done_list["items"]
     assert prompts[-1] == {**prompts[-1], "ui": "input", "prompt": "Anything else? (4/4) "}
     assert run.result["pending_selects"] == 0 and run.result["pending_inputs"] == 0
@@ -315,7 +312,7 @@ def test_server_start_failure_is_reported(tmp_path: Path) -> None:
 
     assert result["server_exit_code"] == 1
     (note,) = [n for n in result["notes"] if n["level"] == VIM_LOG_ERROR]
-    assert note["msg"].startswith("askbridge serve exited with status 1:\n")
+    assert note["msg"].startswith("askbridge: server exited with status 1:\n"), note
     assert f"data directory {data_dir} is in use by process {os.getpid()}" in note["msg"]
     health = "\n".join(result["health"])
     assert "WARNING the server is not running (last exit status 1)" in health, health
