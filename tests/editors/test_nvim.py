@@ -92,8 +92,11 @@ def run_nvim(
     server_cmd: list[str],
     data_dir: Path,
     setup_opts: dict[str, Any] | None = None,
+    builtin_picker: bool = False,
 ) -> dict[str, Any]:
-    """Runs one scenario in a headless Neovim; returns what it recorded."""
+    """Runs one scenario in a headless Neovim; returns what it recorded. Neovim must
+    print nothing — except the builtin picker's lists (`builtin_picker`), which are
+    returned as `result["printed"]`."""
     result_path = tmp_path / "result.json"
     env = {
         **os.environ,
@@ -119,7 +122,10 @@ def run_nvim(
     assert result_path.exists(), f"the scenario wrote no result:\n{output}"
     result: dict[str, Any] = json.loads(result_path.read_text())
     assert "error" not in result, f"{result['error']}\n{output}"
-    assert output.strip() == "", f"nvim printed messages:\n{output}"
+    if builtin_picker:
+        result["printed"] = output.replace("\r\n", "\n")
+    else:
+        assert output.strip() == "", f"nvim printed messages:\n{output}"
     return result
 
 
@@ -131,6 +137,7 @@ def run_scenario(
     ask_mode: str = "legacy",
     ask_timeout: int | None = None,
     model_in_setup: bool = False,
+    builtin_picker: bool = False,
 ) -> NvimRun:
     """Runs a scenario against a script model (on the server's command line, or given
     to setup{model = …}, which sends it as initializationOptions); the server must exit
@@ -143,7 +150,7 @@ def run_scenario(
         server_cmd = server_command(None, ask_mode, ask_timeout)
     else:
         server_cmd = server_command(steps, ask_mode, ask_timeout)
-    result = run_nvim(tmp_path, scenario, server_cmd, data_dir, setup_opts)
+    result = run_nvim(tmp_path, scenario, server_cmd, data_dir, setup_opts, builtin_picker)
     errors = [note for note in result["notes"] if note["level"] == VIM_LOG_ERROR]
     assert errors == [], errors
     assert result["server_exit_code"] == 0, result
