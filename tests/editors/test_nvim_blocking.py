@@ -17,9 +17,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from test_nvim import DB_QUESTION, TIMED_ASK_S, ask, run_scenario
-
-VIM_LOG_WARN = 3  # vim.log.levels.WARN
+from test_nvim import DB_QUESTION, TIMED_ASK_S, VIM_LOG_WARN, ask, run_scenario
 
 COLOUR = {"id": "color", "question": "Colour?", "options": [{"label": "red"}, {"label": "blue"}]}
 

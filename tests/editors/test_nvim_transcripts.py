@@ -33,7 +33,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from test_nvim import REPO, VIM_LOG_ERROR, run_nvim
+from test_nvim import REPO, VIM_LOG_ERROR, VIM_LOG_WARN, run_nvim
 
 TRANSCRIPTS = REPO / "protocol" / "transcripts"
 PLAYER = Path(__file__).with_name("transcript_player.py")
@@ -228,7 +228,7 @@ def test_refused_late_replies_are_told_to_the_user_L1_L2(tmp_path: Path) -> None
     queued, refused = result["answered"]
     assert queued["accepted"] is False and queued["error"]["data"]["code"] == "REPLY_QUEUED"
     assert refused["accepted"] is False and refused.get("error") is None
-    warnings = [n["msg"] for n in result["notes"] if n["level"] == 3]
+    warnings = [n["msg"] for n in result["notes"] if n["level"] == VIM_LOG_WARN]
     assert warnings == [
         "askbridge: a reply to call-1 is already queued for the agent: yours was not sent",
         "askbridge: call-1 is no longer waiting for a reply (answered elsewhere or its turn"

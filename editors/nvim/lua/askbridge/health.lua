@@ -26,7 +26,10 @@ function M.check()
   else
     health.error(
       ('%s is not executable'):format(cmd[1]),
-      { 'Install askbridge (pip install askbridge) or set cmd = {"/path/to/askbridge", "serve"}' }
+      {
+        'Install askbridge from a clone (pipx install /path/to/askbridge), or set'
+          .. ' cmd = {"/path/to/askbridge/.venv/bin/askbridge", "serve"} (see :help askbridge-intro)',
+      }
     )
     return
   end
