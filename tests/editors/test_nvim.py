@@ -95,6 +95,7 @@ def run_nvim(
     data_dir: Path,
     setup_opts: dict[str, Any] | None = None,
     builtin_picker: bool = False,
+    extra_env: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """Runs one scenario in a headless Neovim; returns what it recorded. Neovim must
     print nothing — except the builtin picker's lists (`builtin_picker`), which are
@@ -108,6 +109,7 @@ def run_nvim(
         "ASKBRIDGE_TEST_PLUGIN": str(PLUGIN_DIR),
         "ASKBRIDGE_TEST_SCENARIO": str(LUA_DIR / scenario),
         "ASKBRIDGE_TEST_SETUP": json.dumps(setup_opts or {}),
+        **(extra_env or {}),
     }
     nvim = [str(nvim_binary()), "--headless", "--clean", "-u", "NONE"]
     proc = subprocess.run(
