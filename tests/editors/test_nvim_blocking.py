@@ -19,6 +19,8 @@ from typing import Any
 
 from test_nvim import DB_QUESTION, TIMED_ASK_S, VIM_LOG_WARN, ask, run_scenario
 
+from askbridge.host.store_sqlite import SQLiteEventStore
+
 COLOUR = {"id": "color", "question": "Colour?", "options": [{"label": "red"}, {"label": "blue"}]}
 
 
@@ -101,3 +103,29 @@ def test_A9_L7_withdrawn_while_the_blocking_picker_waits(tmp_path) -> None:
     assert answered["data"]["accepted"] is False and answered["data"].get("error") is None
     warnings = [n["msg"] for n in run.result["notes"] if n["level"] == VIM_LOG_WARN]
     assert any("call-1 is no longer waiting for a reply" in m for m in warnings), warnings
+
+
+def test_one_card_at_a_time_on_the_blocking_picker(tmp_path) -> None:
+    """Two sessions ask at once: the second card waits until the first was
+    answered, instead of opening a second inputlist inside the first one (where
+    the keys typed for the first would answer the second)."""
+    steps = [ask("call-1", [DB_QUESTION]), {"text": "ok"}]
+    run = run_scenario(tmp_path, "scenario_two_cards.lua", steps, builtin_picker=True)
+
+    first, second = run.prompts()
+    assert first["session_id"] != second["session_id"]
+    typed_first, _ = run.result["typed"]
+    assert second["at_ms"] >= typed_first["at_ms"]
+    store = SQLiteEventStore(tmp_path / "data" / "askbridge.db")
+    try:
+        answers = {
+            session: [
+                json.loads(e["content"])["answers"][0]["selected"]
+                for e in store.load(session)
+                if e["type"] == "tool/result"
+            ]
+            for session in run.result["sessions"]
+        }
+    finally:
+        store.close()
+    assert answers == {first["session_id"]: [["SQLite"]], second["session_id"]: [["Postgres"]]}

@@ -34,6 +34,7 @@ local function record_prompt(kind, prompt, items, opts)
   end
   if opts.askbridge then
     entry.call_id = opts.askbridge.call_id
+    entry.session_id = opts.askbridge.session_id
     entry.seconds_left = opts.askbridge.seconds_left
   end
   table.insert(H.result.prompts, entry)
