@@ -80,9 +80,8 @@ local function on_close(card, request, reason)
     )
   elseif reason == 'server_cancelled' then
     notify.warn(
-      ('the question %s was closed: answered in another window, its turn was cancelled, or its wait ended'):format(
-        name_of(card)
-      )
+      ('the question %s was closed: '):format(name_of(card))
+        .. 'answered in another window, its turn was cancelled, or its wait ended'
     )
   end
 end

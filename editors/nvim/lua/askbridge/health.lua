@@ -28,7 +28,8 @@ function M.check()
       ('%s is not executable'):format(cmd[1]),
       {
         'Install askbridge from a clone (pipx install /path/to/askbridge), or set'
-          .. ' cmd = {"/path/to/askbridge/.venv/bin/askbridge", "serve"} (see :help askbridge-intro)',
+          .. ' cmd = {"/path/to/askbridge/.venv/bin/askbridge", "serve"}'
+          .. ' (see :help askbridge-intro)',
       }
     )
     return

@@ -52,7 +52,13 @@ local function approval(question, intent)
   if type(intent.subject) == 'table' and type(intent.subject.name) == 'string' then
     title = ('%s: %s'):format(intent.subject.name, title)
   end
-  return { options = items, title = title, free_text = false, skip = false, kind = 'askbridge.approval' }
+  return {
+    options = items,
+    title = title,
+    free_text = false,
+    skip = false,
+    kind = 'askbridge.approval',
+  }
 end
 
 local function plan_review(question, intent)
@@ -63,7 +69,7 @@ local function plan_review(question, intent)
   local items = { first }
   for _, option in ipairs(question.options or {}) do
     if option.label ~= intent.approve then
-      table.insert(items, { kind = 'option', label = option.label, description = option.description })
+      table.insert(items, option_item(question, option.label))
     end
   end
   return {
@@ -77,7 +83,8 @@ local function plan_review(question, intent)
 end
 
 --- The layout of a single-select question with an intent, or nil (a plain question).
---- @return {options: table[], title: string, free_text: boolean, other: string?, skip: boolean, kind: string}?
+--- @return {options: table[], title: string, free_text: boolean, other: string?,
+---   skip: boolean, kind: string}?
 function M.layout(question)
   local intent = question.intent
   if type(intent) ~= 'table' or question.multiSelect then

@@ -128,7 +128,11 @@ end
 local function plain_layout(question)
   local options = {}
   for _, option in ipairs(question.options) do
-    table.insert(options, { kind = 'option', label = option.label, description = option.description })
+    table.insert(options, {
+      kind = 'option',
+      label = option.label,
+      description = option.description,
+    })
   end
   return { options = options, free_text = true, skip = true, kind = 'askbridge.question' }
 end

@@ -38,14 +38,15 @@ local function tell(entry, accepted, err, late)
   elseif err then
     notify.warn(('reply to %s refused: %s'):format(call, tostring(err.message or err)))
   elseif accepted and late then
-    notify.info(('%s was no longer waiting on screen: your answer was sent as a late reply'):format(call))
+    notify.info(
+      ('%s was no longer waiting on screen: your answer was sent as a late reply'):format(call)
+    )
   elseif accepted then
     notify.info('reply sent for ' .. call)
   else
     notify.warn(
-      ('%s is no longer waiting for a reply (answered elsewhere or its turn ended): your answer was not sent'):format(
-        call
-      )
+      ('%s is no longer waiting for a reply (answered elsewhere or its turn ended): '):format(call)
+        .. 'your answer was not sent'
     )
   end
 end
