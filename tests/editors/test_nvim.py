@@ -33,6 +33,8 @@ LUA_DIR = Path(__file__).resolve().parent / "nvim"
 ASKBRIDGE = Path(sys.executable).parent / "askbridge"
 RUN_TIMEOUT_S = 45
 VIM_LOG_ERROR = 4  # vim.log.levels.ERROR
+VIM_LOG_WARN = 3
+VIM_LOG_INFO = 2
 # The server-side timeout of the timed scenarios: short, yet long enough for the
 # plugin's claim to reach the server before the deadline on a busy machine.
 TIMED_ASK_S = 2
@@ -92,8 +94,12 @@ def run_nvim(
     server_cmd: list[str],
     data_dir: Path,
     setup_opts: dict[str, Any] | None = None,
+    builtin_picker: bool = False,
+    extra_env: dict[str, str] | None = None,
 ) -> dict[str, Any]:
-    """Runs one scenario in a headless Neovim; returns what it recorded."""
+    """Runs one scenario in a headless Neovim; returns what it recorded. Neovim must
+    print nothing — except the builtin picker's lists (`builtin_picker`), which are
+    returned as `result["printed"]`."""
     result_path = tmp_path / "result.json"
     env = {
         **os.environ,
@@ -103,6 +109,7 @@ def run_nvim(
         "ASKBRIDGE_TEST_PLUGIN": str(PLUGIN_DIR),
         "ASKBRIDGE_TEST_SCENARIO": str(LUA_DIR / scenario),
         "ASKBRIDGE_TEST_SETUP": json.dumps(setup_opts or {}),
+        **(extra_env or {}),
     }
     nvim = [str(nvim_binary()), "--headless", "--clean", "-u", "NONE"]
     proc = subprocess.run(
@@ -119,7 +126,10 @@ def run_nvim(
     assert result_path.exists(), f"the scenario wrote no result:\n{output}"
     result: dict[str, Any] = json.loads(result_path.read_text())
     assert "error" not in result, f"{result['error']}\n{output}"
-    assert output.strip() == "", f"nvim printed messages:\n{output}"
+    if builtin_picker:
+        result["printed"] = output.replace("\r\n", "\n")
+    else:
+        assert output.strip() == "", f"nvim printed messages:\n{output}"
     return result
 
 
@@ -131,19 +141,21 @@ def run_scenario(
     ask_mode: str = "legacy",
     ask_timeout: int | None = None,
     model_in_setup: bool = False,
+    builtin_picker: bool = False,
+    setup_opts: dict[str, Any] | None = None,
 ) -> NvimRun:
     """Runs a scenario against a script model (on the server's command line, or given
     to setup{model = …}, which sends it as initializationOptions); the server must exit
     cleanly (status 0) and Neovim must have reported no error. Returns the record and
     the session's log."""
     data_dir = tmp_path / "data"
-    setup_opts = None
+    setup_opts = dict(setup_opts or {})
     if model_in_setup:
-        setup_opts = {"model": {"kind": "script", "steps": steps}}
+        setup_opts["model"] = {"kind": "script", "steps": steps}
         server_cmd = server_command(None, ask_mode, ask_timeout)
     else:
         server_cmd = server_command(steps, ask_mode, ask_timeout)
-    result = run_nvim(tmp_path, scenario, server_cmd, data_dir, setup_opts)
+    result = run_nvim(tmp_path, scenario, server_cmd, data_dir, setup_opts, builtin_picker)
     errors = [note for note in result["notes"] if note["level"] == VIM_LOG_ERROR]
     assert errors == [], errors
     assert result["server_exit_code"] == 0, result
@@ -156,28 +168,37 @@ def run_scenario(
 
 
 def test_blocking_ask_answered_then_dismissed_E2(tmp_path: Path) -> None:
-    """A blocking `userQuestions/ask` is rendered with vim.ui.select (header, numbered
-    options with descriptions) and its answer is the tool result; dismissing the
-    second card replies ASK_CANCELLED (E2: the model sees the fixed message)."""
+    """A blocking `userQuestions/ask` is rendered with vim.ui.select (header, options
+    with descriptions) and its answer is the tool result; dismissing the second card
+    replies ASK_CANCELLED (E2: the model sees the fixed message). The agent's three
+    messages of the turn are shown as three paragraphs, not glued together, and
+    :AskbridgeStop says that the server stopped."""
     second = {**DB_QUESTION, "id": "db2"}
-    steps = [ask("call-1", [DB_QUESTION]), ask("call-2", [second]), {"text": "done"}]
-    run = run_scenario(tmp_path, "scenario_blocking.lua", steps)
+    steps = [
+        {**ask("call-1", [DB_QUESTION]), "text": "Let me ask."},
+        {**ask("call-2", [second]), "text": "And once more."},
+        {"text": "done"},
+    ]
+    run = run_scenario(
+        tmp_path, "scenario_blocking.lua", steps, setup_opts={"notify_agent_messages": True}
+    )
 
     assert run.result["server_capabilities"]["experimental"]["userQuestions"] == {"version": 1}
     assert run.result["stop_reason"] == "end_turn"
     first = run.prompts()[0]
     assert first["prompt"] == "[Setup] Which database?"
-    assert first["items"] == [
-        "1. SQLite — a file",
-        "2. Postgres",
-        "Other… (type your own answer)",
-        "Skip this question",
-    ]
+    # Not numbered (the builtin picker numbers entries itself) and no "Skip" for
+    # a single question: skipping it would only send an empty answer.
+    assert first["items"] == ["SQLite — a file", "Postgres", "Other… (type your own answer)"]
     answered, dismissed = run.tool_results()
     assert json.loads(answered["content"]) == {"answers": [{"id": "db", "selected": ["Postgres"]}]}
     assert dismissed["isError"] is True
     assert dismissed["error"] == {"name": "UserQuestionError", "code": "ASK_CANCELLED"}
     assert dismissed["content"] == "Error: the user cancelled ask_user_question"
+    messages = [note["msg"] for note in run.result["notes"]]
+    assert "askbridge: Let me ask.\n\nAnd once more.\n\ndone" in messages, messages
+    assert messages[-1] == "askbridge: server stopped", messages
+    assert run.result["stopped_exit_code"] == 0
     health = "\n".join(run.result["health"])
     assert "OK server running: askbridge 0.1.0" in health, health
     assert "OK the server speaks userQuestions version 1" in health, health
@@ -217,7 +238,7 @@ def test_batch_multi_select_custom_and_skip_V4(tmp_path: Path) -> None:
     # The list shows the checked state and the number of checked answers.
     done_list = [p for p in prompts if "done" in p.get("item_kinds", [])][-1]
     assert "Done (3 selected)" in done_list["items"]
-    assert done_list["items"][:3] == ["[x] 1. Python", "[ ] 2. Lua", "[x] 3. Go"]
+    assert done_list["items"][:3] == ["[x] Python", "[ ] Lua", "[x] Go"]
     assert "Other…: Rust" in done_list["items"]
     assert prompts[-1] == {**prompts[-1], "ui": "input", "prompt": "Anything else? (4/4) "}
     assert run.result["pending_selects"] == 0 and run.result["pending_inputs"] == 0
@@ -262,6 +283,15 @@ def test_cancel_request_closes_the_open_prompt_A9(tmp_path: Path) -> None:
     closed = [e for e in run.result["events"] if e["name"] == "AskbridgePromptClosed"]
     assert [e["data"]["reason"] for e in closed] == ["server_cancelled"]
     assert run.result["stop_reason"] == "cancelled"
+    # The user is told the question went away (issue 10 item 5).
+    assert [(n["level"], n["msg"]) for n in run.result["notes"]] == [
+        (
+            VIM_LOG_WARN,
+            'askbridge: the question "Which database?" was closed: answered in another window,'
+            " its turn was cancelled, or its wait ended",
+        ),
+        (VIM_LOG_INFO, "askbridge: server stopped"),  # the harness stops it at the end
+    ]
     # The model got ASK_ABORTED, never the picker's late choice.
     (result,) = run.tool_results()
     assert result["error"] == {"name": "UserQuestionError", "code": "ASK_ABORTED"}
@@ -283,7 +313,13 @@ def test_unanswered_timed_ask_turns_pending_and_is_answered_late_TW7_L4(tmp_path
     assert [e["data"]["reason"] for e in closed] == ["timed_out"]
     (pending,) = run.result["pending"]
     assert pending["call_id"] == "call-1"
-    assert "call-1" in run.result["notes"][0]["msg"]
+    messages = [n["msg"] for n in run.result["notes"]]
+    assert messages[0] == (
+        "askbridge: call-1 timed out and is pending for the agent: :AskbridgeAnswer replies later"
+    )
+    assert messages[1].startswith("askbridge: 1 continued question(s)")  # :AskbridgePending
+    assert "call-1" in messages[1]
+    assert messages[2] == "askbridge: reply sent for call-1"
     answered = [e for e in run.result["events"] if e["name"] == "AskbridgeAnswered"]
     assert answered[0]["data"]["accepted"] is True
 
@@ -315,8 +351,25 @@ def test_server_start_failure_is_reported(tmp_path: Path) -> None:
 
     assert result["server_exit_code"] == 1
     (note,) = [n for n in result["notes"] if n["level"] == VIM_LOG_ERROR]
-    assert note["msg"].startswith("askbridge serve exited with status 1:\n")
+    assert note["msg"].startswith("askbridge: server exited with status 1:\n"), note
     assert f"data directory {data_dir} is in use by process {os.getpid()}" in note["msg"]
     health = "\n".join(result["health"])
     assert "WARNING the server is not running (last exit status 1)" in health, health
     assert "is in use by process" in health, health
+
+
+def test_messages_are_shown_once_with_one_prefix(tmp_path: Path) -> None:
+    """Issue 13 item 13: each message is shown once and says "askbridge: " once —
+    a server that dies at start, a command that is not executable (setup warns,
+    the next command fails), :AskbridgeStop with nothing running."""
+    failing = ["/bin/sh", "-c", "echo 'askbridge: cannot start: boom' >&2; exit 3"]
+    result = run_nvim(tmp_path, "scenario_messages.lua", failing, tmp_path / "data")
+
+    not_executable = "askbridge: /nonexistent/askbridge is not executable (set cmd in setup{})"
+    assert [(n["level"], n["msg"]) for n in result["notes"]] == [
+        (VIM_LOG_ERROR, "askbridge: server exited with status 3:\naskbridge: cannot start: boom"),
+        (VIM_LOG_WARN, not_executable),
+        (VIM_LOG_ERROR, not_executable),
+        (VIM_LOG_INFO, "askbridge: the server is not running"),
+    ]
+    assert result["after_exit"] == 1

@@ -33,7 +33,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from test_nvim import REPO, VIM_LOG_ERROR, run_nvim
+from test_nvim import REPO, VIM_LOG_ERROR, VIM_LOG_WARN, run_nvim
 
 TRANSCRIPTS = REPO / "protocol" / "transcripts"
 PLAYER = Path(__file__).with_name("transcript_player.py")
@@ -48,21 +48,26 @@ REPLAYED = {
 
 
 def replay(
-    tmp_path: Path, transcript: str, scenario: str, omit_asks: bool = False
+    tmp_path: Path,
+    transcript: str | Path,
+    scenario: str,
+    omit_asks: bool = False,
+    builtin_picker: bool = False,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Runs `scenario` against the player of `transcript`; returns (scenario record, report)."""
+    """Runs `scenario` against the player of `transcript` (a golden transcript's
+    name, or a path); returns (scenario record, report)."""
     report_path = tmp_path / "report.json"
     player = [
         sys.executable,
         str(PLAYER),
-        str(TRANSCRIPTS / transcript),
+        str(TRANSCRIPTS / transcript if isinstance(transcript, str) else transcript),
         "--report",
         str(report_path),
     ]
     if omit_asks:
         player.append("--omit-asks")
     try:
-        result = run_nvim(tmp_path, scenario, player, tmp_path / "data")
+        result = run_nvim(tmp_path, scenario, player, tmp_path / "data", None, builtin_picker)
     except AssertionError as exc:
         if not report_path.exists():
             raise
@@ -117,6 +122,26 @@ def test_session_cancel_during_ask_transcript_A9(tmp_path: Path) -> None:
     assert [r.get("error", {}).get("code") for r in replies if "method" not in r] == [-32800]
 
 
+def test_session_cancel_during_ask_with_the_blocking_picker_A9_L7(tmp_path: Path) -> None:
+    """session-cancel-during-ask.json with the builtin picker, which cannot be
+    closed: the plugin replies -32800 and nothing else, also after the user picks
+    an option (a blocking ask cannot be answered late), and tells the user."""
+    result, report = replay(
+        tmp_path,
+        "session-cancel-during-ask.json",
+        "transcript_cancel_blocking.lua",
+        builtin_picker=True,
+    )
+    assert result["stop_reason"] == "cancelled"
+    closed = [e for e in result["events"] if e["name"] == "AskbridgePromptClosed"]
+    assert [e["data"]["reason"] for e in closed] == ["server_cancelled"]
+    replies = [e["message"] for e in report["exchange"] if e["message"].get("id") == 101]
+    assert [r.get("error", {}).get("code") for r in replies if "method" not in r] == [-32800]
+    assert report["extras"] == []
+    notes = [n["msg"] for n in result["notes"]]
+    assert any("was withdrawn before you answered: your answer was not sent" in m for m in notes)
+
+
 def test_timed_claim_transcript_TW4_C3_P2(tmp_path: Path) -> None:
     """timed-claim.json: the plugin claims the wait with the recorded attachWait
     params, counts down from the one `$/progress` frame, replies the recorded
@@ -145,4 +170,68 @@ def test_pending_late_reply_transcript_L1_L4_V7(tmp_path: Path) -> None:
     assert result["answered"]["accepted"] is True
     assert result["continued_after"] == []
     assert sent(report, "userQuestions/ask") == []
+    assert report["extras"] == []
+
+
+# Hand-written exchanges (tests/editors/nvim/transcripts/): what no recorded
+# transcript holds yet — intents (script models cannot produce them; the lead
+# adds an end-to-end test through `askbridge mcp`) and refused late replies.
+HAND_WRITTEN = Path(__file__).with_name("nvim") / "transcripts"
+
+
+def test_approval_card_offers_exactly_allow_always_deny_V3(tmp_path: Path) -> None:
+    """An `approval` intent is an approval card: subject name and question, the
+    detail (the command, markdown) in the prompt, and exactly approve / always /
+    reject — no Other, no Skip; without `always`, only Allow / Deny. The answer is
+    the chosen label; dismissing is ASK_CANCELLED (the player checks both)."""
+    result, report = replay(tmp_path, HAND_WRITTEN / "approval.json", "transcript_approval.lua")
+    first, second = result["prompts"]
+    assert first["kind"] == second["kind"] == "askbridge.approval"
+    assert first["prompt"] == (
+        "[Permission] Bash: Allow this call?\n\n```sh\nrm -rf build && make\n```\n"
+    )
+    assert first["items"] == ["Allow", "Always allow", "Deny"]
+    assert first["item_kinds"] == ["option"] * 3
+    assert second["prompt"].startswith("Edit: Allow this call?\n\n`src/app.py`")
+    assert second["items"] == ["Allow", "Deny"]
+    assert report["extras"] == []
+
+
+def test_plan_review_card_approve_other_options_and_feedback_V3_V4(tmp_path: Path) -> None:
+    """A `plan-review` intent shows the plan (markdown) in the prompt and offers the
+    `approve` label first, then the other option(s), then free-text feedback, which
+    is sent as `custom` with `selected: []` (V4); no Skip."""
+    result, report = replay(
+        tmp_path, HAND_WRITTEN / "plan-review.json", "transcript_plan_review.lua"
+    )
+    first, feedback, second = result["prompts"]
+    assert first["kind"] == "askbridge.plan_review"
+    assert first["prompt"] == (
+        "Approve this plan?\n\n# Plan\n\n1. Add a `users` table\n2. Migrate the data\n\n"
+    )
+    assert first["items"] == [
+        "Approve plan",
+        "Keep planning",
+        "Give feedback… (type what to change)",
+    ]
+    assert feedback["ui"] == "input"
+    assert second["items"] == first["items"]
+    assert report["extras"] == []
+
+
+def test_refused_late_replies_are_told_to_the_user_L1_L2(tmp_path: Path) -> None:
+    """A late reply refused with REPLY_QUEUED, then with `false`: each is told to
+    the user as a warning naming the call, never as an error."""
+    result, report = replay(
+        tmp_path, HAND_WRITTEN / "late-reply-refused.json", "transcript_late_refused.lua"
+    )
+    queued, refused = result["answered"]
+    assert queued["accepted"] is False and queued["error"]["data"]["code"] == "REPLY_QUEUED"
+    assert refused["accepted"] is False and refused.get("error") is None
+    warnings = [n["msg"] for n in result["notes"] if n["level"] == VIM_LOG_WARN]
+    assert warnings == [
+        "askbridge: a reply to call-1 is already queued for the agent: yours was not sent",
+        "askbridge: call-1 is no longer waiting for a reply (answered elsewhere or its turn"
+        " ended): your answer was not sent",
+    ]
     assert report["extras"] == []

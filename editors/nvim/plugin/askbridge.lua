@@ -21,9 +21,13 @@ end, { nargs = '+', desc = 'askbridge: send a prompt to the current session' })
 
 command('AskbridgeCancel', function()
   if not askbridge().cancel() then
-    vim.notify('askbridge: no session to cancel', vim.log.levels.WARN)
+    require('askbridge.notify').warn('no session to cancel')
   end
 end, { desc = "askbridge: cancel the current session's turn" })
+
+command('AskbridgeSessions', function()
+  askbridge().sessions()
+end, { desc = 'askbridge: list the stored sessions and load one' })
 
 command('AskbridgePending', function()
   askbridge().show_pending()
@@ -43,7 +47,7 @@ end, {
 
 command('AskbridgeMoreTime', function()
   if askbridge().more_time() == 0 then
-    vim.notify('askbridge: no timed question is counting down', vim.log.levels.INFO)
+    require('askbridge.notify').info('no timed question is counting down')
   end
 end, { desc = 'askbridge: take more time on the timed question on screen' })
 

@@ -6,11 +6,14 @@
 --   ASKBRIDGE_TEST_DATA    the server's data directory
 --   ASKBRIDGE_TEST_RESULT  where H.finish() writes H.result as JSON
 --   ASKBRIDGE_TEST_SETUP   JSON object merged into the setup{} options
+--   ASKBRIDGE_TEST_MARKS   (optional) file H.mark() appends to
+--   ASKBRIDGE_TEST_REAL_NOTIFY  (optional) also show vim.notify messages
 --
 -- The user is simulated by replacing vim.ui.select / vim.ui.input with
 -- scripted steps (H.on_select / H.on_input queue functions
--- `fn(items_or_opts, opts, on_choice)`); every call is recorded in
--- H.result.prompts. User events of the plugin are recorded in H.result.events.
+-- `fn(items_or_opts, opts, on_choice)`), or by typing keys into Neovim's own
+-- blocking picker (H.use_builtin_select, H.type_when); every call is recorded
+-- in H.result.prompts. User events of the plugin are recorded in H.result.events.
 local H = { result = { prompts = {}, events = {}, notes = {} } }
 
 local selects, inputs = {}, {}
@@ -31,10 +34,13 @@ local function record_prompt(kind, prompt, items, opts)
   end
   if opts.askbridge then
     entry.call_id = opts.askbridge.call_id
+    entry.session_id = opts.askbridge.session_id
     entry.seconds_left = opts.askbridge.seconds_left
   end
   table.insert(H.result.prompts, entry)
 end
+
+local builtin_select = vim.ui.select
 
 vim.ui.select = function(items, opts, on_choice)
   record_prompt('select', opts.prompt, items, opts)
@@ -54,8 +60,61 @@ vim.ui.input = function(opts, on_confirm)
   step(opts, on_confirm)
 end
 
+local real_notify = vim.notify
 vim.notify = function(msg, level)
   table.insert(H.result.notes, { msg = msg, level = level })
+  if os.getenv('ASKBRIDGE_TEST_REAL_NOTIFY') then
+    real_notify(msg, level) -- in a terminal (test_nvim_tmux.py): shown as a user sees it
+  end
+end
+
+--- Appends `name` to $ASKBRIDGE_TEST_MARKS, for a test that drives Neovim from
+--- outside (test_nvim_tmux.py) and waits for this point.
+function H.mark(name)
+  local path = os.getenv('ASKBRIDGE_TEST_MARKS')
+  if path then
+    local file = assert(io.open(path, 'a'))
+    file:write(name .. '\n')
+    file:close()
+  end
+end
+
+--- Puts Neovim's own vim.ui.select back (the blocking inputlist), still
+--- recording every call; the test answers it with typed keys (H.type_when).
+function H.use_builtin_select()
+  vim.ui.select = function(items, opts, on_choice)
+    record_prompt('select', opts.prompt, items, opts)
+    return builtin_select(items, opts, on_choice)
+  end
+end
+
+--- Runs `fn()` once `cond()` holds, polling every 20 ms from a timer — which
+--- keeps running while the builtin picker waits for keys.
+function H.when(cond, fn)
+  local function poll()
+    if cond() then
+      fn()
+    else
+      vim.defer_fn(poll, 20)
+    end
+  end
+  vim.defer_fn(poll, 20)
+end
+
+--- Types `keys` (nvim_input) once `cond()` holds: the builtin picker reads them.
+function H.type_when(cond, keys)
+  H.when(cond, function()
+    H.result.typed = H.result.typed or {}
+    table.insert(H.result.typed, { keys = keys, at_ms = H.now_ms() })
+    vim.api.nvim_input(keys)
+  end)
+end
+
+--- Whether the plugin's card prompt was closed (AskbridgePromptClosed) `n` times.
+function H.prompt_closed(n)
+  return function()
+    return #H.events('AskbridgePromptClosed') >= (n or 1)
+  end
 end
 
 function H.on_select(fn)

@@ -1,4 +1,5 @@
--- A blocking ask answered with an option, then a second ask dismissed (ASK_CANCELLED).
+-- A blocking ask answered with an option, then a second ask dismissed
+-- (ASK_CANCELLED); :checkhealth, then :AskbridgeStop.
 return function(H)
   H.setup()
   H.new_session()
@@ -13,4 +14,10 @@ return function(H)
   H.result.stop_reason = turn.stop_reason
   vim.cmd('silent checkhealth askbridge')
   H.result.health = vim.api.nvim_buf_get_lines(0, 0, -1, false)
+  vim.cmd('AskbridgeStop')
+  local client_mod = require('askbridge.client')
+  H.wait('the server to stop', function()
+    return client_mod.exit_code ~= nil
+  end)
+  H.result.stopped_exit_code = client_mod.exit_code
 end

@@ -27,7 +27,7 @@ return function(H)
   H.result.pending = require('askbridge').pending()
   vim.cmd('AskbridgePending')
   H.wait(':AskbridgePending to list it', function()
-    return #H.result.notes > 0
+    return #H.result.notes > 1
   end)
   H.on_select(H.pick('option', 'Postgres'))
   vim.cmd('AskbridgeAnswer')

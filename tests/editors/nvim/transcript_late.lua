@@ -1,7 +1,7 @@
 -- protocol/transcripts/pending-late-reply.json (its ask exchange left out by
 -- the player: see test_nvim_transcripts.py) against the plugin: the question
 -- turns continued (userQuestions/didChange), the user answers it late
--- (views.answer_entry, what :AskbridgeAnswer runs once it knows the entry),
+-- (replies.answer_entry, what :AskbridgeAnswer runs once it knows the entry),
 -- the agent's inbox turn runs, then the views are refreshed (userQuestions/list).
 local here = vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2))
 local T = dofile(here .. '/transcript_driver.lua')
@@ -12,7 +12,7 @@ return function(H)
   local views = require('askbridge.views')
   H.result.continued = views.continued()
   H.on_select(H.pick('option', 'SQLite (Recommended)'))
-  views.answer_entry(assert(views.continued()[1], 'no continued question'))
+  require('askbridge.replies').answer_entry(assert(views.continued()[1], 'no continued question'))
   T.wait(H, 'the late reply to be accepted', function()
     return #H.events('AskbridgeAnswered') > 0
   end)

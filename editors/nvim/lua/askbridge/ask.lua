@@ -2,15 +2,25 @@
 ---
 --- It runs inside the transport's coroutine: it opens a card, claims the
 --- timed wait when `wait.timed` (claims.lua), asks every question
---- (question.lua) and returns the Answer — or a JSON-RPC error:
+--- (question.lua) and replies with the Answer — or a JSON-RPC error:
 ---   ASK_CANCELLED  the user dismissed the card;
----   ASK_TIMED_OUT  the local countdown of a timed card reached zero.
+---   ASK_TIMED_OUT  the local countdown of a timed card reached zero. This
+---                  reply is sent the moment it happens (`card.on_close`),
+---                  not when the coroutine returns: a blocking picker may
+---                  still hold the coroutine, and the server must not wait.
 --- When the server withdraws the request ($/cancelRequest) the transport has
---- already replied -32800; the card is closed and whatever we return is dropped.
+--- already replied -32800; the card is closed and the user told.
+---
+--- A request answers once, and never with an error the user did not cause: a
+--- choice made after the card's request ended (only possible with a picker
+--- that cannot be closed, the builtin inputlist) is sent as a late reply with
+--- `userQuestions/answer` (replies.lua, L7), or — for a blocking ask, which has
+--- no call to reply to — the user is told it was not sent.
 
 local card_mod = require('askbridge.card')
 local claims = require('askbridge.claims')
 local config = require('askbridge.config')
+local notify = require('askbridge.notify')
 local question = require('askbridge.question')
 local transport = require('askbridge.transport')
 
@@ -23,6 +33,8 @@ local MESSAGES = {
   ASK_TIMED_OUT = 'ask_user_question timed out before the user answered',
 }
 
+local CANCELLED = { code = -32800, message = 'Request cancelled' }
+
 --- A domain error reply (protocol.md Errors).
 --- @param code "ASK_CANCELLED"|"ASK_TIMED_OUT"
 function M.user_question_error(code)
@@ -33,20 +45,85 @@ function M.user_question_error(code)
   }
 end
 
+--- How the user knows the card: its call id, or its first question.
+local function name_of(card)
+  if card.call_id then
+    return card.call_id
+  end
+  local first = card.questions[1] or {}
+  return ('"%s"'):format(first.question or '?')
+end
+
+--- Releases the card's claim after whatever reply is being sent now (a release
+--- before the reply could expire the wait before our answer arrived, TW5).
+local function release_claim_later(card)
+  if card.claim then
+    vim.schedule(function()
+      claims.release(card)
+    end)
+  end
+end
+
+--- What happens the moment the card's request ends without our answer.
+local function on_close(card, request, reason)
+  if reason == 'timed_out' and request then
+    transport.respond(request, M.user_question_error('ASK_TIMED_OUT'))
+  end
+  release_claim_later(card)
+  if card.late then
+    return -- a blocking picker is up: the user hears about it after choosing
+  elseif reason == 'timed_out' then
+    notify.info(
+      ('%s timed out and is pending for the agent: :AskbridgeAnswer replies later'):format(
+        name_of(card)
+      )
+    )
+  elseif reason == 'server_cancelled' then
+    notify.warn(
+      ('the question %s was closed: '):format(name_of(card))
+        .. 'answered in another window, its turn was cancelled, or its wait ended'
+    )
+  end
+end
+
+--- The choice made on a card whose request had ended: a late reply, or a word why not.
+local function send_late(card, answers)
+  if not card.call_id then
+    notify.warn(
+      ('the question %s was withdrawn before you answered: your answer was not sent'):format(
+        name_of(card)
+      )
+    )
+  elseif not require('askbridge.client').get() then
+    notify.warn(('the server stopped: your answer to %s was not sent'):format(name_of(card)))
+  else
+    require('askbridge.replies').send(
+      { session_id = card.session_id, call_id = card.call_id },
+      answers,
+      true
+    )
+  end
+end
+
 --- Asks the card's questions and turns the outcome into a reply.
 --- @param card askbridge.Card
 --- @return table? result, table? error
 function M.run_card(card)
   local answers, reason = question.ask_all(card)
   card:finish()
-  if answers then
+  if card.late then
+    if answers then
+      send_late(card, answers)
+    end
+    return nil, CANCELLED -- the request was answered already: dropped by the transport
+  elseif answers then
     return { answers = answers }
   elseif reason == 'cancelled' then
     return nil, M.user_question_error('ASK_CANCELLED')
   elseif reason == 'timed_out' then
     return nil, M.user_question_error('ASK_TIMED_OUT')
   end
-  return nil, { code = -32800, message = 'Request cancelled' }
+  return nil, CANCELLED
 end
 
 --- vim.lsp handler for `userQuestions/ask`.
@@ -65,6 +142,9 @@ function M.handle(_, params, ctx)
     questions = params.questions or {},
     timed = wait.timed == true,
   })
+  card.on_close = function(reason)
+    on_close(card, request, reason)
+  end
   if request then
     transport.on_cancel(request, function(why)
       card:close(why == 'exited' and 'server_exited' or 'server_cancelled')
@@ -74,15 +154,8 @@ function M.handle(_, params, ctx)
   if card.timed and wait.callId and client then
     claims.claim(card, client, config.options.claim_wait_ms)
   end
-  -- Answer first, then release the claim: a release after the deadline would
-  -- expire the wait (TW5) before our answer arrived.
   local result, err = M.run_card(card)
-  if client and card.claim then
-    local claimed = card
-    vim.schedule(function()
-      claims.release(claimed)
-    end)
-  end
+  release_claim_later(card)
   return result, err
 end
 

@@ -2,30 +2,43 @@
 ---
 --- A card lives inside a coroutine (the transport's handler coroutine for
 --- `userQuestions/ask`, or one started by :AskbridgeAnswer). `card:select()`
---- and `card:input()` open vim.ui.select / vim.ui.input and yield until the
---- user chooses — or until the card is closed from outside, `card:close(reason)`:
+--- and `card:input()` open vim.ui.select / vim.ui.input and wait for the
+--- user's choice. Two kinds of picker exist, and both are handled:
+---   * asynchronous (telescope, fzf-lua, snacks, dressing …): the call returns
+---     at once and the choice comes later; the coroutine yields meanwhile and
+---     is resumed with the choice;
+---   * blocking (the builtin vim.ui.select, an inputlist): the call returns only
+---     after the choice. Neovim keeps running timers and server messages while
+---     it waits, but the coroutine is then *inside* the call: it is not
+---     suspended and must never be resumed (that was "cannot resume running
+---     coroutine"). The choice made during the call is returned directly.
+--- Only a suspended coroutine is ever resumed (`resume_suspended`).
+---
+--- `card:close(reason)` ends the card's request from outside:
 ---   * "server_cancelled"  the server sent $/cancelRequest (turn cancelled,
----                         deadline passed unclaimed, shutdown);
+---                         deadline passed unclaimed, answered elsewhere, shutdown);
 ---   * "server_exited"     the connection to the server ended;
 ---   * "timed_out"         the local countdown of a timed question hit zero.
---- Closing resumes the waiting coroutine at once with the reason, closes the
---- windows the prompt opened (asynchronous pickers open floating windows and
---- return), leaves insert mode if the prompt was typing, and fires
---- `User AskbridgePromptClosed` (data = {call_id, session_id, reason}) so any
---- vim.ui override can tear itself down. A late choice from the closed
---- prompt is ignored.
+--- An asynchronous picker is closed (its new windows are closed, insert mode is
+--- left) and the waiting coroutine gets `nil, reason`; a late choice from it is
+--- ignored. A blocking picker cannot be closed: the card becomes *late*
+--- (`card.late`) — the user's choice, and the rest of the batch, are still
+--- asked and are sent as a late reply (replies.lua, L7) — unless the server is
+--- gone. Either way `card.on_close(reason)` runs (ask.lua replies to the
+--- request there, at once) and `User AskbridgePromptClosed` fires (data =
+--- {card_id, call_id, session_id, reason}) so any vim.ui override can tear
+--- itself down.
 ---
---- Timed cards also carry the countdown: `card:start_countdown(ms)` (from the
---- server's claim frame), `card:more_time()`, `card:seconds_left()`. Every tick
---- fires `User AskbridgeCountdown` (data = {call_id, remaining_ms}).
+--- One card prompts at a time (screen.lua).
+---
+--- Timed cards also carry the countdown (countdown.lua).
 
-local config = require('askbridge.config')
-
-local uv = vim.uv or vim.loop
+local notify = require('askbridge.notify')
+local screen = require('askbridge.screen')
 
 local M = {}
 
---- @type table<integer, askbridge.Card> every card currently on screen, by id
+--- @type table<integer, askbridge.Card> every card whose request is still open, by id
 M.open_cards = {}
 
 local next_card_id = 0
@@ -36,9 +49,11 @@ local next_card_id = 0
 --- @field call_id string?
 --- @field questions table[]
 --- @field timed boolean
---- @field closed string? why the card was closed, once it is
+--- @field closed string? why the card's request ended without our answer, once it did
+--- @field late boolean true when it ended while a blocking picker was up: the answer goes late
 --- @field deadline number? local deadline (uv.now() milliseconds) while counting down
---- @field waiting table? the prompt being waited on: {seq, co, windows, is_prompt}
+--- @field waiting table? what is being waited on: {co, windows, is_prompt, in_open, done, value}
+--- @field on_close fun(reason: string)? run once when the card is closed
 local Card = {}
 Card.__index = Card
 
@@ -46,10 +61,14 @@ local function fire(pattern, data)
   vim.api.nvim_exec_autocmds('User', { pattern = pattern, modeline = false, data = data })
 end
 
-local function resume(co, ...)
+--- Resumes `co` if, and only if, it is suspended (it yielded and waits for us).
+local function resume_suspended(co, ...)
+  if coroutine.status(co) ~= 'suspended' then
+    return
+  end
   local ok, err = coroutine.resume(co, ...)
   if not ok then
-    vim.notify('askbridge: ' .. tostring(err), vim.log.levels.ERROR)
+    notify.error(tostring(err))
   end
 end
 
@@ -64,50 +83,82 @@ function M.new(fields)
     questions = fields.questions,
     timed = fields.timed == true,
     closed = nil,
+    late = false,
     deadline = nil,
     waiting = nil,
-    seq = 0,
   }, Card)
   M.open_cards[card.id] = card
   return card
 end
 
---- Waits (yielding the running coroutine) until `open(done)` calls `done(value)`
---- or the card is closed. Returns `value, nil` or `nil, reason`.
+--- Whether prompts may still be shown: open, or late (its answer goes as a late reply).
+function Card:live()
+  return not self.closed or self.late
+end
+
+--- Waits until `open(done)` calls `done(value)` or the card is closed.
+--- Returns `value, nil` or `nil, reason`. `done` may be called during `open`
+--- (a blocking picker): then nothing yields and nothing is resumed.
 --- @param open fun(done: fun(value: any))
 --- @param is_prompt boolean whether `open` shows something to the user
 function Card:await(open, is_prompt)
-  if self.closed then
+  if not self:live() then
     return nil, self.closed
   end
   local co, is_main = coroutine.running()
   assert(co and not is_main, 'askbridge: a card must run inside a coroutine')
-  self.seq = self.seq + 1
-  local seq = self.seq
-  local waiting = { seq = seq, co = co, windows = {}, is_prompt = is_prompt }
+  local waiting = { co = co, windows = {}, is_prompt = is_prompt, in_open = true, done = false }
   self.waiting = waiting
   local before = {}
   for _, win in ipairs(vim.api.nvim_list_wins()) do
     before[win] = true
   end
+  if is_prompt then
+    notify.hold()
+  end
   local ok, err = pcall(open, function(value)
-    -- Scheduled, so that a UI answering synchronously (the builtin
-    -- inputlist, a test override) resumes us only after we yielded.
+    if waiting.done then
+      return -- a picker answering twice
+    end
+    waiting.done, waiting.value = true, value
+    if waiting.in_open or self.waiting ~= waiting then
+      return -- answered during open (returned below), or the card was closed: ignored
+    end
+    self.waiting = nil
     vim.schedule(function()
-      if self.waiting == waiting then
-        self.waiting = nil
-        resume(co, value, nil)
-      end
+      resume_suspended(co, value, nil)
     end)
   end)
+  waiting.in_open = false
+  if is_prompt then
+    notify.release()
+  end
   if not ok then
     self.waiting = nil
     error(err, 0)
+  end
+  if waiting.done then
+    -- A blocking picker: the user chose while we were inside it. Even if the
+    -- card was closed meanwhile the choice is real (card.late sends it late).
+    self.waiting = nil
+    if not self:live() then
+      return nil, self.closed
+    end
+    return waiting.value, nil
   end
   for _, win in ipairs(vim.api.nvim_list_wins()) do
     if not before[win] then
       table.insert(waiting.windows, win)
     end
+  end
+  if self.closed and self.waiting == waiting then
+    -- Closed during `open`, yet the picker returned without a choice: it is
+    -- asynchronous after all, so close it as any other.
+    self.late = false
+    self:close_prompt(waiting)
+    self.waiting = nil
+    screen.release(self)
+    return nil, self.closed
   end
   return coroutine.yield()
 end
@@ -119,6 +170,7 @@ local function with_meta(card, opts, question)
     call_id = card.call_id,
     question = question,
     seconds_left = card:seconds_left(),
+    late = card.late,
   }
   return opts
 end
@@ -140,6 +192,19 @@ function Card:input(opts, question)
   end, true)
 end
 
+--- @private
+--- Closes the windows an asynchronous prompt opened.
+function Card:close_prompt(waiting)
+  for _, win in ipairs(waiting.windows) do
+    if vim.api.nvim_win_is_valid(win) then
+      if vim.api.nvim_get_current_win() == win and vim.fn.mode():find('^[iR]') then
+        vim.cmd('stopinsert')
+      end
+      pcall(vim.api.nvim_win_close, win, true)
+    end
+  end
+end
+
 --- Closes the card (see the module docstring). Idempotent.
 --- @param reason string
 function Card:close(reason)
@@ -148,21 +213,26 @@ function Card:close(reason)
   end
   self.closed = reason
   self:stop_countdown()
+  self.deadline = nil
   M.open_cards[self.id] = nil
   local waiting = self.waiting
-  self.waiting = nil
-  if not waiting then
-    return
-  end
-  if waiting.is_prompt then
-    for _, win in ipairs(waiting.windows) do
-      if vim.api.nvim_win_is_valid(win) then
-        if vim.api.nvim_get_current_win() == win and vim.fn.mode():find('^[iR]') then
-          vim.cmd('stopinsert')
-        end
-        pcall(vim.api.nvim_win_close, win, true)
-      end
+  if waiting and waiting.in_open then
+    -- A blocking picker is on screen: it cannot be closed from here, and the
+    -- coroutine is inside it. What the user picks is still sent, late.
+    self.late = waiting.is_prompt and reason ~= 'server_exited'
+  elseif waiting then
+    self.waiting = nil
+    if waiting.is_prompt then
+      self:close_prompt(waiting)
     end
+    vim.schedule(function()
+      resume_suspended(waiting.co, nil, reason)
+    end)
+  end
+  if not self.late then
+    screen.release(self)
+  end
+  if waiting and waiting.is_prompt then
     fire('AskbridgePromptClosed', {
       card_id = self.id,
       call_id = self.call_id,
@@ -170,85 +240,23 @@ function Card:close(reason)
       reason = reason,
     })
   end
-  vim.schedule(function()
-    resume(waiting.co, nil, reason)
-  end)
+  if self.on_close then
+    local ok, err = pcall(self.on_close, reason)
+    if not ok then
+      notify.error('closing a card failed: ' .. tostring(err))
+    end
+  end
 end
 
---- Marks a card finished normally (answered or dismissed by the user).
+--- Marks a card finished (answered, dismissed, or sent late). Idempotent.
 function Card:finish()
   self:stop_countdown()
   M.open_cards[self.id] = nil
+  screen.release(self)
 end
 
---- @return integer? whole seconds left on the local countdown, nil when not counting
-function Card:seconds_left()
-  if not self.deadline then
-    return nil
-  end
-  return math.max(0, math.ceil((self.deadline - uv.now()) / 1000))
-end
-
---- Starts (or restarts) the local countdown: `remaining_ms` from now.
-function Card:start_countdown(remaining_ms)
-  if self.closed then
-    return
-  end
-  uv.update_time()
-  self.deadline = uv.now() + remaining_ms
-  if not self.timer then
-    self.timer = uv.new_timer()
-    self.timer:start(
-      0,
-      250,
-      vim.schedule_wrap(function()
-        self:tick()
-      end)
-    )
-  end
-end
-
---- @private
-function Card:tick()
-  if self.closed or not self.deadline then
-    return
-  end
-  local remaining = self.deadline - uv.now()
-  local left = math.max(0, math.ceil(remaining / 1000))
-  if left ~= self.last_left then
-    self.last_left = left
-    fire('AskbridgeCountdown', {
-      card_id = self.id,
-      call_id = self.call_id,
-      remaining_ms = remaining,
-    })
-    pcall(vim.cmd, 'redrawstatus')
-  end
-  if remaining <= 0 then
-    self:close('timed_out')
-  end
-end
-
-function Card:stop_countdown()
-  if self.timer then
-    self.timer:stop()
-    self.timer:close()
-    self.timer = nil
-  end
-end
-
---- Adds `more_time_seconds` to the local countdown. The server keeps the wait
---- open for as long as our claim holds (behavior.md TW5), so only our own
---- countdown decides when the question turns pending.
-function Card:more_time()
-  if not self.deadline or self.closed then
-    return false
-  end
-  uv.update_time()
-  self.deadline = math.max(self.deadline, uv.now()) + config.options.more_time_seconds * 1000
-  self.last_left = nil
-  self:tick()
-  return true
+for name, method in pairs(require('askbridge.countdown')) do
+  Card[name] = method
 end
 
 M.Card = Card

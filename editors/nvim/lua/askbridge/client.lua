@@ -9,6 +9,7 @@
 --- method call styles.
 
 local config = require('askbridge.config')
+local notify = require('askbridge.notify')
 local transport = require('askbridge.transport')
 
 local M = {}
@@ -113,18 +114,24 @@ local function on_init(client)
   end
 end
 
-local function on_exit(code, signal, client_id)
+--- vim.lsp passes 0 (transport.lua says why): the real status is transport.last_exit.
+local function on_exit(_, _, client_id)
+  local last = transport.last_exit or { code = 0, signal = 0, stderr = '' }
+  local message = ('server exited with status %d'):format(last.code)
+  if last.signal ~= 0 then
+    message = ('%s (signal %d)'):format(message, last.signal)
+  end
   if client_id == M.client_id then
     M.client_id = nil
-    M.exit_code = code
-    local last = transport.last_exit
-    if code ~= 0 and last then
-      vim.notify(
-        ('askbridge serve exited with status %d:\n%s'):format(code, vim.trim(last.stderr)),
-        vim.log.levels.ERROR
-      )
+    M.exit_code = last.code
+    if last.code ~= 0 or (last.signal ~= 0 and not M.stopping) then
+      notify.error(('%s:\n%s'):format(message, vim.trim(last.stderr)))
+    elseif M.stopping then
+      notify.info('server stopped')
     end
+    M.stopping = false
     require('askbridge.claims').drop_all()
+    require('askbridge.views').forget()
     for _, card in pairs(require('askbridge.card').open_cards) do
       card:close('server_exited')
     end
@@ -132,7 +139,7 @@ local function on_exit(code, signal, client_id)
   local waiters = ready_waiters
   ready_waiters = {}
   for _, fn in ipairs(waiters) do
-    fn(nil, ('askbridge serve exited (code %s, signal %s)'):format(code, signal))
+    fn(nil, message, true) -- already reported above
   end
 end
 
@@ -170,8 +177,8 @@ function M.start()
 end
 
 --- Runs `fn(client)` when the client is initialized (starting it if needed);
---- `fn(nil, err)` if it cannot start.
---- @param fn fun(client: vim.lsp.Client?, err: string?)
+--- `fn(nil, err, reported)` if it cannot start (`reported`: the user was told).
+--- @param fn fun(client: vim.lsp.Client?, err: string?, reported: boolean?)
 function M.with_client(fn)
   local client = M.get()
   if client and client.initialized then
@@ -193,9 +200,9 @@ end
 
 --- Sends `method` once the client is ready; `callback(err, result)`.
 function M.call(method, params, callback)
-  M.with_client(function(client, start_err)
+  M.with_client(function(client, start_err, reported)
     if not client then
-      callback({ code = -32603, message = start_err }, nil)
+      callback({ code = -32603, message = start_err, reported = reported }, nil)
       return
     end
     local ok = M.request(client, method, params, function(err, result)
@@ -207,16 +214,20 @@ function M.call(method, params, callback)
   end)
 end
 
---- Stops the server (shutdown + exit).
+--- Stops the server (shutdown + exit); says "server stopped" once it has.
+--- Returns false when no server runs.
 function M.stop()
   local client = M.get()
-  if client then
-    if has_011 then
-      client:stop()
-    else
-      client.stop()
-    end
+  if not client then
+    return false
   end
+  M.stopping = true
+  if has_011 then
+    client:stop()
+  else
+    client.stop()
+  end
+  return true
 end
 
 return M

@@ -6,12 +6,14 @@
 --- :Askbridge* commands (plugin/askbridge.lua) and are the Lua API; see
 --- :help askbridge. Module map: config (options), client (the vim.lsp
 --- client), transport (stdio JSON-RPC that knows request ids), ask + card +
---- question (rendering a batch), claims (timed waits), views (continued
---- questions, late replies), session (session/new, prompt, cancel, updates),
---- health (:checkhealth askbridge).
+--- question + intents (rendering a batch), screen (one card at a time),
+--- countdown + claims (timed waits), views (the folded question views),
+--- replies (late replies), session (session/new, list, load, prompt, cancel,
+--- updates), notify (messages), health (:checkhealth askbridge).
 
 local client_mod = require('askbridge.client')
 local config = require('askbridge.config')
+local notify = require('askbridge.notify')
 
 local M = {}
 
@@ -24,14 +26,12 @@ function M.setup(opts)
   if config.options.autostart then
     local _, err = client_mod.start()
     if err then
-      vim.notify(err, vim.log.levels.WARN)
+      notify.warn(err)
     end
   end
 end
 
-local function report(err)
-  vim.notify('askbridge: ' .. tostring(err.message or err), vim.log.levels.ERROR)
-end
+local report = notify.report
 
 --- Starts a new session. `callback(err, session_id)` (default: notifies).
 function M.new_session(opts, callback)
@@ -39,7 +39,7 @@ function M.new_session(opts, callback)
     if err then
       report(err)
     else
-      vim.notify('askbridge: new session ' .. session_id, vim.log.levels.INFO)
+      notify.info('new session ' .. session_id)
     end
   end)
 end
@@ -50,7 +50,7 @@ function M.prompt(text, callback, session_id)
     if err then
       report(err)
     elseif stop_reason ~= 'end_turn' then
-      vim.notify('askbridge: turn ended: ' .. tostring(stop_reason), vim.log.levels.INFO)
+      notify.info('turn ended: ' .. tostring(stop_reason))
     end
   end, session_id)
 end
@@ -76,7 +76,23 @@ end
 
 --- Answers a continued question late (:AskbridgeAnswer).
 function M.answer(call_id)
-  require('askbridge.views').answer(call_id)
+  require('askbridge.replies').answer(call_id)
+end
+
+--- Lists the stored sessions in a picker and loads the chosen one (:AskbridgeSessions).
+function M.sessions()
+  require('askbridge.session').pick()
+end
+
+--- Loads a stored session and makes it current. `callback(err, continued_count)`.
+function M.load_session(session_id, callback)
+  require('askbridge.session').load(session_id, callback or function(err, count)
+    if err then
+      report(err)
+    else
+      notify.info(('loaded session %s: %d continued question(s)'):format(session_id, count))
+    end
+  end)
 end
 
 --- Adds more_time_seconds to every timed card counting down. Returns how many.
@@ -110,9 +126,14 @@ function M.status()
   return ''
 end
 
---- Stops the server.
+--- Stops the server; it says "server stopped" once it has. Returns false
+--- (and says so) when no server runs.
 function M.stop()
-  client_mod.stop()
+  if client_mod.stop() then
+    return true
+  end
+  notify.info('the server is not running')
+  return false
 end
 
 return M

@@ -6,10 +6,13 @@
 ---   {kind = "option", index, label, description?, checked?}  an offered option
 ---   {kind = "other", custom?}   free text ("Other…"), opens vim.ui.input
 ---   {kind = "done"}             multi-select only: submit the checked options
----   {kind = "skip"}             answer nothing for this question (V4 "skipped")
+---   {kind = "skip"}             answer nothing for this question (V4 "skipped");
+---                               only in a batch of several questions
 ---   {kind = "more_time"}        timed cards only: extend the local countdown
---- `opts.kind` is "askbridge.question" and `opts.askbridge` carries the
---- question and the card's ids.
+--- Entries are not numbered here: the builtin picker numbers them itself.
+--- `opts.kind` is "askbridge.question" ("askbridge.approval" /
+--- "askbridge.plan_review" for intents, intents.lua) and `opts.askbridge`
+--- carries the question and the card's ids.
 ---
 --- Dismissing the picker (choice nil) dismisses the whole card: the caller
 --- replies ASK_CANCELLED. Escaping the "Other…" input goes back to the list.
@@ -17,6 +20,7 @@
 --- skips, Esc dismisses.
 
 local config = require('askbridge.config')
+local intents = require('askbridge.intents')
 
 local M = {}
 
@@ -24,8 +28,9 @@ local M = {}
 --- @param card askbridge.Card
 --- @param question table
 --- @param position integer
-function M.prompt_text(card, question, position)
-  local title = question.question
+--- @param title string? the question line (default: the question)
+function M.prompt_text(card, question, position, title)
+  title = title or question.question
   if question.header and question.header ~= '' then
     title = ('[%s] %s'):format(question.header, title)
   end
@@ -35,6 +40,8 @@ function M.prompt_text(card, question, position)
   local left = card:seconds_left()
   if left then
     title = ('%s (%ds left)'):format(title, left)
+  elseif card.late then
+    title = title .. ' (no longer waiting: your answer goes as a late reply)'
   end
   if question.detail and question.detail ~= '' then
     title = title .. '\n\n' .. question.detail .. '\n'
@@ -45,10 +52,11 @@ end
 --- Text of one picker entry.
 --- @param card askbridge.Card
 --- @param multi boolean
-function M.formatter(card, multi)
+--- @param other_text string? what the "other" entry says
+function M.formatter(card, multi, other_text)
   return function(item)
     if item.kind == 'option' then
-      local text = ('%d. %s'):format(item.index, item.label)
+      local text = item.label
       if item.description and item.description ~= '' then
         text = text .. ' — ' .. item.description
       end
@@ -60,7 +68,7 @@ function M.formatter(card, multi)
       if item.custom then
         return 'Other…: ' .. item.custom
       end
-      return 'Other… (type your own answer)'
+      return other_text or 'Other… (type your own answer)'
     elseif item.kind == 'done' then
       return ('Done (%d selected)'):format(item.count or 0)
     elseif item.kind == 'skip' then
@@ -75,8 +83,10 @@ function M.formatter(card, multi)
   end
 end
 
-local function trailing_items(card, items)
-  table.insert(items, { kind = 'skip' })
+local function trailing_items(card, items, skip)
+  if skip and #card.questions > 1 then
+    table.insert(items, { kind = 'skip' })
+  end
   if card.deadline then
     table.insert(items, { kind = 'more_time' })
   end
@@ -115,23 +125,32 @@ local function ask_without_options(card, question, position)
   return { id = question.id, selected = {}, custom = text }
 end
 
-local function ask_single(card, question, position)
+local function plain_layout(question)
+  local options = {}
+  for _, option in ipairs(question.options) do
+    table.insert(options, {
+      kind = 'option',
+      label = option.label,
+      description = option.description,
+    })
+  end
+  return { options = options, free_text = true, skip = true, kind = 'askbridge.question' }
+end
+
+local function ask_single(card, question, position, layout)
   while true do
     local items = {}
-    for index, option in ipairs(question.options) do
-      table.insert(items, {
-        kind = 'option',
-        index = index,
-        label = option.label,
-        description = option.description,
-      })
+    for index, option in ipairs(layout.options) do
+      table.insert(items, vim.tbl_extend('force', option, { index = index }))
     end
-    table.insert(items, { kind = 'other' })
-    trailing_items(card, items)
+    if layout.free_text then
+      table.insert(items, { kind = 'other' })
+    end
+    trailing_items(card, items, layout.skip)
     local choice, closed = card:select(items, {
-      prompt = M.prompt_text(card, question, position),
-      format_item = M.formatter(card, false),
-      kind = 'askbridge.question',
+      prompt = M.prompt_text(card, question, position, layout.title),
+      format_item = M.formatter(card, false, layout.other),
+      kind = layout.kind,
     }, question)
     if closed then
       return nil, closed
@@ -173,7 +192,7 @@ local function ask_multi(card, question, position)
     end
     table.insert(items, { kind = 'other', custom = custom })
     table.insert(items, { kind = 'done', count = count + (custom and 1 or 0) })
-    trailing_items(card, items)
+    trailing_items(card, items, true)
     local choice, closed = card:select(items, {
       prompt = M.prompt_text(card, question, position),
       format_item = M.formatter(card, true),
@@ -218,13 +237,17 @@ function M.ask(card, question, position)
   elseif question.multiSelect then
     return ask_multi(card, question, position)
   end
-  return ask_single(card, question, position)
+  return ask_single(card, question, position, intents.layout(question) or plain_layout(question))
 end
 
---- Asks every question of the card in turn. Returns the answer items, or
---- `nil, reason` as M.ask.
+--- Asks every question of the card in turn, once the card has the screen
+--- (screen.lua). Returns the answer items, or `nil, reason` as M.ask.
 --- @param card askbridge.Card
 function M.ask_all(card)
+  local ok, why = require('askbridge.screen').take(card)
+  if not ok then
+    return nil, why
+  end
   local answers = {}
   for position, question in ipairs(card.questions) do
     local item, reason = M.ask(card, question, position)

@@ -7,9 +7,16 @@
 --- documented |vim.lsp.rpc.PublicClient| contract itself (request, notify,
 --- is_closing, terminate) and adds exactly one thing: while a server request
 --- is handled, `M.current_request()` returns its record, on which a handler
---- registers what to do when the server cancels it. On `$/cancelRequest` the
---- transport answers -32800 at once and drops whatever the handler returns
---- later, as the protocol asks.
+--- registers what to do when the server cancels it, and through which it may
+--- reply before its coroutine returns (`M.respond`: a card whose countdown ran
+--- out replies while a blocking picker still holds the coroutine). On
+--- `$/cancelRequest` the transport answers -32800 at once and drops whatever
+--- the handler returns later, as the protocol asks; a request is answered once.
+---
+--- vim.lsp is told that the process exited with status 0 whatever its real
+--- status (kept in `M.last_exit`): client.lua reports a failed server with its
+--- stderr, and vim.lsp's own "quit with exit code" warning would say it a
+--- second time and point to lsp.log, where nothing about it is.
 ---
 --- Everything else matches vim.lsp.rpc: handlers run inside a coroutine (so
 --- they may yield and answer later, like vim.lsp's window/showMessageRequest),
@@ -17,6 +24,7 @@
 --- order, and -32800 answers to our own requests are not surfaced.
 
 local framing = require('askbridge.framing')
+local notify = require('askbridge.notify')
 
 local M = {}
 
@@ -38,6 +46,7 @@ M.last_exit = nil
 --- @field method string
 --- @field replied boolean true once a response (result, error or -32800) was sent
 --- @field cancelled boolean true when the server withdrew the request
+--- @field rpc table the connection it came on
 --- @field on_cancel fun(reason: string)[] run once when the server cancels ("cancelled")
 ---   or the connection ends ("exited")
 
@@ -46,6 +55,14 @@ M.last_exit = nil
 --- @return askbridge.ServerRequest?
 function M.current_request()
   return running_request
+end
+
+--- Replies to a server request now, unless it was answered or cancelled already.
+--- @param request askbridge.ServerRequest
+--- @param err table? a JSON-RPC error
+--- @param result any
+function M.respond(request, err, result)
+  request.rpc:respond(request, err, result)
 end
 
 --- @param request askbridge.ServerRequest
@@ -151,7 +168,7 @@ function Rpc:on_response(message)
   if callback then
     local cb_ok, cb_err = pcall(callback, message.error, message.result)
     if not cb_ok then
-      vim.notify('askbridge: response callback failed: ' .. tostring(cb_err), vim.log.levels.ERROR)
+      notify.error('response callback failed: ' .. tostring(cb_err))
     end
   end
 end
@@ -178,7 +195,7 @@ local function run_cancel_callbacks(request, reason)
   for _, fn in ipairs(callbacks) do
     local ok, err = pcall(fn, reason)
     if not ok then
-      vim.notify('askbridge: cancel callback failed: ' .. tostring(err), vim.log.levels.ERROR)
+      notify.error('cancel callback failed: ' .. tostring(err))
     end
   end
 end
@@ -214,8 +231,14 @@ end
 --- @private
 function Rpc:serve_request(message)
   --- @type askbridge.ServerRequest
-  local request =
-    { id = message.id, method = message.method, replied = false, cancelled = false, on_cancel = {} }
+  local request = {
+    id = message.id,
+    method = message.method,
+    replied = false,
+    cancelled = false,
+    on_cancel = {},
+    rpc = self,
+  }
   self.inflight[message.id] = request
   local co = coroutine.create(function()
     local ok, result, err =
@@ -245,7 +268,7 @@ function Rpc:on_exit(code, signal)
     run_cancel_callbacks(request, 'exited')
   end
   M.last_exit = { code = code, signal = signal, stderr = table.concat(self.stderr_tail) }
-  self.dispatchers.on_exit(code, signal)
+  self.dispatchers.on_exit(0, 0) -- see the module docstring: the real status is in M.last_exit
 end
 
 --- A `cmd` function for |vim.lsp.start()|: starts `cmd` and returns a

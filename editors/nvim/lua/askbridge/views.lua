@@ -1,27 +1,41 @@
---- Continued (pending) questions and late replies.
+--- The plugin's copy of each session's question view (behavior.md V7, S2).
 ---
---- The server pushes each session's projection view (behavior.md V7) with
---- `userQuestions/didChange`; we keep the latest one per session. A question
---- in state "continued" returned pending to the model but is still
---- answerable: `:AskbridgePending` lists them and `:AskbridgeAnswer` asks one
---- again with the same pickers and sends `userQuestions/answer` (L1–L6); an
---- accepted reply wakes the agent into a new turn.
+--- The server sends `userQuestions/didChange {sessionId, changes}`: only what
+--- changed. We fold the changes into our copy with the rules of
+--- protocol/README.md ("userQuestions/didChange"), the same fold as the
+--- reference `askbridge.protocol.views.apply_view_changes`:
+---   open       append the call to `active` with its questions (a re-ask moves it to the end);
+---   continued  change the state in place — or, carrying questions, append the
+---              entry we do not have (a new subscriber's first didChange);
+---   settled    move the call from `active` to the end of `settled` with its answers;
+---   removed    drop it from `active`.
+--- A session's first didChange after we subscribe (session/new, session/load,
+--- or a lazy load by a session-scoped method) carries every active entry, so a
+--- copy that may be stale is dropped first (`M.forget`: before session/load,
+--- and for every session when the server exits). `userQuestions/list`
+--- (`M.refresh`) returns the whole view and replaces the copy.
 ---
---- Fires `User AskbridgeDidChange` (data = {session_id, view}) on every view
---- and `User AskbridgeAnswered` (data = {session_id, call_id, accepted,
---- error?}) after a late reply.
+--- A question in state "continued" returned pending to the model but is still
+--- answerable (:AskbridgePending, :AskbridgeAnswer; replies.lua).
+---
+--- Fires `User AskbridgeDidChange` (data = {session_id, view, changes}) after
+--- every fold.
 
-local card_mod = require('askbridge.card')
 local client_mod = require('askbridge.client')
+local notify = require('askbridge.notify')
 
 local M = {}
 
---- @type table<string, table> latest view by session id
+--- @type table<string, {active: table[], settled: table[]}> our copy, by session id
 M.views = {}
 
 --- Sessions this Neovim has seen, so :AskbridgePending can refresh them.
 --- @type table<string, boolean>
 M.sessions = {}
+
+--- Functions waiting for a view to change: called after every fold.
+--- @type fun(session_id: string)[]
+local watchers = {}
 
 local function fire(pattern, data)
   vim.api.nvim_exec_autocmds('User', { pattern = pattern, modeline = false, data = data })
@@ -33,14 +47,131 @@ function M.remember_session(session_id)
   end
 end
 
+--- `view` after `changes`, as a new table (`view` itself is not modified).
+--- @param view {active: table[], settled: table[]}?
+--- @param changes table[]
+function M.apply_changes(view, changes)
+  view = view or { active = {}, settled = {} }
+  local active, settled = {}, vim.list_extend({}, view.settled or {})
+  for _, entry in ipairs(view.active or {}) do
+    table.insert(active, vim.deepcopy(entry))
+  end
+  for _, change in ipairs(changes) do
+    local call_id, state = change.callId, change.state
+    local index
+    for i, entry in ipairs(active) do
+      if entry.callId == call_id then
+        index = i
+        break
+      end
+    end
+    if state == 'open' or (state == 'continued' and not index and change.questions) then
+      if index then
+        table.remove(active, index)
+      end
+      table.insert(active, { callId = call_id, questions = change.questions or {}, state = state })
+    elseif state == 'continued' then
+      if index then
+        active[index].state = 'continued'
+      end
+    elseif state == 'settled' then
+      if index then
+        table.remove(active, index)
+      end
+      table.insert(settled, { callId = call_id, answers = change.answers or {} })
+    elseif state == 'removed' and index then
+      table.remove(active, index)
+    end
+  end
+  return { active = active, settled = settled }
+end
+
+local function store(session_id, view, changes)
+  M.views[session_id] = view
+  fire('AskbridgeDidChange', { session_id = session_id, view = view, changes = changes })
+  local current = watchers
+  watchers = {}
+  for _, watcher in ipairs(current) do
+    if not watcher(session_id) then
+      table.insert(watchers, watcher)
+    end
+  end
+end
+
 --- vim.lsp handler for the `userQuestions/didChange` notification.
 function M.on_did_change(_, params)
-  if type(params) ~= 'table' or not params.sessionId or type(params.view) ~= 'table' then
+  if type(params) ~= 'table' or type(params.sessionId) ~= 'string' then
     return
   end
+  local changes = params.changes
+  if type(changes) ~= 'table' then
+    return
+  end
+  for _, change in ipairs(changes) do
+    if type(change) ~= 'table' or type(change.callId) ~= 'string' then
+      return -- not the protocol's shape: keep the copy we have rather than a wrong one
+    end
+  end
   M.remember_session(params.sessionId)
-  M.views[params.sessionId] = params.view
-  fire('AskbridgeDidChange', { session_id = params.sessionId, view = params.view })
+  store(params.sessionId, M.apply_changes(M.views[params.sessionId], changes), changes)
+end
+
+--- Drops our copy of a session's view (all of them without an id): the next
+--- subscription's first didChange brings every active entry again.
+--- @param session_id string?
+function M.forget(session_id)
+  if session_id then
+    M.views[session_id] = nil
+  else
+    M.views = {}
+  end
+end
+
+--- The state of a call in our copy: "open", "continued", "settled" or nil (unknown).
+function M.state_of(session_id, call_id)
+  local view = M.views[session_id]
+  if not view then
+    return nil
+  end
+  for _, entry in ipairs(view.active) do
+    if entry.callId == call_id then
+      return entry.state
+    end
+  end
+  for _, entry in ipairs(view.settled) do
+    if entry.callId == call_id then
+      return 'settled'
+    end
+  end
+  return nil
+end
+
+--- Calls `fn()` once the call is no longer "open" in our copy (its tool call
+--- returned), or after `timeout_ms` — whichever comes first; at once when it
+--- is not open now.
+function M.when_not_open(session_id, call_id, timeout_ms, fn)
+  if M.state_of(session_id, call_id) ~= 'open' then
+    fn()
+    return
+  end
+  local done = false
+  local function finish()
+    if not done then
+      done = true
+      fn()
+    end
+    return true
+  end
+  table.insert(watchers, function(changed)
+    if done then
+      return true
+    end
+    if changed == session_id and M.state_of(session_id, call_id) ~= 'open' then
+      return finish()
+    end
+    return false
+  end)
+  vim.defer_fn(finish, timeout_ms)
 end
 
 --- Continued questions of every known session, in each view's ask order.
@@ -63,8 +194,8 @@ function M.continued()
   return entries
 end
 
---- Asks the server for the view of every known session (`userQuestions/list`),
---- then calls `done()`.
+--- Asks the server for the whole view of every known session
+--- (`userQuestions/list`), then calls `done()`.
 function M.refresh(done)
   local session_ids = vim.tbl_keys(M.sessions)
   local remaining = #session_ids
@@ -75,7 +206,7 @@ function M.refresh(done)
   for _, session_id in ipairs(session_ids) do
     client_mod.call('userQuestions/list', { sessionId = session_id }, function(err, view)
       if not err and type(view) == 'table' then
-        M.views[session_id] = view
+        store(session_id, { active = view.active or {}, settled = view.settled or {} }, nil)
       end
       remaining = remaining - 1
       if remaining == 0 then
@@ -98,93 +229,19 @@ function M.describe(entry)
   return ('%s  %s  %s'):format(entry.session_id, entry.call_id, text)
 end
 
---- :AskbridgePending — refreshes and echoes the continued questions.
+--- :AskbridgePending — refreshes and lists the continued questions.
 function M.show_pending()
   M.refresh(function()
     local entries = M.continued()
     if #entries == 0 then
-      vim.notify('askbridge: no continued questions', vim.log.levels.INFO)
+      notify.info('no continued questions')
       return
     end
-    local header = 'askbridge: %d continued question(s) — :AskbridgeAnswer to reply'
-    local lines = { header:format(#entries) }
+    local lines = { ('%d continued question(s) — :AskbridgeAnswer to reply'):format(#entries) }
     for _, entry in ipairs(entries) do
       table.insert(lines, '  ' .. M.describe(entry))
     end
-    vim.notify(table.concat(lines, '\n'), vim.log.levels.INFO)
-  end)
-end
-
-local function finish(entry, accepted, err)
-  fire('AskbridgeAnswered', {
-    session_id = entry.session_id,
-    call_id = entry.call_id,
-    accepted = accepted,
-    error = err,
-  })
-  if err then
-    vim.notify('askbridge: reply refused: ' .. tostring(err.message or err), vim.log.levels.WARN)
-  elseif accepted then
-    vim.notify('askbridge: reply sent for ' .. entry.call_id, vim.log.levels.INFO)
-  else
-    vim.notify(
-      'askbridge: ' .. entry.call_id .. ' is no longer waiting for a reply',
-      vim.log.levels.WARN
-    )
-  end
-end
-
---- Shows `entry`'s questions and sends the late reply.
-function M.answer_entry(entry)
-  coroutine.wrap(function()
-    local card = card_mod.new({
-      session_id = entry.session_id,
-      call_id = entry.call_id,
-      questions = entry.questions,
-      timed = false,
-    })
-    local answers = require('askbridge.question').ask_all(card)
-    card:finish()
-    if not answers then
-      return -- dismissed: the question stays answerable
-    end
-    client_mod.call('userQuestions/answer', {
-      sessionId = entry.session_id,
-      callId = entry.call_id,
-      answer = { answers = answers },
-    }, function(err, accepted)
-      finish(entry, accepted == true, err)
-    end)
-  end)()
-end
-
---- :AskbridgeAnswer [callId] — picks a continued question (the only one, the
---- named one, or through vim.ui.select) and answers it late.
---- @param call_id string?
-function M.answer(call_id)
-  M.refresh(function()
-    local entries = M.continued()
-    if call_id and call_id ~= '' then
-      entries = vim.tbl_filter(function(entry)
-        return entry.call_id == call_id
-      end, entries)
-    end
-    if #entries == 0 then
-      vim.notify('askbridge: no continued question to answer', vim.log.levels.WARN)
-      return
-    elseif #entries == 1 then
-      M.answer_entry(entries[1])
-      return
-    end
-    vim.ui.select(entries, {
-      prompt = 'Answer which question?',
-      format_item = M.describe,
-      kind = 'askbridge.pending',
-    }, function(entry)
-      if entry then
-        M.answer_entry(entry)
-      end
-    end)
+    notify.info(table.concat(lines, '\n'))
   end)
 end
 

@@ -1,0 +1,42 @@
+-- The second Neovim of test_nvim_sessions.py, on the same data directory:
+-- :AskbridgeSessions lists the stored sessions, the user picks the one named
+-- by $ASKBRIDGE_TEST_SESSION, and its continued question is answered late
+-- with :AskbridgeAnswer, which wakes the agent.
+return function(H)
+  H.setup()
+  local wanted = assert(os.getenv('ASKBRIDGE_TEST_SESSION'))
+  H.result.session_id = wanted
+  H.result.pending_before = #require('askbridge').pending()
+  H.on_select(function(items, _, on_choice)
+    for _, item in ipairs(items) do
+      if item.session_id == wanted then
+        on_choice(item)
+        return
+      end
+    end
+    error('the session is not listed: ' .. wanted)
+  end)
+  vim.cmd('AskbridgeSessions')
+  H.wait('the session to load', function()
+    return #H.result.notes > 0
+  end)
+  H.result.current = require('askbridge').current_session()
+  H.result.pending_loaded = require('askbridge').pending()
+  H.result.status_loaded = require('askbridge').status()
+  H.on_select(H.pick('option', 'Postgres'))
+  vim.cmd('AskbridgeAnswer')
+  H.wait('the late reply to be accepted', function()
+    return #H.events('AskbridgeAnswered') > 0
+  end)
+  H.wait('the inbox turn to end', function()
+    for _, ev in ipairs(H.events('AskbridgeSessionUpdate')) do
+      if ev.data.update.sessionUpdate == 'turn_ended' then
+        return true
+      end
+    end
+    return false
+  end)
+  H.wait('the question to settle', function()
+    return #require('askbridge').pending() == 0
+  end)
+end

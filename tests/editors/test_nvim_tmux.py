@@ -1,0 +1,145 @@
+"""The Neovim plugin in a real terminal: Neovim's TUI inside tmux, the builtin picker.
+
+tests/editors/test_nvim_blocking.py types into the builtin, blocking
+`vim.ui.select` of a headless Neovim; here the same picker runs in Neovim's
+real TUI in a tmux pane (a private tmux server on a socket in tmp_path, killed
+at the end), the keys are typed with `tmux send-keys`, and messages are shown
+with the real `vim.notify` (an error message emitted while `inputlist()` waits
+aborts the picker: that is how the "cannot resume running coroutine" error
+reached the model). The screen is read with `tmux capture-pane`.
+
+tmux is a Debian package (.ci/run installs it); a missing tmux fails the test.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_nvim import (
+    DB_QUESTION,
+    LUA_DIR,
+    PLUGIN_DIR,
+    TIMED_ASK_S,
+    VIM_LOG_ERROR,
+    NvimRun,
+    ask,
+    nvim_binary,
+    server_command,
+)
+
+from askbridge.host.store_sqlite import SQLiteEventStore
+
+WAIT_S = 30
+
+
+class Terminal:
+    """One tmux server (private socket) running one command in a 100×40 pane."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        tmux = shutil.which("tmux")
+        if tmux is None:
+            pytest.fail("tmux is missing: apt-get install tmux (.ci/run does)")
+        self.tmux = [tmux, "-S", str(tmp_path / "tmux.sock"), "-f", "/dev/null"]
+        self.tmp_path = tmp_path
+
+    def start(self, argv: list[str], env: dict[str, str]) -> None:
+        script = self.tmp_path / "run.sh"
+        exports = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in env.items())
+        script.write_text(f"{exports}exec {shlex.join(argv)}\n")
+        self.run("new-session", "-d", "-s", "nvim", "-x", "100", "-y", "40", f"sh {script}")
+
+    def run(self, *args: str) -> str:
+        proc = subprocess.run(
+            [*self.tmux, *args], capture_output=True, text=True, timeout=10, check=False
+        )
+        return proc.stdout
+
+    def screen(self) -> str:
+        return self.run("capture-pane", "-p", "-t", "nvim")
+
+    def send(self, *keys: str) -> None:
+        self.run("send-keys", "-t", "nvim", *keys)
+
+    def close(self) -> None:
+        self.run("kill-server")
+
+
+@pytest.fixture
+def terminal(tmp_path: Path) -> Iterator[Terminal]:
+    term = Terminal(tmp_path)
+    try:
+        yield term
+    finally:
+        term.close()
+
+
+def wait_for(what: str, cond: Any, term: Terminal) -> None:
+    deadline = time.monotonic() + WAIT_S
+    while not cond():
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out waiting for {what}; the screen:\n{term.screen()}")
+        time.sleep(0.05)
+
+
+def test_L7_builtin_picker_in_a_terminal_answered_after_the_countdown(
+    tmp_path: Path, terminal: Terminal
+) -> None:
+    """Issue 9 item 5, as a user sees it: a timed question on the builtin picker
+    in a real terminal; the countdown reaches zero while the list waits; the user
+    then types 2 Enter. The model got pending (not an error), the choice arrived
+    as a late reply that woke the agent, and no error message was shown. The
+    list shows each entry numbered once (`1: SQLite — a file`)."""
+    data_dir, marks, result_path = tmp_path / "data", tmp_path / "marks", tmp_path / "result.json"
+    steps = [ask("call-1", [DB_QUESTION]), {"text": "waiting"}, {"text": "thanks"}]
+    env = {
+        "ASKBRIDGE_TEST_CMD": json.dumps(server_command(steps, "timed", TIMED_ASK_S)),
+        "ASKBRIDGE_TEST_DATA": str(data_dir),
+        "ASKBRIDGE_TEST_RESULT": str(result_path),
+        "ASKBRIDGE_TEST_PLUGIN": str(PLUGIN_DIR),
+        "ASKBRIDGE_TEST_SCENARIO": str(LUA_DIR / "scenario_tmux_late.lua"),
+        "ASKBRIDGE_TEST_SETUP": "{}",
+        "ASKBRIDGE_TEST_MARKS": str(marks),
+        "ASKBRIDGE_TEST_REAL_NOTIFY": "1",
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(tmp_path),
+        "TERM": "tmux-256color",
+    }
+    nvim = [str(nvim_binary()), "--clean", "-u", "NONE", "-c", f"luafile {LUA_DIR / 'run.lua'}"]
+    terminal.start(nvim, env)
+
+    def marked(name: str) -> bool:
+        return marks.exists() and name in marks.read_text().split()
+
+    wait_for("the picker", lambda: "Type number and <Enter>" in terminal.screen(), terminal)
+    wait_for("the countdown to reach zero", lambda: marked("timed_out"), terminal)
+    screen = terminal.screen()
+    terminal.send("2", "Enter")
+    wait_for("the scenario to finish", result_path.exists, terminal)
+
+    assert "1: SQLite — a file\n2: Postgres\n3: Other… (type your own answer)\n" in screen, screen
+    assert f"[Setup] Which database? ({TIMED_ASK_S}s left)" in screen, screen
+    result: dict[str, Any] = json.loads(result_path.read_text())
+    assert "error" not in result, result["error"]
+    assert [n for n in result["notes"] if n["level"] == VIM_LOG_ERROR] == []
+    assert result["server_exit_code"] == 0
+    store = SQLiteEventStore(data_dir / "askbridge.db")
+    try:
+        run = NvimRun(result, store.load(result["session_id"]))
+    finally:
+        store.close()
+    (tool_result,) = run.tool_results()
+    assert json.loads(tool_result["content"])["pending"] is True
+    replies = [e for e in run.log if e["type"] == "user/message" and e.get("source")]
+    assert len(replies) == 1
+    reply = json.loads(replies[0]["content"][0]["text"])
+    assert reply["answers"] == [{"id": "db", "selected": ["Postgres"]}]
+    assert [e["cause"] for e in run.log if e["type"] == "turn/start"] == ["prompt", "inbox"]
