@@ -20,11 +20,12 @@ from typing import Any
 
 import anyio
 
-from askbridge.acp.main import STDIN_BUFFER_LIMIT, serve_acp
+from askbridge.acp.main import serve_acp
 from askbridge.acp.server import AcpServer
 from askbridge.cli import build_parser
 from askbridge.core import HarnessError, ManualClock, UserQuestionRequest
 from askbridge.host.datadir import open_store
+from askbridge.host.host import Host
 from askbridge.host.options import host_settings
 from askbridge.protocol import QuestionItem
 from askbridge.stdio import open_stdio
@@ -61,15 +62,9 @@ async def main(argv: list[str]) -> int:
     clock = ManualClock()
     store = open_store(args.data_dir)
     try:
-        reader, writer = await open_stdio(limit=STDIN_BUFFER_LIMIT)
-        return await serve_acp(
-            store,
-            host_settings(args),
-            reader,
-            writer,
-            clock=clock,
-            setup=lambda server: install(server, clock),
-        )
+        reader, writer = await open_stdio()
+        async with Host(store, clock=clock, **host_settings(args)) as host:
+            return await serve_acp(host, reader, writer, setup=lambda s: install(s, clock))
     finally:
         store.close()
 

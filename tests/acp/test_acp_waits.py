@@ -131,8 +131,9 @@ async def test_acp_timed_pending_when_client_declines_then_late_reply_inbox_turn
 
 
 async def test_acp_form_outstanding_at_deadline_returns_pending(tmp_path: Path) -> None:
-    """ACP-q2, TW6: a timed deadline passing while an elicitation is outstanding returns
-    pending to the model; the client's later reply is dropped quietly."""
+    """ACP-q2, TW6, L7: a timed deadline passing while an elicitation is outstanding returns
+    pending to the model and withdraws the form (`$/cancel_request`); the client's later
+    accept is taken as a late reply, which wakes the agent."""
     model = script(ask_step("call-1", question("db", "a", "b"), timeout=5), {"text": "later"})
     client = RecordingClient()
     shown, submit = anyio.Event(), anyio.Event()
@@ -159,10 +160,18 @@ async def test_acp_form_outstanding_at_deadline_returns_pending(tmp_path: Path) 
             "callId": "call-1",
             "message": text_of(client.tool_result("call-1"))["message"],
         }
+        [form] = client.messages("elicitation/create")
+        await client.wait_for(lambda: client.messages("$/cancel_request"))
+        assert [m["params"] for m in client.messages("$/cancel_request")] == [
+            {"requestId": form["id"]}
+        ]
         submit.set()
+        await client.wait_for(lambda: len(client.turns("ended")) == 2)
         view = await conn.ext_method("askbridge/list", {"sessionId": sid})
-        assert [(a["callId"], a["state"]) for a in view["active"]] == [("call-1", "continued")]
-        assert view["settled"] == []
+        assert view == {
+            "active": [],
+            "settled": [{"callId": "call-1", "answers": [{"id": "db", "selected": ["a"]}]}],
+        }
 
 
 async def test_acp_claims_attach_release_and_late_reply_errors(tmp_path: Path) -> None:

@@ -212,3 +212,61 @@ async def test_did_change_follows_every_view_change(askbridge_client: Any) -> No
         continued = {"active": [{**open_view["active"][0], "state": "continued"}], "settled": []}
         assert seen == [open_view]
         assert await client.view(sid) == continued == client.views[sid]
+
+
+async def test_L7_an_answer_after_the_deadline_withdrew_the_card_is_a_late_reply(
+    tmp_path: Any,
+) -> None:
+    """L7: the deadline passes unclaimed, the server withdraws the card ($/cancelRequest) and
+    the tool returns pending; the client's answer arriving after that is not lost: it is taken
+    as a late reply and wakes the agent. An invalid one is dropped without a reply."""
+    from askbridge.testing.wire import RawServer, updates_of
+
+    model = script(ask_step(timeout=1), text_step("got it"))
+    args = ("--model", json.dumps(model), "--ask-mode", "timed")
+    async with RawServer.start(tmp_path / "d", *args) as server:
+        await server.initialize()
+        sid = (await server.call("session/new", {}))["result"]["sessionId"]
+        prompt = await server.request(
+            "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}
+        )
+        ask = await server.server_request("userQuestions/ask")
+        cancel = await server.notification("$/cancelRequest", timeout=10)
+        assert cancel["params"] == {"id": ask["id"]}
+        assert (await server.response(prompt))["result"] == {"stopReason": "end_turn"}
+        await server.respond(
+            ask["id"], {"answers": [{"id": "db", "selected": ["Nope"]}]}
+        )  # V8 fails
+        await server.respond(ask["id"], SQLITE)  # the first reply consumed the id: ignored too
+        assert (await server.call("userQuestions/list", {"sessionId": sid}))["result"]["active"][0][
+            "state"
+        ] == "continued"
+
+    model = script(ask_step(timeout=1), text_step("got it"))
+    async with RawServer.start(tmp_path / "e", *args) as server:
+        await server.initialize()
+        sid = (await server.call("session/new", {}))["result"]["sessionId"]
+        prompt = await server.request(
+            "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}
+        )
+        ask = await server.server_request("userQuestions/ask")
+        await server.notification("$/cancelRequest", timeout=10)
+        assert (await server.response(prompt))["result"] == {"stopReason": "end_turn"}
+        await server.respond(ask["id"], SQLITE)
+        await server.notification(
+            "session/update",
+            lambda p: (
+                p["update"] == {"sessionUpdate": "turn_started", "turnId": "t-2", "cause": "inbox"}
+            ),
+        )
+        ended = {"sessionUpdate": "turn_ended", "turnId": "t-2", "stopReason": "end_turn"}
+        await server.notification("session/update", lambda p: p["update"] == ended)
+        [admitted] = updates_of(server.received, "user_message")
+        assert admitted["source"] == {
+            "kind": "user-question-reply",
+            "callId": "call-1",
+            "outcome": "answered",
+        }
+        view = (await server.call("userQuestions/list", {"sessionId": sid}))["result"]
+        assert view == {"active": [], "settled": [{"callId": "call-1", **SQLITE}]}
+        assert await server.shutdown_and_exit() == 0

@@ -1,32 +1,32 @@
-"""`askbridge acp`: open the store, start the host, serve one ACP client on stdio.
+"""`askbridge acp`: serve one ACP client on stdio against this data directory's host.
 
-Exit status: 0 at end of input (the client went away: turns are cancelled,
-claims released, the store flushed and closed); 1 with a clear message on
-stderr when the data directory cannot be used. Logs never go to stdout.
+Exit status: 0 at end of input (the client went away: turns end as M6 says,
+claims are released, the store is flushed and closed); 1 with a clear message
+on stderr when the data directory cannot be used. Logs never go to stdout.
 
-`serve_acp` is the same door on any pair of asyncio streams, with an optional
-injected clock and a `setup` hook that sees the `AcpServer` before the first
-message is read (tests use it to add test-only extension methods).
+`serve_acp(host, reader, writer, env=…)` is the door on any pair of asyncio
+streams against a running Host — what the host process runs for an attached
+front door, and what tests drive with a `setup` hook that sees the
+`AcpServer` before the first message is read (test-only extension methods).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import anyio
 
-from askbridge.core import Clock
 from askbridge.host.host import Host
 from askbridge.host.options import host_settings, open_data_store
 from askbridge.host.store_api import EventStore
+from askbridge.jsonrpc import line_connection
 from askbridge.stdio import open_stdio
 
 from .server import AcpServer
-
-STDIN_BUFFER_LIMIT = 8 * 1024 * 1024  # lines may be longer: the SDK reads them in pieces
 
 
 def run_acp(args: argparse.Namespace) -> int:
@@ -40,34 +40,30 @@ def run_acp(args: argparse.Namespace) -> int:
 
 
 async def _serve_stdio(store: EventStore, settings: dict[str, Any]) -> int:
-    reader, writer = await open_stdio(limit=STDIN_BUFFER_LIMIT)
-    return await serve_acp(store, settings, reader, writer)
+    reader, writer = await open_stdio()
+    async with Host(store, **settings) as host:
+        return await serve_acp(host, reader, writer, env=os.environ)
 
 
 async def serve_acp(
-    store: EventStore,
-    settings: dict[str, Any],
+    host: Host,
     reader: asyncio.StreamReader,
     writer: asyncio.StreamWriter,
     *,
-    clock: Clock | None = None,
+    env: Mapping[str, str] | None = None,
     setup: Callable[[AcpServer], None] | None = None,
 ) -> int:
-    """Serve until the client closes the stream; returns the exit status (0)."""
-    async with anyio.create_task_group() as tg:
-        async with Host(store, clock=clock, **settings) as host:
-            server = AcpServer(host, reader, writer)
-            if setup is not None:
-                setup(server)
-            tg.start_soon(server.outbox.run)
-            try:
-                await server.conn.main_loop()
-            finally:
-                # No await between the end of input and leaving the host: the SDK has just
-                # failed every outstanding request with ConnectionError, and the host must
-                # cancel the turns before an ask could mistake that for an answerer failure.
-                server.close()
-        tg.cancel_scope.cancel()
-    with anyio.CancelScope(shield=True):
-        await server.conn.close()
+    """Serve one ACP client until it closes its stream; returns the exit status (0)."""
+    conn = line_connection(reader, writer)
+    server = AcpServer(host, conn, env)
+    if setup is not None:
+        setup(server)
+    try:
+        await conn.serve()
+    finally:
+        server.close()
+        conn.writer.flush()
+    writer.close()
+    with anyio.move_on_after(5, shield=True):
+        await writer.wait_closed()
     return 0

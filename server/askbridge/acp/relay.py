@@ -1,34 +1,38 @@
-"""The question answerer of the ACP door: the richest means the client declared, never a hang.
+"""The ACP door's side of a client (a `ClientLink`, host/clients.py): updates and cards.
 
-One `QuestionRelay` per connection is registered on the core's waterfall. For
-each request that names a session it picks a tier (protocol.md "ACP front door"):
+Updates go out as ACP's own `session/update` kinds plus `_askbridge/turn`
+(updates.py) and `_askbridge/didChange`, queued on the connection in order.
 
-1. the client declared `_meta.askbridge {version: 1}` → `_askbridge/ask`
-   (params and result as `userQuestions/ask`; its ASK_* error replies keep
-   their code, E2). When the server stops wanting the answer (turn cancelled,
-   deadline passed, shutdown) the request is abandoned and the client gets
-   `_askbridge/cancelAsk {sessionId, callId?}`; a later reply is dropped.
-2. else `elicitation.form` → a form (forms.py); `-32601` means the client does
-   not really have it: remembered, and the request goes on to the next tier.
-3. else a lone `approval` question → `session/request_permission`.
+Cards reach the client by the richest means it declared (protocol.md "ACP
+front door"):
+
+1. `clientCapabilities._meta.askbridge {version: 1}` → it renders questions:
+   the host sends it every question of the sessions it follows (M2) as
+   `_askbridge/ask` (params and result as `userQuestions/ask`; ASK_* error
+   replies keep their code, E2). Withdrawing one sends `_askbridge/cancelAsk
+   {sessionId, callId?}` and ACP's `$/cancel_request` (the connection).
+2. else, as this client's fallback when nobody renders the question:
+   `elicitation.form` → one form per batch (forms.py); `-32601` means the
+   client does not really have it: remembered, and the request goes on;
+3. else a lone `approval` question → `session/request_permission`;
 4. else `next()`: NO_PROVIDER for a blocking ask, pending at the deadline for
-   a timed one (TW8).
+   a timed one.
 
-ACP has no per-request cancel: an abandoned elicitation or permission request
-is forgotten (the SDK drops its late reply). After `session/cancel`, clients
-answer open ones with `cancelled`; for a cancelled turn that is ASK_ABORTED,
-otherwise ASK_CANCELLED.
+A valid answer to a withdrawn `_askbridge/ask` or form whose question went
+pending is a late reply (L7); any other late reply is dropped, logged. After
+`session/cancel`, clients answer open requests with `cancelled`: the cancel
+notification is handled in arrival order, before that reply, so the turn's
+ask has already ended ASK_ABORTED and the reply is dropped as late.
 """
 
 from __future__ import annotations
 
 import itertools
 import logging
-from typing import Any, Protocol
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import anyio
-import anyio.lowlevel
-from acp.exceptions import RequestError
 from acp.schema import (
     AcceptElicitationResponse,
     AllowedOutcome,
@@ -39,64 +43,138 @@ from acp.schema import (
 )
 from pydantic import TypeAdapter, ValidationError
 
-from askbridge.core import UserQuestionError, UserQuestionRequest, parse_answer
+from askbridge.core import HarnessError, UserQuestionError, UserQuestionRequest, parse_answer
 from askbridge.core.waterfall import NextListener
-from askbridge.protocol.acp import CancelAskParams
+from askbridge.host.clients import Client, ClientErrorReply, ClientGone
+from askbridge.jsonrpc import Connection, ConnectionClosed, LateReply, RpcResponseError
 from askbridge.protocol.errors import ErrorCode, RpcErrorCode
 from askbridge.protocol.methods import (
     ACP_ELICITATION_CREATE,
     ACP_SESSION_REQUEST_PERMISSION,
     ASKBRIDGE_ASK,
     ASKBRIDGE_CANCEL_ASK,
+    ASKBRIDGE_DID_CHANGE,
 )
 from askbridge.protocol.vocabulary import Answer, QuestionItem
 
 from .forms import answer_from_form, answer_from_permission, approval_question, form_request
 from .forms import permission_request as build_permission_request
-from .outbox import Outbox
+from .updates import notifications
+
+if TYPE_CHECKING:
+    from askbridge.host.host import Host
 
 log = logging.getLogger("askbridge.acp")
 
 _ELICITATION_REPLY: TypeAdapter[Any] = TypeAdapter(CreateElicitationResponse)
 
 
-class Requester(Protocol):
-    async def send_request(self, method: str, params: Any = None) -> Any: ...
-
-
-class CancelLedger:
-    """How many `session/cancel`s each session got: a change during an ask means the
-    turn that asked was cancelled, so a `cancelled` reply is ASK_ABORTED."""
-
-    def __init__(self) -> None:
-        self._counts: dict[str, int] = {}
-
-    def record(self, session_id: str) -> None:
-        self._counts[session_id] = self._counts.get(session_id, 0) + 1
-
-    def mark(self, session_id: str) -> int:
-        return self._counts.get(session_id, 0)
-
-
 class _NotDeclared(Exception):
     """The client answered `-32601`: it does not have the method after all."""
 
 
-class QuestionRelay:
-    def __init__(self, conn: Requester, outbox: Outbox, cancels: CancelLedger) -> None:
+class AcpRelay:
+    def __init__(self, conn: Connection, host: Host) -> None:
         self.conn = conn
-        self.outbox = outbox
-        self.cancels = cancels
+        self.host = host
+        self.client: Client | None = None  # set once attached
         self.renders_questions = False  # tier 1: clientCapabilities._meta.askbridge
         self.elicitation_form = False  # tier 2: clientCapabilities.elicitation.form
         self._approval_ids = itertools.count(1)
 
-    async def listener(self, request: UserQuestionRequest, next_: NextListener) -> Answer:
+    # -- updates --------------------------------------------------------------------------
+
+    def send_updates(self, session_id: str, updates: list[dict[str, Any]]) -> None:
+        for update in updates:
+            try:
+                translated = notifications(session_id, update)
+            except (KeyError, TypeError, ValidationError):  # never end the turn over a shape
+                log.exception("cannot send session update %r", update)
+                continue
+            for method, params in translated:
+                self.conn.notify(method, params)
+
+    def send_view_changes(self, session_id: str, changes: list[dict[str, Any]]) -> None:
+        self.conn.notify(ASKBRIDGE_DID_CHANGE, {"sessionId": session_id, "changes": changes})
+
+    def notify_fatal(self, error: HarnessError) -> None:
+        if self.client is None:
+            return
+        for session_id in self.client.sessions:
+            self.send_updates(
+                session_id,
+                [
+                    {
+                        "sessionUpdate": "agent_message_chunk",
+                        "content": {"type": "text", "text": f"Error: {error.message}"},
+                    }
+                ],
+            )
+
+    # -- sending --------------------------------------------------------------------------
+
+    async def _request(
+        self, method: str, params: dict[str, Any], on_late: LateReply | None = None
+    ) -> Any:
+        try:
+            return await self.conn.request(method, params, on_late=on_late)
+        except ConnectionClosed as exc:
+            raise ClientGone(str(exc)) from exc
+        except RpcResponseError as exc:
+            if exc.code == RpcErrorCode.METHOD_NOT_FOUND and method != ASKBRIDGE_ASK:
+                raise _NotDeclared() from exc
+            # The model sees the client's own message (E1), not the RPC error's str.
+            raise ClientErrorReply(exc.message, exc.data) from exc
+
+    def _late(
+        self, request: UserQuestionRequest, build: Callable[[Any], Answer]
+    ) -> LateReply | None:
+        """L7: where a late reply to a withdrawn card goes (only calls in the view qualify)."""
+        wait, session_id = request.wait, request.session_id
+        if wait is None or session_id is None:
+            return None
+
+        def on_late(result: Any, error: RpcResponseError | None) -> None:
+            if error is not None or self.client is None:
+                log.info("dropped a late error reply to the card of %s", wait.call_id)
+                return
+            try:
+                answer = build(result)
+            except (HarnessError, ValidationError) as exc:
+                log.info("dropped a late reply to %s: %s", wait.call_id, exc)
+                return
+            self.host.late_answer(self.client, session_id, wait.call_id, answer)
+
+        return on_late
+
+    # -- tier 1 ---------------------------------------------------------------------------
+
+    async def ask(self, request: UserQuestionRequest) -> Answer:
+        session_id = request.session_id
+        params: dict[str, Any] = {"sessionId": session_id}
+        if request.agent is not None:
+            params["agentId"] = request.agent.id
+        params["questions"] = [q.dump() for q in request.questions]
+        call_id = None
+        if request.wait is not None:
+            params["wait"] = request.wait.dump()
+            call_id = request.wait.call_id
+        try:
+            result = await self._request(ASKBRIDGE_ASK, params, self._late(request, parse_answer))
+        except anyio.get_cancelled_exc_class():
+            cancel: dict[str, Any] = {"sessionId": session_id}
+            if call_id is not None:
+                cancel["callId"] = call_id
+            self.conn.notify(ASKBRIDGE_CANCEL_ASK, cancel)
+            raise
+        return parse_answer(result)
+
+    # -- tiers 2-4 ------------------------------------------------------------------------
+
+    async def fallback(self, request: UserQuestionRequest, next_: NextListener) -> Answer:
         session_id = request.session_id
         if session_id is None:
-            return await next_()  # nothing to address the client by
-        if self.renders_questions:
-            return await self._ask_extension(session_id, request)
+            return await next_()
         if self.elicitation_form:
             try:
                 return await self._ask_form(session_id, request)
@@ -108,73 +186,34 @@ class QuestionRelay:
             return await self._ask_permission(session_id, request, question)
         return await next_()
 
-    async def _send(self, method: str, params: dict[str, Any]) -> Any:
-        try:
-            return await self.conn.send_request(method, params)
-        except ConnectionError:
-            # The client is gone and the host is about to stop. Failing the ask would record
-            # an error and drop the question (P3); leaving the call without a result lets the
-            # next load repair it as outcome-unknown, still answerable (P7).
-            await anyio.sleep_forever()
-
-    async def _request(self, method: str, params: dict[str, Any]) -> Any:
-        await self.outbox.flush()  # the tool_call update reaches the client before its question
-        try:
-            return await self._send(method, params)
-        except RequestError as exc:
-            if exc.code == RpcErrorCode.METHOD_NOT_FOUND and method != ASKBRIDGE_ASK:
-                raise _NotDeclared() from exc
-            raise
-
-    # -- tier 1 ---------------------------------------------------------------------------
-
-    async def _ask_extension(self, session_id: str, request: UserQuestionRequest) -> Answer:
-        params: dict[str, Any] = {"sessionId": session_id}
-        if request.agent is not None:
-            params["agentId"] = request.agent.id
-        params["questions"] = [q.dump() for q in request.questions]
-        call_id = None
-        if request.wait is not None:
-            params["wait"] = request.wait.dump()
-            call_id = request.wait.call_id
-        await self.outbox.flush()
-        try:
-            result = await self._send(ASKBRIDGE_ASK, params)
-        except anyio.get_cancelled_exc_class():
-            cancel = CancelAskParams(session_id=session_id, call_id=call_id)
-            self.outbox.post(ASKBRIDGE_CANCEL_ASK, cancel.dump())
-            raise
-        return parse_answer(result)
-
-    # -- tier 2 ---------------------------------------------------------------------------
-
     async def _ask_form(self, session_id: str, request: UserQuestionRequest) -> Answer:
-        mark = self.cancels.mark(session_id)
         call_id = request.wait.call_id if request.wait is not None else None
-        raw = await self._request(
-            ACP_ELICITATION_CREATE, form_request(session_id, call_id, request.questions)
-        )
+        questions = request.questions
+
+        def accepted(raw: Any) -> Answer:
+            reply = _ELICITATION_REPLY.validate_python(raw)
+            if not isinstance(reply, AcceptElicitationResponse):
+                raise UserQuestionError.of(ErrorCode.ASK_CANCELLED)
+            return answer_from_form(questions, reply.content)
+
+        params = form_request(session_id, call_id, questions)
+        raw = await self._request(ACP_ELICITATION_CREATE, params, self._late(request, accepted))
         try:
             reply = _ELICITATION_REPLY.validate_python(raw)
         except ValidationError as exc:
             raise _provider_error("elicitation/create", exc) from exc
         if isinstance(reply, AcceptElicitationResponse):
-            return answer_from_form(request.questions, reply.content)
-        if isinstance(reply, CancelElicitationResponse):
-            raise await self._cancelled(session_id, mark)
-        if isinstance(reply, DeclineElicitationResponse):
+            return answer_from_form(questions, reply.content)
+        if isinstance(reply, CancelElicitationResponse | DeclineElicitationResponse):
             raise UserQuestionError.of(ErrorCode.ASK_CANCELLED)
         raise UserQuestionError(
             f"the client answered the form with an unknown action {reply.action!r}",
             ErrorCode.PROVIDER_ERROR,
         )
 
-    # -- tier 3 ---------------------------------------------------------------------------
-
     async def _ask_permission(
         self, session_id: str, request: UserQuestionRequest, question: QuestionItem
     ) -> Answer:
-        mark = self.cancels.mark(session_id)
         if request.wait is not None:
             tool_call_id = request.wait.call_id
         else:  # a programmatic approval has no tool call of its own
@@ -189,16 +228,7 @@ class QuestionRelay:
             raise _provider_error("session/request_permission", exc) from exc
         if isinstance(reply.outcome, AllowedOutcome):
             return answer_from_permission(question, reply.outcome.option_id)
-        raise await self._cancelled(session_id, mark)
-
-    async def _cancelled(self, session_id: str, mark: int) -> UserQuestionError:
-        """A `cancelled` reply: ASK_ABORTED if the turn was cancelled meanwhile."""
-        # The client sends session/cancel before it answers `cancelled`; the SDK handles the
-        # notification in a task of its own, so let it run before deciding.
-        await anyio.lowlevel.checkpoint()
-        if self.cancels.mark(session_id) != mark:
-            return UserQuestionError.of(ErrorCode.ASK_ABORTED)
-        return UserQuestionError.of(ErrorCode.ASK_CANCELLED)
+        raise UserQuestionError.of(ErrorCode.ASK_CANCELLED)
 
 
 def _provider_error(method: str, exc: ValidationError) -> UserQuestionError:

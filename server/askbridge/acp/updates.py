@@ -1,6 +1,6 @@
 """Host session updates and logged events as ACP notifications (live and on `session/load`).
 
-The host publishes the LSP door's `session/update` shapes (`turn_started`,
+The host publishes the LSP door's `session/update` shapes (host/updates.py) (`turn_started`,
 `agent_message_chunk`, `user_message`, `tool_call`, `tool_call_update`,
 `turn_ended`). ACP clients get only ACP's own update kinds:
 
@@ -34,6 +34,7 @@ from acp.schema import (
 from pydantic import BaseModel
 
 from askbridge.host import events as ev
+from askbridge.host.updates import replay_updates
 from askbridge.protocol.acp import (
     TurnEndedNotification,
     TurnStartedNotification,
@@ -131,45 +132,10 @@ def notifications(session_id: str, update: dict[str, Any]) -> list[Notification]
     return []
 
 
-def _as_update(event: ev.Event) -> dict[str, Any] | None:
-    """A logged event in the host's live update shape, or None when it is not replayed."""
-    kind = event.get("type")
-    if kind == ev.USER_MESSAGE:
-        update = {"sessionUpdate": "user_message", "content": event.get("content") or []}
-        if event.get("source"):
-            update["source"] = event["source"]
-        return update
-    if kind == ev.ASSISTANT_MESSAGE and event.get("text"):
-        return {
-            "sessionUpdate": "agent_message_chunk",
-            "content": ev.text_content(event["text"])[0],
-        }
-    if kind == ev.TOOL_CALL:
-        return {
-            "sessionUpdate": "tool_call",
-            "toolCallId": event["callId"],
-            "title": event.get("name"),
-            "status": "in_progress",
-            "rawInput": event.get("arguments"),
-        }
-    if kind == ev.TOOL_RESULT:
-        update = {
-            "sessionUpdate": "tool_call_update",
-            "toolCallId": event["callId"],
-            "status": "failed" if event.get("isError") else "completed",
-            "content": [{"type": "content", "content": ev.text_content(event["content"])[0]}],
-        }
-        if event.get("error"):
-            update["error"] = event["error"]
-        return update
-    return None
-
-
 def replay(session_id: str, events: Iterable[ev.Event]) -> list[Notification]:
-    """`session/load`: the conversation in the log as ACP `session/update` notifications."""
+    """`session/load`: the conversation in the log as ACP `session/update` notifications,
+    through the host's one event → update mapping (host/updates.py)."""
     out: list[Notification] = []
-    for event in events:
-        update = _as_update(event)
-        if update is not None:
-            out.extend(notifications(session_id, update))
+    for update in replay_updates(events):
+        out.extend(notifications(session_id, update))
     return out

@@ -18,8 +18,8 @@ For a request of a root session it opens an `OpenQuestion`:
   (a later subscriber, M3) until the turn ends — at the latest when the last
   follower leaves (M6);
 - with no rendering follower, the fallback of the client whose prompt started
-  the turn applies (showMessageRequest, an ACP form or permission), else the
-  rest of the waterfall; a timed question nobody can show stays open for a
+  the turn applies (showMessageRequest, an ACP form or permission) — outside a
+  turn, the first follower's — else the rest of the waterfall; a timed question nobody can show stays open for a
   later subscriber until its deadline (pending, TW6/TW8).
 
 Cancelling the listener (turn cancelled, unclaimed deadline, shutdown) cancels
@@ -122,6 +122,9 @@ class OpenQuestion:
         self.answer, self.error = answer, error
         self.done.set()
 
+    def abort(self) -> None:
+        self._finish(error=UserQuestionError.of(ErrorCode.ASK_ABORTED))
+
     def outcome(self) -> Answer:
         if self.error is not None:
             raise self.error
@@ -133,6 +136,12 @@ class QuestionFanout:
     def __init__(self, host: Host) -> None:
         self._host = host
         self._open: dict[str, list[OpenQuestion]] = {}
+
+    def abort(self, session_id: str) -> None:
+        """`session/cancel`: every question open in the session ends ASK_ABORTED — the
+        turn's, and a programmatic caller's outside any turn alike."""
+        for question in list(self._open.get(session_id, ())):
+            question.abort()
 
     def offer(self, client: Client, session_id: str) -> None:
         """M3: a client just subscribed; show it every question open in that session."""
@@ -165,6 +174,10 @@ class QuestionFanout:
         self, session: Session, request: UserQuestionRequest, next_: NextListener
     ) -> Answer:
         client = session.turn_client
+        if client is None or not client.attached:
+            # Asked outside a turn (a programmatic caller, an external agent): the first
+            # follower's own way applies.
+            client = next(iter(self._host.subscribers.of(session.id)), None)
         if client is not None and client.attached:
             return await client.link.fallback(request, next_)
         return await next_()

@@ -157,6 +157,7 @@ class Session:
     def cancel(self) -> None:
         """session/cancel: end the turn and every queued prompt; late replies stay queued."""
         self._stop(CANCELLED)
+        self.host.fanout.abort(self.id)
         self.hold_replies = True
 
     def abandon(self) -> None:

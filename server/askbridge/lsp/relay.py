@@ -25,7 +25,7 @@ import anyio
 
 from askbridge.core import HarnessError, UserQuestionError, UserQuestionRequest, parse_answer
 from askbridge.core.waterfall import NextListener
-from askbridge.host.clients import Client, ClientGone
+from askbridge.host.clients import Client, ClientErrorReply, ClientGone
 from askbridge.jsonrpc import Connection, ConnectionClosed, LateReply, RpcResponseError
 from askbridge.protocol.errors import ErrorCode
 from askbridge.protocol.vocabulary import Answer, AnswerItem, QuestionItem
@@ -34,18 +34,6 @@ if TYPE_CHECKING:
     from askbridge.host.host import Host
 
 log = logging.getLogger("askbridge.lsp")
-
-
-class ClientErrorReply(Exception):
-    """The client answered a question request with an error: its message and `data`.
-
-    The core rebuilds `data = {name: "UserQuestionError", code}` as that error (E2);
-    anything else becomes PROVIDER_ERROR carrying exactly the client's message (E1).
-    """
-
-    def __init__(self, message: str, data: Any = None) -> None:
-        super().__init__(message)
-        self.data = data
 
 
 def representable(questions: list[QuestionItem]) -> bool:
