@@ -19,8 +19,9 @@ For a request of a root session it opens an `OpenQuestion`:
   follower leaves (M6);
 - with no rendering follower, the fallback of the client whose prompt started
   the turn applies (showMessageRequest, an ACP form or permission) — outside a
-  turn, the first follower's — else the rest of the waterfall; a timed question nobody can show stays open for a
-  later subscriber until its deadline (pending, TW6/TW8).
+  turn, the first follower's — else the rest of the waterfall; a timed
+  question nobody can show stays open for a later subscriber until its
+  deadline (pending, TW6/TW8).
 
 Cancelling the listener (turn cancelled, unclaimed deadline, shutdown) cancels
 every card at once (A9).
