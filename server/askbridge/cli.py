@@ -125,6 +125,36 @@ def add_server_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--stdio", action="store_true", help=argparse.SUPPRESS)
 
 
+def _seconds(value: str) -> float:
+    try:
+        n = float(value)
+    except ValueError:
+        n = -1.0
+    if not n > 0:
+        raise argparse.ArgumentTypeError("must be a positive number of seconds")
+    return n
+
+
+def add_front_door_flags(p: argparse.ArgumentParser) -> None:
+    from askbridge.daemon.front import DEFAULT_HOST_MODE_ENV, default_host_mode
+
+    p.add_argument(
+        "--host",
+        choices=["auto", "inline"],
+        default=default_host_mode(),
+        help="auto: attach to the data directory's host, starting one when none runs; inline: "
+        f"this process is the host (default: auto, or ${DEFAULT_HOST_MODE_ENV})",
+    )
+    p.add_argument(
+        "--idle-exit",
+        type=_seconds,
+        default=60.0,
+        metavar="S",
+        help="a host this command starts exits once no front door was attached for S seconds "
+        "(default: 60)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="askbridge",
@@ -143,6 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
         "`askbridge demo`.",
     )
     add_server_flags(serve)
+    add_front_door_flags(serve)
     acp = sub.add_parser(
         "acp",
         help="serve an ACP client over stdio (Agent Client Protocol): Zed and others",
@@ -150,6 +181,28 @@ def build_parser() -> argparse.ArgumentParser:
         "(newline-delimited JSON-RPC on stdin/stdout) for a client such as Zed.",
     )
     add_server_flags(acp)
+    add_front_door_flags(acp)
+    host = sub.add_parser(
+        "host",
+        help="the host of a data directory (started by the front doors; --status, --stop)",
+        description="The process that owns a data directory's sessions; `serve`, `acp` and "
+        "`mcp` attach to it (one per data directory, started on demand). Its log is "
+        "<data-dir>/host.log.",
+    )
+    add_server_flags(host)
+    host.set_defaults(log_level="INFO")
+    host.add_argument(
+        "--idle-exit",
+        type=_seconds,
+        default=60.0,
+        metavar="S",
+        help="exit once no front door was attached for S seconds (default: 60)",
+    )
+    control = host.add_mutually_exclusive_group()
+    control.add_argument(
+        "--status", action="store_true", help="print the running host's pid, version, front doors"
+    )
+    control.add_argument("--stop", action="store_true", help="stop the running host now")
     demo = sub.add_parser(
         "demo",
         help="try it: a guided session in this terminal",
@@ -243,15 +296,15 @@ def _run(args: argparse.Namespace) -> int:
     except OSError as exc:
         reason = exc.strerror or str(exc)
         return _usage_error(args.command, f"cannot open --log-file {args.log_file}: {reason}")
+    if args.command == "host":
+        from askbridge.daemon.main import run_host
+
+        return run_host(args)
     if _stdin_is_terminal() and args.command in TTY_HINTS:
         print(TTY_HINTS[args.command], file=sys.stderr, flush=True)
-    if args.command == "serve":
-        from askbridge.lsp.main import run_serve
+    from askbridge.daemon.front import run_front_door
 
-        return run_serve(args)
-    from askbridge.acp.main import run_acp
-
-    return run_acp(args)
+    return run_front_door({"serve": "lsp", "acp": "acp"}[args.command], args)
 
 
 if __name__ == "__main__":

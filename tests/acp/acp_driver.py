@@ -20,7 +20,7 @@ from typing import Any
 
 import anyio
 
-from askbridge.acp.main import serve_acp
+from askbridge.acp.door import serve_acp
 from askbridge.acp.server import AcpServer
 from askbridge.cli import build_parser
 from askbridge.core import HarnessError, ManualClock, UserQuestionRequest

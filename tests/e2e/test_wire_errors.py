@@ -18,15 +18,21 @@ import pytest_asyncio
 
 from askbridge.testing.wire import RawServer, frame
 
-pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.timeout(60)]
+pytestmark = [
+    pytest.mark.asyncio(loop_scope="module"),
+    pytest.mark.timeout(60),
+    pytest.mark.own_host_modes,  # one server per module, in each host mode
+]
 
 MAX_BODY = 8 * 1024 * 1024
 
 
-@pytest_asyncio.fixture(loop_scope="module", scope="module")
-async def server(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[RawServer]:
+@pytest_asyncio.fixture(loop_scope="module", scope="module", params=["inline", "auto"])
+async def server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[RawServer]:
     data: Path = tmp_path_factory.mktemp("wire-errors") / "data"
-    async with RawServer.start(data) as server:
+    async with RawServer.start(data, host=request.param) as server:
         assert "result" in await server.initialize()
         yield server
         assert await server.shutdown_and_exit() == 0

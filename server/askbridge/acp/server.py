@@ -96,8 +96,15 @@ def prompt_content(request: PromptRequest) -> list[dict[str, Any]]:
 
 
 class AcpServer:
-    def __init__(self, host: Host, conn: Connection, env: Mapping[str, str] | None = None):
+    def __init__(
+        self,
+        host: Host,
+        conn: Connection,
+        env: Mapping[str, str] | None = None,
+        defaults: dict[str, Any] | None = None,
+    ):
         self.host = host
+        self._flags: dict[str, Any] = defaults or {}  # the front door's flags
         self.conn = conn
         self.relay = AcpRelay(conn, host)
         self.client = host.attach(self.relay, env, "acp")
@@ -148,7 +155,9 @@ class AcpServer:
     async def session_new(self, params: Any) -> Any:
         request = NewSessionRequest.model_validate(params)
         given = session_settings_from_meta(request.field_meta)  # only _meta.askbridge
-        settings = merge_settings(session_settings(given.model, given.ask_user_question))
+        settings = merge_settings(
+            self._flags, session_settings(given.model, given.ask_user_question)
+        )
         try:
             session = self.host.new_session(self.client, cwd=request.cwd, **settings)
         except ValueError as exc:  # a model spec the factory refuses

@@ -42,6 +42,8 @@ import time
 from pathlib import Path
 from types import TracebackType
 
+from askbridge.attach import data_dir_of
+
 from .datadir_guard import DirectoryGuard, DirectoryTaken, shorten_command
 from .private_files import (
     check_db_companions,
@@ -64,13 +66,7 @@ _HOLDER_READ_PAUSE_S = 0.02
 
 def resolve_data_dir(arg: str | None) -> Path:
     """`--data-dir` if given, else `$XDG_STATE_HOME/askbridge`, else `~/.local/state/askbridge`."""
-    if arg:
-        return Path(arg).expanduser().absolute()
-    state_home = os.environ.get("XDG_STATE_HOME", "")
-    # The XDG spec says a relative value is invalid and must be ignored.
-    if state_home and os.path.isabs(state_home):
-        return Path(state_home) / "askbridge"
-    return Path.home() / ".local" / "state" / "askbridge"
+    return Path(data_dir_of(arg))
 
 
 class DataDirLock:

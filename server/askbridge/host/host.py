@@ -223,6 +223,7 @@ class Host:
         origin: str = "root",
         parent: Session | None = None,
         parent_agent: Agent | None = None,
+        max_turn_requests: int | None = None,
     ) -> Session:
         """Create a session; its header is committed before this returns (D1)."""
         spec = model or self.default_model
@@ -252,6 +253,7 @@ class Host:
             agent_id, session_id, header["origin"], parent_agent.id if parent_agent else None
         )
         session = Session(self, header, [header], agent, model_obj, tool)
+        session.max_turn_requests = max_turn_requests or self.max_turn_requests
         self.registry.register(agent)
         self.sessions[session_id] = session
         self.subscribe(client, session, snapshot=False)  # nothing to show yet
@@ -287,6 +289,7 @@ class Host:
         # A fresh instance: origin decides, so a resumed root agent asks normally (A4).
         agent = Agent(header["agentId"], session_id, "root")
         session = Session(self, header, events, agent, make_model(header["model"], env), tool)
+        session.max_turn_requests = self.max_turn_requests
         self.registry.register(agent)
         self.sessions[session_id] = session
         repairs: list[ev.Event] = []
@@ -322,8 +325,15 @@ class Host:
         self._idle_since.setdefault(session.id, time.monotonic())
 
     async def _unload_idle_sessions(self) -> None:
+        """S10, and S5 while idle: a deleted data directory is noticed within a second."""
+        check_not_lost = getattr(self.store, "check_not_lost", None)
         while True:
-            await anyio.sleep(max(0.05, self.unload_after / 2))
+            await anyio.sleep(min(1.0, max(0.05, self.unload_after / 2)))
+            if check_not_lost is not None:
+                try:
+                    check_not_lost()
+                except StoreLost as exc:
+                    self.store_lost(exc)
             now = time.monotonic()
             for session_id, since in list(self._idle_since.items()):
                 session = self.sessions.get(session_id)

@@ -64,13 +64,15 @@ def session_settings(model: Any, ask: Any) -> dict[str, Any]:
 
 def merge_settings(*layers: dict[str, Any]) -> dict[str, Any]:
     """Session settings, later layers over earlier ones: the flags, a client's defaults
-    (`initializationOptions`), `session/new` (or ACP `_meta.askbridge`). The model is
-    taken whole; `ask_user_question` field by field. The one merge every door uses."""
+    (`initializationOptions`), `session/new` (or ACP `_meta.askbridge`). The model (and
+    a front door's `max_turn_requests`) is taken whole; `ask_user_question` field by
+    field. The one merge every door uses."""
     out: dict[str, Any] = {}
     ask: dict[str, Any] = {}
     for layer in layers:
-        if layer.get("model") is not None:
-            out["model"] = layer["model"]
+        for key in ("model", "max_turn_requests"):
+            if layer.get(key) is not None:
+                out[key] = layer[key]
         ask.update(layer.get("ask_user_question") or {})
     if ask:
         out["ask_user_question"] = ask

@@ -84,6 +84,7 @@ class Session:
         self.turn_client: Client | None = None
         self.inbox_client: Client | None = None  # who sent the latest inbox work
         self.hold_replies = False  # after a user cancel, replies wait for the next prompt (L5)
+        self.max_turn_requests = host.max_turn_requests  # a front door may set its own
 
     @property
     def is_root(self) -> bool:

@@ -102,7 +102,7 @@ def _answer(prompt: QueuedPrompt | None, stop: str, error: HarnessError | None) 
 
 
 async def _steps(session: Session, signal: AbortSignal) -> str:
-    for _ in range(session.host.max_turn_requests):
+    for _ in range(session.max_turn_requests):
         if signal.aborted:
             return "cancelled"
         tools = session.tool_schemas()

@@ -49,6 +49,7 @@ class LspServer:
         conn: Connection,
         on_exit: Callable[[], None] | None = None,
         env: Mapping[str, str] | None = None,
+        defaults: dict[str, Any] | None = None,
     ) -> None:
         self.host = host
         self._on_exit = on_exit
@@ -58,7 +59,8 @@ class LspServer:
         self.relay.client = self.client
         self.shutdown_requested = False
         self.exit_code: int | None = None
-        self._defaults: dict[str, Any] = {}
+        self._flags: dict[str, Any] = defaults or {}  # the front door's flags
+        self._defaults: dict[str, Any] = {}  # this client's initializationOptions
         for method, handler in {
             "initialize": self.initialize,
             "shutdown": self.shutdown,
@@ -117,7 +119,8 @@ class LspServer:
 
     async def session_new(self, params: Any) -> Any:
         p = parse_params(SessionNewParams, params if params is not None else {})
-        settings = merge_settings(self._defaults, session_settings(p.model, p.ask_user_question))
+        given = session_settings(p.model, p.ask_user_question)
+        settings = merge_settings(self._flags, self._defaults, given)
         session = self.host.new_session(self.client, cwd=p.cwd, **settings)
         return {"sessionId": session.id}
 

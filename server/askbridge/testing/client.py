@@ -40,12 +40,14 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.to_thread
 from anyio.abc import TaskGroup
 
 from askbridge.jsonrpc import Connection, ConnectionClosed, lsp_connection
 from askbridge.protocol.views import apply_view_changes, empty_view
 
 from .handles import Claim, PromptRun
+from .hosts import harness_host_mode, kill_host, stop_host
 from .startup import STDERR_TAIL_LINES, ServerStartError, follow_stderr
 from .wire import serve_command
 
@@ -70,6 +72,8 @@ class AskbridgeClient:
         self._progress: dict[Any, dict[str, Any]] = {}
         self._tg: TaskGroup | None = None
         self.stderr_tail: deque[str] = deque(maxlen=STDERR_TAIL_LINES)  # see startup.py
+        self.data_dir: Path | None = None
+        self.host_mode = "inline"
         conn.on_request("userQuestions/ask", self._on_ask)
         conn.on_request("window/showMessageRequest", self._on_show_message)
         conn.on_request("window/workDoneProgress/create", self._on_progress_create)
@@ -95,6 +99,7 @@ class AskbridgeClient:
         start_new_session: bool = False,
         start_timeout: float = 30,
         echo_stderr: bool = True,
+        host: str | None = None,
     ) -> AsyncIterator[AskbridgeClient]:
         """Start `askbridge serve`, initialize it, and shut it down on exit.
 
@@ -102,8 +107,11 @@ class AskbridgeClient:
         typed at the caller's terminal interrupts only the caller, which can then shut the
         server down cleanly (`askbridge demo` does). ServerStartError when the server
         exits or stays silent for `start_timeout` seconds before answering `initialize`.
+        `host`: `inline` (the default, unless ASKBRIDGE_HOST=auto) or `auto`: attach to the
+        data directory's host, started on demand and stopped when this client is done.
         """
-        command = serve_command(data_dir)
+        mode = host or harness_host_mode()
+        command = serve_command(data_dir, host=mode)
         if model is not None:
             command += ["--model", json.dumps(model)]
         if ask_mode is not None:
@@ -121,6 +129,7 @@ class AskbridgeClient:
         )
         assert process.stdout is not None and process.stdin is not None
         client = cls(process, lsp_connection(process.stdout, process.stdin))
+        client.data_dir, client.host_mode = Path(data_dir), mode
         failure: ServerStartError | None = None
         try:
             async with anyio.create_task_group() as tg:
@@ -156,9 +165,12 @@ class AskbridgeClient:
                 raise group.exceptions[0] from None
             raise
         finally:
-            if process.returncode is None:
-                process.kill()
-                await process.wait()
+            with anyio.CancelScope(shield=True):
+                if process.returncode is None:
+                    process.kill()
+                    await process.wait()
+                if mode == "auto":
+                    await anyio.to_thread.run_sync(stop_host, data_dir)
 
     async def initialize(
         self,
@@ -187,7 +199,15 @@ class AskbridgeClient:
         return self.process.returncode
 
     async def kill(self) -> int:
-        """SIGKILL the server (a crash: nothing is flushed or shut down) and reap it."""
+        """SIGKILL the server (a crash: nothing is flushed or shut down) and reap it; -9.
+
+        With `--host auto` the server is the host: it is killed first, with this client
+        still attached (its front door then exits 1, H8)."""
+        if self.host_mode == "auto" and self.data_dir is not None:
+            await anyio.to_thread.run_sync(kill_host, self.data_dir)
+            with anyio.fail_after(10):
+                assert await self.process.wait() == 1  # H8
+            return -9
         if self.process.returncode is None:
             self.process.kill()
         return await self.process.wait()

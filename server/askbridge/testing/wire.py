@@ -34,6 +34,9 @@ from pathlib import Path
 from typing import IO, Any
 
 import anyio
+import anyio.to_thread
+
+from .hosts import harness_host_mode, stop_host
 
 Message = dict[str, Any]
 _HEADER = re.compile(rb"Content-Length: (\d{1,10})\r\n\r\n")
@@ -49,9 +52,12 @@ def frame(body: bytes | str) -> bytes:
     return b"Content-Length: %d\r\n\r\n" % len(data) + data
 
 
-def serve_command(data_dir: str | Path, *args: str) -> list[str]:
-    """The command line of `askbridge serve` with this interpreter and data directory."""
-    return [sys.executable, "-m", "askbridge.cli", "serve", "--data-dir", str(data_dir), *args]
+def serve_command(data_dir: str | Path, *args: str, host: str | None = None) -> list[str]:
+    """The command line of `askbridge serve` with this interpreter and data directory, in the
+    harness's host mode (`--host inline` unless ASKBRIDGE_HOST=auto, testing/hosts.py)."""
+    mode = host or harness_host_mode()
+    command = [sys.executable, "-m", "askbridge.cli", "serve", "--data-dir", str(data_dir)]
+    return [*command, "--host", mode, *args]
 
 
 class RawServer:
@@ -62,6 +68,7 @@ class RawServer:
         self._stdout = process.stdout
         self._stderr = stderr
         self._ids = 0
+        self.data_dir: Path | None = None
         self.backlog: list[Message] = []
         self.received: list[Message] = []  # every message read, in arrival order
         # Both directions in the order the client sent or read them (raw bytes excluded).
@@ -75,21 +82,28 @@ class RawServer:
         *args: str,
         env: dict[str, str] | None = None,
         exit_timeout: float = 10,
+        host: str | None = None,
     ) -> AsyncIterator[RawServer]:
+        """`host`: `inline` or `auto` (default: the harness's mode). An `auto` host is
+        stopped on leaving, so no host outlives the test."""
+        mode = host or harness_host_mode()
         with tempfile.TemporaryFile() as stderr:
             process = await asyncio.create_subprocess_exec(
-                *serve_command(data_dir, *args),
+                *serve_command(data_dir, *args, host=mode),
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=stderr,
                 env={**os.environ, **(env or {})},
             )
             server = cls(process, stderr)
+            server.data_dir = Path(data_dir)
             try:
                 yield server
             finally:
                 with anyio.CancelScope(shield=True):
                     await server._stop(exit_timeout)
+                    if mode == "auto":
+                        await anyio.to_thread.run_sync(stop_host, data_dir)
 
     async def _stop(self, timeout: float) -> None:
         if self.process.returncode is None:

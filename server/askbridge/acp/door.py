@@ -1,0 +1,49 @@
+"""The ACP door on a pair of streams: `serve_acp(host, reader, writer, …) -> exit status`.
+
+What an inline `askbridge acp` runs on its own stdio and what the host process
+runs on the stdio an attached front door handed it (H4). Exit status: 0 at
+end of input (the client went away: turns end as M6 says, claims are
+released). Tests drive it with a `setup` hook that sees the `AcpServer`
+before the first message is read (test-only extension methods).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import anyio
+
+from askbridge.host.host import Host
+from askbridge.jsonrpc import line_connection
+
+from .server import AcpServer
+
+
+async def serve_acp(
+    host: Host,
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    *,
+    env: Mapping[str, str] | None = None,
+    defaults: dict[str, Any] | None = None,
+    setup: Callable[[AcpServer], None] | None = None,
+) -> int:
+    """Serve one ACP client until it closes its stream; returns the exit status (0).
+
+    `defaults`: the front door's flags as session settings, under `_meta.askbridge`.
+    """
+    conn = line_connection(reader, writer)
+    server = AcpServer(host, conn, env, defaults)
+    if setup is not None:
+        setup(server)
+    try:
+        await conn.serve()
+    finally:
+        server.close()
+        conn.writer.flush()
+        writer.close()  # also when cancelled: the client sees the end of our output
+    with anyio.move_on_after(5, shield=True):
+        await writer.wait_closed()
+    return 0

@@ -1,0 +1,232 @@
+"""The front-door side of H2/H4: find or start the data directory's host, hand it our stdio, wait.
+
+`askbridge serve|acp|mcp --host auto` (the default) runs `attach(...)`:
+
+1. connect to `<data-dir>/host.sock`; when nothing listens there, start
+   `askbridge host --data-dir D` detached (its own session, stdio on
+   `<data-dir>/host.log`) and wait for the socket, at most 10 s (H2). Front
+   doors starting at the same moment start one host between them: the hosts
+   race for the data directory's lock, the losers exit, everyone attaches;
+2. send `{"hello": {door, version, options, cwd, env, pid}}` with our stdin
+   and stdout attached (SCM_RIGHTS, H4) and close our own copies, so the
+   client sees the host's bytes only and end of output when the host is done;
+3. read `{"attached": …}` — or `{"refused": {reason}}` (H7: another version),
+   printed as one line, exit 1 — then wait for `{"exit": status}` and exit
+   with it. The socket closing without it means the host died: exit 1 (H8).
+
+Where descriptors cannot be passed (`socket.send_fds` is missing or refused,
+or `ASKBRIDGE_RELAY=1`), the hello says `"relay": true` and this process
+copies bytes between its stdio and a second connection instead.
+
+Standard library only, and nothing of askbridge's but the version: attaching
+is what an editor waits for on every start (benchmarks/bench_attach.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from typing import Any
+
+SOCKET_NAME = "host.sock"
+LOG_NAME = "host.log"
+START_TIMEOUT_S = 10.0
+_POLL_S = 0.01
+
+
+class AttachError(Exception):
+    """The host could not be reached or started; the message says what to do."""
+
+
+def data_dir_of(arg: str | None) -> str:
+    """`--data-dir` if given, else `$XDG_STATE_HOME/askbridge`, else `~/.local/state/askbridge`."""
+    if arg:
+        return os.path.abspath(os.path.expanduser(arg))
+    state_home = os.environ.get("XDG_STATE_HOME", "")
+    # The XDG spec says a relative value is invalid and must be ignored.
+    if state_home and os.path.isabs(state_home):
+        return os.path.join(state_home, "askbridge")
+    return os.path.join(os.path.expanduser("~"), ".local", "state", "askbridge")
+
+
+def socket_path(data_dir: str) -> str:
+    return os.path.join(data_dir, SOCKET_NAME)
+
+
+def connect(data_dir: str) -> socket.socket | None:
+    """A connection to the running host of `data_dir`, or None when none listens."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.connect(socket_path(data_dir))
+    except (FileNotFoundError, ConnectionRefusedError):
+        sock.close()
+        return None
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def _start_host(data_dir: str, idle_exit: float | None) -> subprocess.Popen[bytes]:
+    os.makedirs(data_dir, mode=0o700, exist_ok=True)
+    log_fd = os.open(
+        os.path.join(data_dir, LOG_NAME),
+        os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC,
+        0o600,
+    )
+    command = [sys.executable, "-m", "askbridge.cli", "host", "--data-dir", data_dir]
+    if idle_exit is not None:
+        command += ["--idle-exit", str(idle_exit)]
+    try:
+        return subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=log_fd,
+            stderr=log_fd,
+            start_new_session=True,  # not in the editor's process group: its Ctrl-C is not ours
+            close_fds=True,
+        )
+    finally:
+        os.close(log_fd)
+
+
+def connect_or_start(data_dir: str, idle_exit: float | None = None) -> socket.socket:
+    """H2: the host's socket, starting a host first when none runs."""
+    sock = connect(data_dir)
+    if sock is not None:
+        return sock
+    started = _start_host(data_dir, idle_exit)
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        sock = connect(data_dir)
+        if sock is not None:
+            return sock
+        # A host that lost the race for the lock exits at once; the winner is still coming.
+        started.poll()
+        time.sleep(_POLL_S)
+    raise AttachError(
+        f"no askbridge host answered on {socket_path(data_dir)} within {START_TIMEOUT_S:g} s; "
+        f"see {os.path.join(data_dir, LOG_NAME)}"
+    )
+
+
+def _send_line(sock: socket.socket, message: dict[str, Any], fds: list[int] | None = None) -> None:
+    data = (json.dumps(message, separators=(",", ":")) + "\n").encode()
+    if fds:
+        sent = socket.send_fds(sock, [data], fds)
+        data = data[sent:]
+    if data:
+        sock.sendall(data)
+
+
+class _Lines:
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+        self._buf = b""
+
+    def next(self) -> dict[str, Any] | None:
+        while b"\n" not in self._buf:
+            chunk = self._sock.recv(65536)
+            if not chunk:
+                return None
+            self._buf += chunk
+        line, _, self._buf = self._buf.partition(b"\n")
+        value = json.loads(line)
+        return value if isinstance(value, dict) else {}
+
+
+def _can_pass_fds() -> bool:
+    return hasattr(socket, "send_fds") and os.environ.get("ASKBRIDGE_RELAY") != "1"
+
+
+def _hand_over_stdio() -> None:
+    """Our stdin and stdout now belong to the host: drop our copies (stdout EOF is its)."""
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    os.dup2(devnull, 1)
+    os.close(devnull)
+
+
+def _relay(data_dir: str, token: str) -> None:
+    """Copy our stdio to and from a data connection, for a host that cannot take fds."""
+    data = connect(data_dir)
+    if data is None:
+        raise AttachError("the host went away before the relay connection")
+    _send_line(data, {"relay": token})
+
+    def pump_in() -> None:
+        try:
+            while chunk := os.read(0, 65536):
+                data.sendall(chunk)
+        except OSError:
+            pass
+        finally:
+            try:
+                data.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass
+
+    threading.Thread(target=pump_in, daemon=True).start()
+    try:
+        while chunk := data.recv(65536):
+            view = memoryview(chunk)
+            while view:
+                view = view[os.write(1, view) :]
+    except OSError:
+        pass
+
+
+def attach(
+    door: str, data_dir: str, options: dict[str, Any], version: str, idle_exit: float | None
+) -> int:
+    """Serve this process's client through the host (see the module docstring)."""
+    try:
+        sock = connect_or_start(data_dir, idle_exit)
+    except (AttachError, OSError) as exc:
+        print(f"askbridge {door}: {exc}", file=sys.stderr)
+        return 1
+    relay = not _can_pass_fds()
+    hello = {
+        "door": door,
+        "version": version,
+        "options": options,
+        "cwd": os.getcwd(),
+        "env": dict(os.environ),
+        "pid": os.getpid(),
+    }
+    try:
+        if relay:
+            _send_line(sock, {"hello": {**hello, "relay": True}})
+        else:
+            _send_line(sock, {"hello": hello}, [0, 1])
+            _hand_over_stdio()
+        lines = _Lines(sock)
+        answer = lines.next()
+        if answer is None:
+            print(f"askbridge {door}: the host closed the connection", file=sys.stderr)
+            return 1
+        if "refused" in answer:
+            print(f"askbridge {door}: {answer['refused'].get('reason')}", file=sys.stderr)
+            return 1
+        copier: threading.Thread | None = None
+        if relay:
+            token = str(answer.get("attached", {}).get("token", ""))
+            copier = threading.Thread(target=_relay, args=(data_dir, token), daemon=True)
+            copier.start()
+        while (message := lines.next()) is not None:
+            if "exit" in message:
+                if copier is not None:
+                    copier.join(5)  # the last bytes reach the client before we exit
+                status = message["exit"]
+                return status if isinstance(status, int) else 1
+        return 1  # H8: the host died
+    except (OSError, ValueError) as exc:
+        print(f"askbridge {door}: lost the host: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        sock.close()

@@ -1,0 +1,9 @@
+"""The host process and the two ways a front door reaches it (architecture.md `daemon/`, H1–H8).
+
+- `front.run_front_door(door, args)`: what `askbridge serve|acp|mcp` runs:
+  `--host auto` attaches to the data directory's host (`askbridge.attach`,
+  standard library only), `--host inline` is its own host (`inline`);
+- `main.run_host(args)`: `askbridge host` — the host itself, `--stop`, `--status`;
+- `listener.HostSocket`: `<data-dir>/host.sock`, hellos with descriptors, relay;
+- `doors.serve_door`: the named door on the streams a front door handed over.
+"""

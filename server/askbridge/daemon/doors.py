@@ -1,0 +1,75 @@
+"""The doors a host serves, by the name a hello gives (`lsp`, `acp`, `mcp`).
+
+Each is the door's own `serve_*(host, reader, writer, env=…, defaults=…)`,
+the same coroutine an inline front door runs on its own stdio (H3, H4).
+`defaults` are the front door's flags as session settings; `env` its
+environment, where a session's model finds its API key (H5).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from askbridge.host.host import Host
+
+
+async def serve_door(
+    host: Host,
+    door: str,
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    hello: dict[str, Any],
+    early: Any = None,
+) -> int:
+    """Serve `door` until its client is done; its exit status (H4). `early`: the LSP door's
+    `initialize` answered before the event loop (inline only)."""
+    env = hello.get("env") if isinstance(hello.get("env"), dict) else {}
+    options = hello.get("options") if isinstance(hello.get("options"), dict) else {}
+    if door == "lsp":
+        from askbridge.lsp.door import serve_lsp
+
+        return await serve_lsp(host, reader, writer, env=env, defaults=options, early=early)
+    if door == "acp":
+        from askbridge.acp.door import serve_acp
+
+        return await serve_acp(host, reader, writer, env=env, defaults=options)
+    if door == "mcp":
+        from askbridge.mcp.door import serve_mcp  # type: ignore[import-not-found, unused-ignore]
+
+        status: int = await serve_mcp(host, reader, writer, env=env, options=options)
+        return status
+    writer.close()
+    return 1
+
+
+def log_start(door: str, data_dir: Path, mode: str, defaults: dict[str, Any]) -> None:
+    """INFO at start: what is served, where, by which process, with which model."""
+    model = defaults.get("model") or {}
+    endpoint = model.get("baseUrl") or ("default endpoint" if model.get("kind") == "openai" else "")
+    logging.getLogger("askbridge.daemon").info(
+        "serving %s (%s) for %s, host pid %d, model %s%s",
+        door or "the host",
+        mode,
+        data_dir,
+        os.getpid(),
+        model.get("kind", "none"),
+        f" at {endpoint}" if endpoint else "",
+    )
+
+
+async def stop_on_signals(scope: Any) -> None:
+    """SIGTERM (and SIGINT for a host) stops the process cleanly: turns end as at end of
+    input, the store is flushed, host.sock removed."""
+    import signal
+
+    import anyio
+
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async for signum in signals:
+            logging.getLogger("askbridge.daemon").info("signal %d: stopping", signum)
+            scope.cancel()
+            return

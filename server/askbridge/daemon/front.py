@@ -1,0 +1,57 @@
+"""`askbridge serve | acp | mcp`: reach the data directory's host, or be it (H2, H3).
+
+`--host auto` (the default; `ASKBRIDGE_HOST` changes the default) attaches to
+the host of `--data-dir`, starting one when none runs, and hands it this
+process's stdio (`askbridge.attach`); `--host inline` makes this process the
+host (`inline.run_inline`). Nothing heavy is imported on the attach path: it
+is what an editor waits for on every start.
+
+The front door's flags travel with it: `--model`, `--ask-mode`,
+`--ask-timeout` and `--max-turn-requests` are its client's session defaults
+(below `initializationOptions` / `_meta.askbridge`); `--idle-exit` goes to a
+host it starts. Its own `--log-*` apply to this process only: the host logs to
+`<data-dir>/host.log`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+HOST_MODES = ("auto", "inline")
+DEFAULT_HOST_MODE_ENV = "ASKBRIDGE_HOST"
+
+
+def default_host_mode() -> str:
+    mode = os.environ.get(DEFAULT_HOST_MODE_ENV, "auto")
+    return mode if mode in HOST_MODES else "auto"
+
+
+def door_defaults(args: argparse.Namespace) -> dict[str, Any]:
+    """The front door's flags as its client's session defaults (only the ones given)."""
+    out: dict[str, Any] = {}
+    if getattr(args, "model", None) is not None:
+        out["model"] = args.model
+    ask: dict[str, Any] = {}
+    if getattr(args, "ask_mode", None) is not None:
+        ask["mode"] = args.ask_mode
+    if getattr(args, "ask_timeout", None) is not None:
+        ask["timeout"] = args.ask_timeout
+    if ask:
+        out["ask_user_question"] = ask
+    if getattr(args, "max_turn_requests", None) is not None:
+        out["max_turn_requests"] = args.max_turn_requests
+    return out
+
+
+def run_front_door(door: str, args: argparse.Namespace) -> int:
+    from askbridge import __version__
+    from askbridge.attach import attach, data_dir_of
+
+    data_dir = data_dir_of(args.data_dir)
+    if args.host == "inline":
+        from .inline import run_inline
+
+        return run_inline(door, args, data_dir, door_defaults(args))
+    return attach(door, data_dir, door_defaults(args), __version__, args.idle_exit)

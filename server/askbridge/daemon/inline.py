@@ -1,0 +1,78 @@
+"""`--host inline`: this front door is its data directory's host (H3).
+
+It takes the data directory's lock (or fails naming the holder), serves its
+own client on its own stdio, and listens on `host.sock` so that other front
+doors may attach while it lives. It lives as long as its own client: when that
+one is done, attached front doors are cut off (they exit 1, H8) and the
+process exits with its own client's status. The LSP door answers a plain first
+`initialize` before the heavy imports (lsp/early.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+from pathlib import Path
+from typing import Any
+
+from askbridge.host.options import host_settings, open_data_store
+
+
+def run_inline(door: str, args: argparse.Namespace, data_dir: str, defaults: dict[str, Any]) -> int:
+    store = open_data_store(args)
+    if store is None:
+        return 1
+    try:
+        early = None
+        if door == "lsp":
+            from askbridge.lsp.early import answer_initialize_early
+
+            early = answer_initialize_early()
+        import anyio  # only now: the early answer does not wait for it
+
+        return anyio.run(_serve, door, store, host_settings(args), Path(data_dir), defaults, early)
+    finally:
+        store.close()
+
+
+async def _serve(
+    door: str,
+    store: Any,
+    settings: dict[str, Any],
+    data_dir: Path,
+    defaults: dict[str, Any],
+    early: Any,
+) -> int:
+    import anyio
+
+    from askbridge.host.host import Host
+    from askbridge.stdio import join_copiers, open_stdio
+
+    from .doors import log_start, serve_door
+    from .listener import HostSocket
+
+    # Everything allocated so far (modules, classes, pydantic schemas: ~100,000 objects)
+    # lives as long as the process. Frozen, the cycle collector stops rescanning it in
+    # every full collection, which otherwise cost ~10% of a busy server's time.
+    gc.freeze()
+    reader, writer = await open_stdio()
+    status = 0
+    with anyio.CancelScope() as everything:
+        async with Host(store, **settings) as host, anyio.create_task_group() as tg:
+
+            def fatal(code: int) -> None:  # S5: the data directory is gone
+                nonlocal status
+                status = code
+                everything.cancel()
+
+            host.on_fatal = fatal
+            listener = HostSocket(host, data_dir, on_stop=everything.cancel)
+            await tg.start(listener.run)
+            log_start(door, data_dir, "inline", defaults)
+            own = {"env": dict(os.environ), "options": defaults}
+            status = await serve_door(host, door, reader, writer, own, early)
+            listener.stop_doors()
+            tg.cancel_scope.cancel()
+    join_copiers()
+    return status

@@ -1,0 +1,289 @@
+"""`<data-dir>/host.sock`: where front doors hand the host their client (H1, H4, H6, H7).
+
+The socket is created 0600 inside the 0700 data directory and accepts only
+peers of this user (`SO_PEERCRED`); it is the host's only listener. One
+newline-delimited JSON message starts each connection (protocol.md "The host
+socket"):
+
+- `{"hello": {door, version, options, cwd, env, pid}}` with the front door's
+  stdin and stdout attached (SCM_RIGHTS): answered `{"attached": {hostPid,
+  version}}`, the door is served on those descriptors, and `{"exit": status}`
+  follows when it is done. Another version is `{"refused": {reason}}` (H7).
+  With `"relay": true` (no descriptors) the answer carries a `token`, and the
+  front door's next connection `{"relay": token}` carries the client's bytes.
+- `{"status": true}` → `{"status": {pid, version, dataDir, doors, sessions}}`.
+- `{"stop": true}` → `{"stopping": pid}`, then the host stops (H6).
+
+A front door's client runs in this listener's task group; stopping the host
+cuts them off (their front doors get `{"exit": 1}`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import secrets
+import socket
+import struct
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup, TaskStatus
+
+from askbridge import __version__
+from askbridge.attach import SOCKET_NAME
+from askbridge.host.host import Host
+from askbridge.stdio import open_read_pipe, open_write_pipe
+
+from .doors import serve_door
+
+log = logging.getLogger("askbridge.daemon")
+
+_MAX_HELLO = 4 * 1024 * 1024  # a hello carries the front door's environment
+_PEERCRED = struct.Struct("3i")
+
+
+@dataclass(eq=False)
+class AttachedDoor:
+    door: str
+    pid: int
+    cwd: str
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+
+
+class HostSocket:
+    def __init__(self, host: Host, data_dir: Path, on_stop: Callable[[], None]) -> None:
+        self.host = host
+        self.data_dir = data_dir
+        self.path = data_dir / SOCKET_NAME
+        self._on_stop = on_stop
+        self.doors: list[AttachedDoor] = []
+        self.changed = anyio.Event()  # set (and renewed) whenever a door attaches or leaves
+        self._relays: dict[str, asyncio.Future[socket.socket]] = {}
+        self._sock: socket.socket | None = None
+
+    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Listen until cancelled; ready (bound) when `task_status.started()` is called."""
+        self._bind()
+        assert self._sock is not None
+        try:
+            async with anyio.create_task_group() as tg:
+                task_status.started()
+                while True:
+                    await anyio.wait_readable(self._sock)
+                    try:
+                        conn, _ = self._sock.accept()
+                    except (BlockingIOError, InterruptedError):
+                        continue
+                    tg.start_soon(self._serve_connection, conn, tg)
+        finally:
+            self.close()
+
+    def _bind(self) -> None:
+        # We hold the data directory's lock: a socket file here is a dead host's (H2).
+        try:
+            self.path.unlink()
+        except FileNotFoundError:
+            pass
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        old = os.umask(0o177)
+        try:
+            sock.bind(str(self.path))
+        finally:
+            os.umask(old)
+        os.chmod(self.path, 0o600)
+        sock.listen(64)
+        sock.setblocking(False)
+        self._sock = sock
+        log.info("listening on %s", self.path)
+
+    def close(self) -> None:
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+            try:
+                self.path.unlink()
+            except FileNotFoundError:
+                pass
+
+    def _touch(self) -> None:
+        self.changed.set()
+        self.changed = anyio.Event()
+
+    # -- one connection ---------------------------------------------------------------------
+
+    async def _serve_connection(self, conn: socket.socket, tg: TaskGroup) -> None:
+        conn.setblocking(False)
+        try:
+            pid, uid, _ = _PEERCRED.unpack(
+                conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _PEERCRED.size)
+            )
+            if uid != os.getuid():  # H1: this user's processes only
+                log.warning("refused a connection from uid %d (pid %d)", uid, pid)
+                conn.close()
+                return
+            message, fds, rest = await _read_first_line(conn)
+        except (OSError, ValueError) as exc:
+            log.info("dropped a connection to %s: %s", self.path, exc)
+            conn.close()
+            return
+        try:
+            if "hello" in message:
+                await self._attach(conn, message["hello"], fds)
+            elif "relay" in message:
+                self._take_relay(conn, str(message["relay"]), rest)
+                conn = None  # type: ignore[assignment]  # handed to the waiting door
+            elif "status" in message:
+                await _send(conn, {"status": self.status()})
+            elif "stop" in message:
+                await _send(conn, {"stopping": os.getpid()})
+                self._on_stop()
+        finally:
+            for fd in fds:
+                _close_quietly(fd)
+            if conn is not None:
+                conn.close()
+
+    async def _attach(self, conn: socket.socket, hello: Any, fds: list[int]) -> None:
+        if not isinstance(hello, dict) or hello.get("version") != __version__:
+            version = hello.get("version") if isinstance(hello, dict) else None
+            reason = (
+                f"the askbridge host of {self.data_dir} (pid {os.getpid()}) is version "
+                f"{__version__}, this front door is {version}; stop it with "
+                f"`askbridge host --stop --data-dir {self.data_dir}` and start again"
+            )
+            await _send(conn, {"refused": {"reason": reason}})  # H7
+            return
+        relay = bool(hello.get("relay"))
+        if not relay and len(fds) != 2:
+            await _send(conn, {"refused": {"reason": "the hello carried no stdin and stdout"}})
+            return
+        door = AttachedDoor(
+            str(hello.get("door")), int(hello.get("pid") or 0), str(hello.get("cwd"))
+        )
+        attached: dict[str, Any] = {"hostPid": os.getpid(), "version": __version__}
+        if relay:
+            token = secrets.token_hex(16)
+            self._relays[token] = asyncio.get_running_loop().create_future()
+            attached["token"] = token
+        await _send(conn, {"attached": attached})
+        self.doors.append(door)
+        self._touch()
+        status = 1
+        try:
+            with door.scope:
+                if relay:
+                    reader, writer = await self._relay_streams(attached["token"])
+                else:
+                    in_fd, out_fd = os.dup(fds[0]), os.dup(fds[1])
+                    reader, writer = await open_read_pipe(in_fd), await open_write_pipe(out_fd)
+                async with anyio.create_task_group() as tg:
+                    # The front door process is the server its client started: when it dies
+                    # (killed by its editor), its client is done.
+                    tg.start_soon(_cancel_when_closed, conn, tg.cancel_scope)
+                    status = await serve_door(self.host, door.door, reader, writer, hello)
+                    tg.cancel_scope.cancel()
+        except Exception:
+            log.exception("the %s door of pid %d failed", door.door, door.pid)
+        finally:
+            self.doors.remove(door)
+            self._touch()
+            with anyio.CancelScope(shield=True):
+                try:
+                    await _send(conn, {"exit": status})
+                except OSError:
+                    pass  # the front door is gone; so is its client
+
+    async def _relay_streams(self, token: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        future = self._relays[token]
+        try:
+            with anyio.fail_after(10):
+                sock = await future
+        finally:
+            self._relays.pop(token, None)
+        rest = getattr(sock, "_askbridge_rest", b"")
+        reader, writer = await asyncio.open_connection(sock=sock)
+        if rest:
+            reader.feed_data(rest)
+        return reader, writer
+
+    def _take_relay(self, conn: socket.socket, token: str, rest: bytes) -> None:
+        future = self._relays.get(token)
+        if future is None or future.done():
+            raise ValueError("unknown relay token")
+        conn._askbridge_rest = rest  # type: ignore[attr-defined]
+        future.set_result(conn)
+
+    def stop_doors(self) -> None:
+        for door in list(self.doors):
+            door.scope.cancel()
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "pid": os.getpid(),
+            "version": __version__,
+            "dataDir": str(self.data_dir),
+            "doors": [{"door": d.door, "pid": d.pid, "cwd": d.cwd} for d in self.doors],
+            "clients": len(self.host.clients),
+            "sessions": sorted(self.host.sessions),
+        }
+
+
+async def _read_first_line(conn: socket.socket) -> tuple[dict[str, Any], list[int], bytes]:
+    """The first message of a connection, the descriptors sent with it, and what followed."""
+    buf, fds = b"", []
+    with anyio.fail_after(10):
+        while b"\n" not in buf:
+            await anyio.wait_readable(conn)
+            try:
+                data, got, _, _ = socket.recv_fds(conn, 65536, 2)
+            except BlockingIOError:
+                continue
+            fds.extend(got)
+            if not data:
+                raise ValueError("the connection closed before its first message")
+            buf += data
+            if len(buf) > _MAX_HELLO:
+                raise ValueError("first message too long")
+    line, _, rest = buf.partition(b"\n")
+    message = json.loads(line)
+    if not isinstance(message, dict):
+        raise ValueError("the first message is not an object")
+    return message, fds, rest
+
+
+async def _cancel_when_closed(conn: socket.socket, scope: anyio.CancelScope) -> None:
+    while True:
+        await anyio.wait_readable(conn)
+        try:
+            if not conn.recv(4096):
+                scope.cancel()
+                return
+        except BlockingIOError:
+            continue
+        except OSError:
+            scope.cancel()
+            return
+
+
+async def _send(conn: socket.socket, message: dict[str, Any]) -> None:
+    data = (json.dumps(message, separators=(",", ":")) + "\n").encode()
+    view = memoryview(data)
+    while view:
+        await anyio.wait_writable(conn)
+        try:
+            view = view[conn.send(view) :]
+        except BlockingIOError:
+            continue
+
+
+def _close_quietly(fd: int) -> None:
+    try:
+        os.close(fd)
+    except OSError:
+        pass

@@ -1,0 +1,155 @@
+"""`askbridge host`: the host of a data directory (H1, H6), normally started by a front door.
+
+    askbridge host --data-dir D [--idle-exit S]    # serve until idle for S seconds (default 60)
+    askbridge host --data-dir D --status           # pid, version, front doors, sessions
+    askbridge host --data-dir D --stop             # stop it now, cleanly
+
+The host takes the data directory's lock; a second host on the same directory
+(front doors starting at once, H2) finds it taken while a host answers on
+`host.sock` and exits 0 quietly. It exits cleanly — running turns end as at
+end of input, the store is flushed, `host.sock` removed — once no front door
+has been attached for `--idle-exit` seconds, or at `--stop` (H6); with exit
+status 1 when its data directory is lost (S5). Its log (stdout and stderr,
+`<data-dir>/host.log` when a front door starts it) holds INFO by default.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from askbridge.attach import connect, data_dir_of
+
+STOP_WAIT_S = 10.0
+
+
+def _ask(data_dir: str, message: dict[str, Any]) -> dict[str, Any] | None:
+    sock = connect(data_dir)
+    if sock is None:
+        return None
+    with sock:
+        sock.sendall((json.dumps(message) + "\n").encode())
+        data = b""
+        while b"\n" not in data:
+            chunk = sock.recv(65536)
+            if not chunk:
+                return None
+            data += chunk
+    answer = json.loads(data.partition(b"\n")[0])
+    return answer if isinstance(answer, dict) else None
+
+
+def show_status(data_dir: str) -> int:
+    answer = _ask(data_dir, {"status": True})
+    if answer is None or "status" not in answer:
+        print(f"no askbridge host is running for {data_dir}")
+        return 1
+    s = answer["status"]
+    print(f"askbridge host pid {s['pid']}, version {s['version']}, data dir {s['dataDir']}")
+    doors = s.get("doors") or []
+    print(f"front doors attached: {len(doors)}")
+    for door in doors:
+        print(f"  {door['door']} (pid {door['pid']}, cwd {door['cwd']})")
+    sessions = s.get("sessions") or []
+    print(f"sessions loaded: {len(sessions)}" + (f" ({', '.join(sessions)})" if sessions else ""))
+    return 0
+
+
+def stop_host(data_dir: str) -> int:
+    answer = _ask(data_dir, {"stop": True})
+    if answer is None or "stopping" not in answer:
+        print(f"no askbridge host is running for {data_dir}")
+        return 0
+    pid = int(answer["stopping"])
+    deadline = time.monotonic() + STOP_WAIT_S
+    while time.monotonic() < deadline:
+        if connect(data_dir) is None and not _alive(pid):
+            print(f"stopped the askbridge host (pid {pid})")
+            return 0
+        time.sleep(0.02)
+    print(f"the askbridge host (pid {pid}) did not stop within {STOP_WAIT_S:g} s", file=sys.stderr)
+    return 1
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie (our own child, not yet reaped) is gone for our purposes
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[-1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+def run_host(args: argparse.Namespace) -> int:
+    data_dir = data_dir_of(args.data_dir)
+    if args.status:
+        return show_status(data_dir)
+    if args.stop:
+        return stop_host(data_dir)
+    from askbridge.host.options import host_settings, open_data_store
+
+    store = open_data_store(args)
+    if store is None:
+        if connect(data_dir) is not None:
+            return 0  # H2: another host won the race for the lock; front doors attach to it
+        return 1
+    try:
+        import anyio
+
+        return anyio.run(_serve, store, Path(data_dir), host_settings(args), args.idle_exit)
+    finally:
+        store.close()
+
+
+async def _serve(store: Any, data_dir: Path, settings: dict[str, Any], idle_exit: float) -> int:
+    import anyio
+
+    from askbridge.host.host import Host
+
+    from .doors import log_start, stop_on_signals
+    from .listener import HostSocket
+
+    status = 0
+    with anyio.CancelScope() as everything:
+        async with Host(store, **settings) as host, anyio.create_task_group() as tg:
+
+            def fatal(code: int) -> None:  # S5: the data directory is gone
+                nonlocal status
+                status = code
+                everything.cancel()
+
+            host.on_fatal = fatal
+            listener = HostSocket(host, data_dir, on_stop=tg.cancel_scope.cancel)
+            await tg.start(listener.run)
+            log_start("", data_dir, f"host, idle exit {idle_exit:g} s", settings)
+            tg.start_soon(_exit_when_idle, listener, idle_exit, tg.cancel_scope)
+            tg.start_soon(stop_on_signals, tg.cancel_scope)
+    return status
+
+
+async def _exit_when_idle(listener: Any, idle_exit: float, scope: Any) -> None:
+    """H6: stop once no front door has been attached for `idle_exit` seconds."""
+    import logging
+
+    import anyio
+
+    while True:
+        if listener.doors:
+            await listener.changed.wait()
+            continue
+        with anyio.move_on_after(idle_exit) as idle:
+            await listener.changed.wait()
+        if idle.cancelled_caught and not listener.doors:
+            logging.getLogger("askbridge.daemon").info("idle for %g s: stopping", idle_exit)
+            scope.cancel()
+            return

@@ -1,0 +1,54 @@
+"""The LSP-framed door on a pair of streams: `serve_lsp(host, reader, writer, …) -> exit status`.
+
+What an inline `askbridge serve` runs on its own stdio and what the host
+process runs on the stdio an attached front door handed it (H4): the same
+code, so every test of the door holds in both host modes.
+
+Exit status: 0 after `shutdown` + `exit` or at end of input (the client went
+away: its sessions' turns end as M6 says, its claims are released); 1 for
+`exit` without `shutdown`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any
+
+import anyio
+
+from askbridge.host.host import Host
+from askbridge.jsonrpc import lsp_connection
+
+from .early import EarlyStart
+from .server import LspServer
+
+
+async def serve_lsp(
+    host: Host,
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    *,
+    env: Mapping[str, str] | None = None,
+    defaults: dict[str, Any] | None = None,
+    early: EarlyStart | None = None,
+) -> int:
+    """Serve one LSP client until `exit` or end of input.
+
+    `defaults`: the front door's flags as session settings (model, ask mode and
+    timeout), under the client's `initializationOptions`. `early`: what
+    `answer_initialize_early` did before the event loop (inline only).
+    """
+    conn = lsp_connection(reader, writer, unread=early.unread if early else b"")
+    server = LspServer(host, conn, on_exit=conn.stop, env=env, defaults=defaults)
+    if early is not None and early.initialize is not None:
+        await server.initialize(early.initialize)  # answered already: the same state, no reply
+    try:
+        await conn.serve()
+    finally:
+        server.close()
+        conn.writer.flush()
+        writer.close()  # also when cancelled: the client sees the end of our output
+    with anyio.move_on_after(5, shield=True):
+        await writer.wait_closed()
+    return server.exit_code if server.exit_code is not None else 0

@@ -1,0 +1,97 @@
+"""Host modes for tests: which one a harness starts, and leaving no host behind (H2, H3).
+
+The harness starts `askbridge serve` with `--host inline` (the process is its
+own host, gone with it) unless `ASKBRIDGE_HOST=auto` asks for the real
+front-door path: then the server attaches to a host of its data directory,
+started detached on demand, which outlives the front door until it idles out.
+`stop_host(data_dir)` stops such a host at once and waits for it to be gone;
+`kill_host(data_dir)` crashes it (SIGKILL), as a crash test wants. Both work
+from the outside only: the host socket and the pid in `askbridge.lock`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import time
+from pathlib import Path
+
+HOST_MODE_ENV = "ASKBRIDGE_HOST"
+GONE_TIMEOUT_S = 10.0
+
+
+def harness_host_mode() -> str:
+    """`inline` unless `ASKBRIDGE_HOST` says `auto` (H3: tests use inline by default)."""
+    return "auto" if os.environ.get(HOST_MODE_ENV) == "auto" else "inline"
+
+
+def host_pid(data_dir: str | Path) -> int | None:
+    """The pid holding `data_dir`'s lock (the host), or None."""
+    try:
+        text = (Path(data_dir) / "askbridge.lock").read_text()
+    except OSError:
+        return None
+    first = text.partition("\n")[0].strip()
+    return int(first) if first.isdigit() else None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat") as stat:  # a zombie is gone for our purposes
+            return stat.read().rsplit(")", 1)[-1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+def wait_gone(pid: int, timeout: float = GONE_TIMEOUT_S) -> bool:
+    deadline = time.monotonic() + timeout
+    while _alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def stop_host(data_dir: str | Path, timeout: float = GONE_TIMEOUT_S) -> None:
+    """Stop the host of `data_dir` if one runs (`{"stop": true}`, then SIGKILL if it lingers)."""
+    sock_path = Path(data_dir) / "host.sock"
+    pid = host_pid(data_dir)
+    if sock_path.exists():
+        try:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+                sock.settimeout(timeout)
+                sock.connect(str(sock_path))
+                sock.sendall(json.dumps({"stop": True}).encode() + b"\n")
+                answer = sock.recv(4096)
+            stopping = json.loads(answer.partition(b"\n")[0]).get("stopping") if answer else None
+            pid = int(stopping) if isinstance(stopping, int) else pid
+        except (OSError, ValueError):
+            pass
+    if pid is None or pid == os.getpid():
+        return
+    if not wait_gone(pid, timeout):
+        kill_pid(pid)
+
+
+def kill_pid(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        return
+    wait_gone(pid)
+
+
+def kill_host(data_dir: str | Path) -> int | None:
+    """SIGKILL the host of `data_dir` (a crash: nothing flushed); its pid, or None."""
+    pid = host_pid(data_dir)
+    if pid is not None and pid != os.getpid():
+        kill_pid(pid)
+    return pid
