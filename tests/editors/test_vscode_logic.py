@@ -1,13 +1,15 @@
 """The VS Code extension's question logic, run by node's test runner as part of `make test`.
 
 editors/vscode/test/*.test.ts drive the extension's VS Code-free modules
-(src/questions.ts, continued.ts, sessions.ts) with a scripted UI:
+(src/questions.ts, continued.ts, sessions.ts, views.ts) with a scripted UI:
 `questions.test.ts` against the real `askbridge serve` over vscode-jsonrpc
 (V4 multi-select + Other, single-select custom, ASK_CANCELLED/E2, C3/C4 claims,
 TW5 "Take time", TW7 countdown → pending, V7/L4/L6 late replies, A9
 cancellation, shutdown cancels open asks, two sessions' asks queued one card
 at a time); `intents.test.ts` on the handler
-directly (V3 approval and plan-review, which a script model cannot send).
+directly (V3 approval and plan-review, which a script model cannot send);
+`views.test.ts` folds `userQuestions/didChange` changes (S2) and checks the
+fold against the reference `askbridge.protocol.views.apply_view_changes`.
 
 The npm install is scripted (editors/vscode/scripts/install.sh); if node, npm
 or the install fails, the test fails — it never skips.
@@ -51,7 +53,7 @@ def compiled() -> None:
 
 
 def _node_test(test_file: str) -> tuple[int, str]:
-    env = {**os.environ, "ASKBRIDGE_BIN": str(ASKBRIDGE_BIN)}
+    env = {**os.environ, "ASKBRIDGE_BIN": str(ASKBRIDGE_BIN), "ASKBRIDGE_PYTHON": sys.executable}
     output = _run(
         ["node", "--test", "--test-reporter=spec", f"out/test/{test_file}"], timeout=300, env=env
     )
@@ -75,3 +77,10 @@ def test_vscode_logic_intents(compiled: None) -> None:
     """V3 approval (modal, localized display) and plan-review (plan document), A9, V4 Other→Esc."""
     passed, output = _node_test("intents.test.js")
     assert passed >= 6, output[-4000:]
+
+
+@pytest.mark.timeout(1200)
+def test_vscode_view_fold_matches_the_reference_S2(compiled: None) -> None:
+    """S2: the extension folds didChange changes exactly as askbridge.protocol.views does."""
+    passed, output = _node_test("views.test.js")
+    assert passed >= 3, output[-4000:]

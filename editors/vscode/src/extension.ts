@@ -135,6 +135,7 @@ class AskbridgeExtension implements vscode.Disposable {
         rejected: "askbridge: this question can no longer be answered.",
         queued: "askbridge: a reply to this question is already waiting for the agent.",
         dismissed: undefined,
+        withdrawn: "askbridge: this question is no longer waiting (it was answered elsewhere); its card was closed.",
       };
       const message = messages[outcome];
       if (message) vscode.window.showInformationMessage(message);
