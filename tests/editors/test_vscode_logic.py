@@ -9,7 +9,13 @@ cancellation, shutdown cancels open asks, two sessions' asks queued one card
 at a time); `intents.test.ts` on the handler
 directly (V3 approval and plan-review, which a script model cannot send);
 `views.test.ts` folds `userQuestions/didChange` changes (S2) and checks the
-fold against the reference `askbridge.protocol.views.apply_view_changes`.
+fold against the reference `askbridge.protocol.views.apply_view_changes`;
+`launch.test.ts` builds the server launch from the settings (src/launch.ts:
+PATH lookup, one problem per bad setting) and checks against the real server
+that askbridge.model/askMode/askTimeout land in the session header and
+askbridge.env carries the model's API key; `sessions.test.ts` lists, loads and
+answers a stored session's continued questions (M1, S2, L4), closes a late
+card answered elsewhere (M5) and reloads followed sessions after a restart.
 
 The npm install is scripted (editors/vscode/scripts/install.sh); if node, npm
 or the install fails, the test fails — it never skips.
@@ -84,3 +90,17 @@ def test_vscode_view_fold_matches_the_reference_S2(compiled: None) -> None:
     """S2: the extension folds didChange changes exactly as askbridge.protocol.views does."""
     passed, output = _node_test("views.test.js")
     assert passed >= 3, output[-4000:]
+
+
+@pytest.mark.timeout(1200)
+def test_vscode_server_launch_from_settings(compiled: None) -> None:
+    """askbridge on PATH by default; env, model, askMode, askTimeout, dataDir reach the server."""
+    passed, output = _node_test("launch.test.js")
+    assert passed >= 8, output[-4000:]
+
+
+@pytest.mark.timeout(1200)
+def test_vscode_stored_sessions_M1_M5_S2_L4(compiled: None) -> None:
+    """M1, S2, L4, M5: Open Session's list/load, its continued questions answered late, reopen."""
+    passed, output = _node_test("sessions.test.js")
+    assert passed >= 4, output[-4000:]

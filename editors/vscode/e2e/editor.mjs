@@ -93,11 +93,12 @@ async function stopGroup(child) {
 }
 
 /**
- * Start code-server with `vsix` installed and `settings` as user settings, open
- * `work/workspace` in Chromium. Returns {page, close}; the code-server log goes
- * to `logPath`.
+ * Start code-server with `vsix` installed, `settings` as user settings and
+ * `keybindings` as user keybindings, open `work/workspace` in Chromium.
+ * `env` is added to code-server's environment (the extension host inherits it).
+ * Returns {page, close}; the code-server log goes to `logPath`.
  */
-export async function openEditor({ work, vsix, settings, logPath }) {
+export async function openEditor({ work, vsix, settings, keybindings = [], env: extraEnv = {}, logPath }) {
   const dirs = Object.fromEntries(
     ["user-data", "extensions", "workspace", "browser-profile", "xdg-config", "xdg-data"].map((name) => [
       name,
@@ -108,7 +109,7 @@ export async function openEditor({ work, vsix, settings, logPath }) {
   const codeServer = path.join(here, "node_modules", ".bin", "code-server");
   if (!fs.existsSync(codeServer)) throw new Error(`${codeServer} is missing: run scripts/install-e2e.sh`);
   // code-server writes its config and state under XDG dirs: keep them out of $HOME.
-  const env = { ...process.env, XDG_CONFIG_HOME: dirs["xdg-config"], XDG_DATA_HOME: dirs["xdg-data"] };
+  const env = { ...process.env, ...extraEnv, XDG_CONFIG_HOME: dirs["xdg-config"], XDG_DATA_HOME: dirs["xdg-data"] };
   const common = ["--user-data-dir", dirs["user-data"], "--extensions-dir", dirs.extensions];
 
   log("installing the .vsix");
@@ -120,11 +121,10 @@ export async function openEditor({ work, vsix, settings, logPath }) {
   if (install.status !== 0 || !fs.readdirSync(dirs.extensions).some((name) => name.includes("askbridge"))) {
     throw new Error(`--install-extension failed (${install.status}): ${install.stdout}\n${install.stderr}`);
   }
-  fs.mkdirSync(path.join(dirs["user-data"], "User"), { recursive: true });
-  fs.writeFileSync(
-    path.join(dirs["user-data"], "User", "settings.json"),
-    JSON.stringify({ ...QUIET_SETTINGS, ...settings }, null, 2),
-  );
+  const userDir = path.join(dirs["user-data"], "User");
+  fs.mkdirSync(userDir, { recursive: true });
+  fs.writeFileSync(path.join(userDir, "settings.json"), JSON.stringify({ ...QUIET_SETTINGS, ...settings }, null, 2));
+  fs.writeFileSync(path.join(userDir, "keybindings.json"), JSON.stringify(keybindings, null, 2));
   fs.writeFileSync(path.join(dirs.workspace, "README.md"), "# e2e workspace\n");
 
   const port = await freePort();

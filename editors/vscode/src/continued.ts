@@ -83,7 +83,7 @@ export class ContinuedQuestions {
           sessionId,
           callId: active.callId,
           questions: active.questions,
-          label: entryLabel(active.questions),
+          label: questionsLabel(active.questions),
         });
       }
     }
@@ -132,7 +132,8 @@ export class ContinuedQuestions {
   }
 }
 
-function entryLabel(questions: QuestionItem[]): string {
+/** A one-line label for a batch: the first question's header and text, and how many more. */
+export function questionsLabel(questions: QuestionItem[]): string {
   const first = questions[0];
   if (!first) return "(no question)";
   const text = first.header ? `${first.header}: ${first.question}` : first.question;

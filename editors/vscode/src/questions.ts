@@ -16,7 +16,9 @@
  *   title; at zero the card closes and replies ASK_TIMED_OUT (TW7); "Take time"
  *   stops the countdown while keeping the claim (TW5);
  * - dismissing a card replies ASK_CANCELLED; the server's `$/cancelRequest`
- *   (the handler's token) closes the card and replies -32800 (A9);
+ *   (the handler's token) closes the card and replies -32800 (A9); when the
+ *   card was on screen, `onWithdrawn` tells the user (another window may have
+ *   answered it, M2, or the turn was cancelled);
  * - the claim is released (`$/cancelRequest` for attachWait) whenever the card
  *   ends, after the card's reply (a release first could expire the wait, TW5);
  * - asks arriving while a card is on screen wait in a CardQueue (first come,
@@ -45,6 +47,7 @@ export { CardQueue, OTHER_LABEL, PlainCards, collectAnswer } from "./cards";
 /** What the logic needs from a JSON-RPC connection; LanguageClient and MessageConnection both fit. */
 export interface RpcPeer {
   sendRequest<R>(method: string, params: unknown, token?: CancellationToken): Promise<R>;
+  sendNotification(method: string, params: unknown): Promise<void>;
   onProgress<P>(type: ProgressType<P>, token: string | number, handler: (value: P) => void): Disposable;
 }
 
@@ -63,6 +66,8 @@ export interface QuestionHandlerOptions {
   locale?: string;
   /** Share one queue with ContinuedQuestions so only one card session is on screen. */
   queue?: CardQueue;
+  /** The server withdrew an ask whose card was on screen (not one still waiting in line). */
+  onWithdrawn?: (params: AskParams) => void;
 }
 
 let claimCounter = 0;
@@ -75,6 +80,7 @@ export class QuestionHandler {
   private readonly timers: Timers;
   private readonly locale: string;
   private readonly queue: CardQueue;
+  private readonly onWithdrawn: (params: AskParams) => void;
 
   constructor(
     private readonly peer: RpcPeer,
@@ -84,6 +90,7 @@ export class QuestionHandler {
     this.timers = options.timers ?? realTimers;
     this.locale = (options.locale ?? "en").toLowerCase();
     this.queue = options.queue ?? new CardQueue();
+    this.onWithdrawn = options.onWithdrawn ?? (() => undefined);
   }
 
   readonly handleAsk = async (params: AskParams, token: CancellationToken): Promise<AskReply> => {
@@ -100,6 +107,7 @@ export class QuestionHandler {
         ? await this.confirm(params.questions[0], approval, card.token)
         : await collectAnswer(params.questions, this.ui, card);
       if (answer !== undefined && !card.token.isCancellationRequested) return answer;
+      if (card.withdrawnWhileOpen) this.onWithdrawn(params);
       return endReply(card.endReason ?? "dismissed");
     } finally {
       card.dispose();
@@ -152,6 +160,8 @@ function pickDisplay(
 /** The state of one `userQuestions/ask`: its close token, claim and countdown. */
 class CardSession implements CardContextSource {
   endReason: EndReason | undefined;
+  /** The server's `$/cancelRequest` came while the card was open (not before it showed). */
+  withdrawnWhileOpen = false;
   private readonly closing = new CancellationTokenSource();
   private readonly listeners = new Set<() => void>();
   private readonly countdown: Countdown;
@@ -169,7 +179,12 @@ class CardSession implements CardContextSource {
       () => this.changed(),
       () => this.end("timed-out"),
     );
-    this.disposables.push(requestToken.onCancellationRequested(() => this.end("server-cancelled")));
+    this.disposables.push(
+      requestToken.onCancellationRequested(() => {
+        this.withdrawnWhileOpen = this.endReason === undefined;
+        this.end("server-cancelled");
+      }),
+    );
     if (requestToken.isCancellationRequested) this.end("server-cancelled");
     else if (params.wait?.timed) this.claim(params.wait.callId);
   }

@@ -5,7 +5,10 @@
  * - `startServer(steps, flags)` spawns the server with a script model in a
  *   fresh data dir, initializes it as a client that renders questions
  *   (`experimental.userQuestions`) and registers the extension's
- *   QuestionHandler for `userQuestions/ask`.
+ *   QuestionHandler for `userQuestions/ask`; `startLaunch` does the same for
+ *   the command, arguments and environment the extension's settings give
+ *   (src/launch.ts); `storedEvents` reads a session's log back with
+ *   `askbridge.host.datadir.open_store` once the server is gone.
  * - `ScriptedUi` is the test's user: each card it is shown waits in a queue
  *   until the test takes it (`nextCard`) and answers, dismisses or watches it.
  * - `ManualTimers` drive the client's countdown without sleeping.
@@ -14,7 +17,7 @@
  *
  * The server binary is `$ASKBRIDGE_BIN`, else `<repo>/.venv/bin/askbridge`.
  */
-import { ChildProcess, spawn } from "node:child_process";
+import { ChildProcess, spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -31,13 +34,14 @@ import {
 
 import { Timers } from "../src/countdown";
 import { ContinuedQuestions } from "../src/continued";
-import { DidChangeParams, Methods, SessionUpdateParams, USER_QUESTIONS_CAPABILITY } from "../src/protocol";
+import { AskParams, DidChangeParams, Methods, SessionUpdateParams, USER_QUESTIONS_CAPABILITY } from "../src/protocol";
 import { CardQueue, QuestionHandler, RpcPeer } from "../src/questions";
 import { SessionClient } from "../src/sessions";
 import { ApprovalCard, CardContext, PickCard, PickItem, QuestionUi, TextCard } from "../src/ui";
 
 export const REPO_ROOT = path.resolve(__dirname, "..", "..", "..", "..");
 export const ASKBRIDGE_BIN = process.env.ASKBRIDGE_BIN || path.join(REPO_ROOT, ".venv", "bin", "askbridge");
+export const PYTHON = process.env.ASKBRIDGE_PYTHON || path.join(REPO_ROOT, ".venv", "bin", "python");
 
 /** Poll `check` until it returns a value other than undefined/false (events arrive asynchronously). */
 export async function waitFor<T>(what: string, check: () => T | undefined | false, timeoutMs = 15000): Promise<T> {
@@ -106,6 +110,10 @@ export class RecordingPeer implements RpcPeer {
         throw error;
       },
     );
+  }
+
+  sendNotification(method: string, params: unknown): Promise<void> {
+    return this.connection.sendNotification(method, params);
   }
 
   onProgress<P>(type: ProgressType<P>, token: string | number, handler: (value: P) => void): Disposable {
@@ -210,6 +218,8 @@ export class ServerUnderTest {
   readonly handler: QuestionHandler;
   readonly continued: ContinuedQuestions;
   readonly sessions: SessionClient;
+  /** The asks the server withdrew while their card was on screen (QuestionHandler's onWithdrawn). */
+  readonly withdrawn: AskParams[] = [];
   stderr = "";
 
   constructor(
@@ -218,7 +228,11 @@ export class ServerUnderTest {
     readonly dataDir: string,
   ) {
     this.peer = new RecordingPeer(connection);
-    this.handler = new QuestionHandler(this.peer, this.ui, { timers: this.timers, queue: this.queue });
+    this.handler = new QuestionHandler(this.peer, this.ui, {
+      timers: this.timers,
+      queue: this.queue,
+      onWithdrawn: (params) => this.withdrawn.push(params),
+    });
     this.continued = new ContinuedQuestions(this.peer, this.queue);
     this.sessions = new SessionClient(this.peer);
     connection.onRequest(Methods.ask, this.handler.handleAsk);
@@ -235,9 +249,10 @@ export class ServerUnderTest {
     return this.updates.map((u) => u.update).filter((u) => u.sessionUpdate === kind);
   }
 
-  async stop(): Promise<void> {
+  /** shutdown + exit and wait for the process; the data dir stays (see `stop`). */
+  async shutdown(): Promise<void> {
     const exited = new Promise<void>((resolve) => {
-      if (this.child.exitCode !== null) resolve();
+      if (this.child.exitCode !== null || this.child.signalCode !== null) resolve();
       else this.child.once("exit", () => resolve());
     });
     try {
@@ -250,6 +265,11 @@ export class ServerUnderTest {
     await exited;
     clearTimeout(timer);
     this.connection.dispose();
+  }
+
+  /** shutdown, then remove the data dir. */
+  async stop(): Promise<void> {
+    await this.shutdown();
     fs.rmSync(this.dataDir, { recursive: true, force: true });
   }
 }
@@ -259,15 +279,31 @@ export function askStep(callId: string, questions: unknown[], extra: Record<stri
   return { toolCalls: [{ id: callId, name: "ask_user_question", arguments: { questions, ...extra } }] };
 }
 
-export async function startServer(steps: unknown[], flags: ServerFlags = {}): Promise<ServerUnderTest> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "askbridge-vscode-test-"));
+export function tempDataDir(): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), "askbridge-vscode-test-"));
+}
+
+/** A script-model server in `dataDir` (a fresh one by default). */
+export async function startServer(
+  steps: unknown[],
+  flags: ServerFlags = {},
+  dataDir = tempDataDir(),
+): Promise<ServerUnderTest> {
   const args = ["serve", "--data-dir", dataDir, "--model", JSON.stringify({ kind: "script", steps })];
   if (flags.askMode) args.push("--ask-mode", flags.askMode);
   if (flags.askTimeout !== undefined) args.push("--ask-timeout", String(flags.askTimeout));
-  const child = spawn(ASKBRIDGE_BIN, args, { stdio: ["pipe", "pipe", "pipe"] });
+  return startLaunch({ command: ASKBRIDGE_BIN, args, env: process.env }, dataDir);
+}
+
+/** The server a launch describes (src/launch.ts); `dataDir` is where the test expects it to keep sessions. */
+export async function startLaunch(
+  launch: { command: string; args: string[]; env: NodeJS.ProcessEnv },
+  dataDir: string,
+): Promise<ServerUnderTest> {
+  const child = spawn(launch.command, launch.args, { stdio: ["pipe", "pipe", "pipe"], env: launch.env });
   const spawned = new Promise<void>((resolve, reject) => {
     child.once("spawn", () => resolve());
-    child.once("error", (error) => reject(new Error(`cannot start ${ASKBRIDGE_BIN}: ${error.message}`)));
+    child.once("error", (error) => reject(new Error(`cannot start ${launch.command}: ${error.message}`)));
   });
   await spawned;
   const connection = createMessageConnection(
@@ -286,6 +322,22 @@ export async function startServer(steps: unknown[], flags: ServerFlags = {}): Pr
   }
   await connection.sendNotification("initialized", {});
   return server;
+}
+
+/** A session's event log (host/events.py), read with the project's own store once no server holds the dir. */
+export function storedEvents(dataDir: string, sessionId: string): Record<string, any>[] {
+  const script = [
+    "import json, sys",
+    "from askbridge.host.datadir import open_store",
+    "store = open_store(sys.argv[1])",
+    "try:",
+    "    json.dump(store.load(sys.argv[2]), sys.stdout)",
+    "finally:",
+    "    store.close()",
+  ].join("\n");
+  const run = spawnSync(PYTHON, ["-c", script, dataDir, sessionId], { encoding: "utf8" });
+  if (run.status !== 0) throw new Error(`reading ${sessionId} from ${dataDir} failed: ${run.stderr}`);
+  return JSON.parse(run.stdout);
 }
 
 /** The text the model received for a tool call (protocol.md tool_call_update content). */

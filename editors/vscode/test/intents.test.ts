@@ -20,6 +20,10 @@ class SilentPeer implements RpcPeer {
     this.sent.push(method);
     return Promise.reject(new Error(`unexpected request ${method}`));
   }
+  sendNotification(method: string): Promise<void> {
+    this.sent.push(method);
+    return Promise.reject(new Error(`unexpected notification ${method}`));
+  }
   onProgress<P>(_type: ProgressType<P>, _token: string | number, _handler: (value: P) => void): Disposable {
     return Disposable.create(() => undefined);
   }

@@ -43,9 +43,18 @@ import { ContinuedQuestions } from "../src/continued";
 import { DidChangeParams, Methods, SessionUpdateParams, USER_QUESTIONS_CAPABILITY } from "../src/protocol";
 import { CardQueue, OTHER_LABEL, QuestionHandler } from "../src/questions";
 import { SessionClient } from "../src/sessions";
-import { ManualTimers, REPO_ROOT, RecordingPeer, ScriptedUi, ShownCard, choose, type, waitFor } from "./harness";
+import {
+  ManualTimers,
+  PYTHON,
+  REPO_ROOT,
+  RecordingPeer,
+  ScriptedUi,
+  ShownCard,
+  choose,
+  type,
+  waitFor,
+} from "./harness";
 
-const PYTHON = process.env.ASKBRIDGE_PYTHON || path.join(REPO_ROOT, ".venv", "bin", "python");
 const PLAYER = path.join(REPO_ROOT, "tests", "editors", "transcript_player.py");
 const TRANSCRIPTS = path.join(REPO_ROOT, "protocol", "transcripts");
 

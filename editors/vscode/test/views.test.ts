@@ -8,14 +8,11 @@
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import * as path from "node:path";
 import { describe, test } from "node:test";
 
 import { ProjectionView, ViewChange } from "../src/protocol";
 import { emptyView, foldViewChanges } from "../src/views";
-import { REPO_ROOT } from "./harness";
-
-const PYTHON = process.env.ASKBRIDGE_PYTHON || path.join(REPO_ROOT, ".venv", "bin", "python");
+import { PYTHON } from "./harness";
 
 const REFERENCE = `
 import json, sys
