@@ -7,7 +7,10 @@ editors/vscode/test/*.test.ts drive the extension's VS Code-free modules
 TW5 "Take time", TW7 countdown → pending, V7/L4/L6 late replies, A9
 cancellation, shutdown cancels open asks, two sessions' asks queued one card
 at a time); `intents.test.ts` on the handler
-directly (V3 approval and plan-review, which a script model cannot send);
+directly (V3 approval cards: subject, the command beside, only the
+approve/reject/always labels, closed when withdrawn; plan-review cards: the
+plan beside Approve / Keep planning / feedback as custom; a script model
+cannot send intents);
 `views.test.ts` folds `userQuestions/didChange` changes (S2) and checks the
 fold against the reference `askbridge.protocol.views.apply_view_changes`;
 `launch.test.ts` builds the server launch from the settings (src/launch.ts:
@@ -80,9 +83,9 @@ def test_vscode_logic_against_real_server(compiled: None) -> None:
 
 @pytest.mark.timeout(1200)
 def test_vscode_logic_intents(compiled: None) -> None:
-    """V3 approval (modal, localized display) and plan-review (plan document), A9, V4 Other→Esc."""
+    """V3 approval and plan-review cards (localized display, documents, feedback), A9, M2, V4."""
     passed, output = _node_test("intents.test.js")
-    assert passed >= 6, output[-4000:]
+    assert passed >= 9, output[-4000:]
 
 
 @pytest.mark.timeout(1200)

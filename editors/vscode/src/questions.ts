@@ -5,12 +5,15 @@
  * vscode-jsonrpc connection to the real `askbridge serve` and a scripted UI.
  *
  * One ask = one card session:
- * - an `approval` intent (V3: one question) is a modal dialog whose buttons are
- *   the approve/reject/always labels (localized by `display` when it has the
- *   UI's locale);
+ * - an `approval` intent (V3: one question) is an approval card: its subject
+ *   and question, the rendered command or edit (`detail`) as a document beside
+ *   it, and only the approve/reject/always labels to choose from (localized by
+ *   `display` when it has the UI's locale); no free text. Unlike a modal
+ *   dialog it closes when the server withdraws it;
  * - otherwise each question in turn is a pick list (multi-select when
  *   `multiSelect`) with an "Other…" entry that asks for free text, or a text
- *   box when it has no options; a plan-review plan is shown as a document first;
+ *   box when it has no options; a plan-review question shows its plan beside
+ *   its options (cards.ts);
  * - a timed wait (`wait.timed`) is claimed with `userQuestions/attachWait`; the
  *   claim's one `$/progress` frame starts the local countdown shown in the
  *   title; at zero the card closes and replies ASK_TIMED_OUT (TW7); "Take time"
@@ -42,7 +45,7 @@ import {
 } from "./protocol";
 import { ApprovalCard, CardContext, QuestionUi } from "./ui";
 
-export { CardQueue, OTHER_LABEL, PlainCards, collectAnswer } from "./cards";
+export { CardQueue, FEEDBACK_LABEL, OTHER_LABEL, PlainCards, collectAnswer } from "./cards";
 
 /** What the logic needs from a JSON-RPC connection; LanguageClient and MessageConnection both fit. */
 export interface RpcPeer {
@@ -119,8 +122,14 @@ export class QuestionHandler {
     intent: ApprovalIntent,
     token: CancellationToken,
   ): Promise<Answer | undefined> {
-    const label = await this.ui.confirm(approvalCard(question, intent, this.locale), token);
-    return label === undefined ? undefined : { answers: [{ id: question.id, selected: [label] }] };
+    const card = approvalCard(question, intent, this.locale);
+    const shown = card.document ? await this.ui.showDocument(card.document) : undefined;
+    try {
+      const label = await this.ui.confirm(card, token);
+      return label === undefined ? undefined : { answers: [{ id: question.id, selected: [label] }] };
+    } finally {
+      shown?.dispose();
+    }
   }
 }
 
@@ -133,20 +142,19 @@ function approvalIntent(question: QuestionItem): ApprovalIntent | undefined {
   return question.intent?.kind === "approval" ? (question.intent as ApprovalIntent) : undefined;
 }
 
-/** The modal for an approval intent: approve, reject, always (when given), localized by `display`. */
+/** The approval card: approve, reject, always (when given), localized by `display`; the detail as a document. */
 export function approvalCard(question: QuestionItem, intent: ApprovalIntent, locale: string): ApprovalCard {
   const display = pickDisplay(intent.display ?? undefined, locale);
   const buttons = [{ text: display?.approve ?? intent.approve, label: intent.approve }];
   buttons.push({ text: intent.reject, label: intent.reject });
   if (intent.always) buttons.push({ text: intent.always, label: intent.always });
-  const subject = intent.subject?.name;
+  const subject = intent.subject?.name || undefined;
   const message = display?.question ?? question.question;
-  return {
-    questionId: question.id,
-    message: subject ? `${subject}: ${message}` : message,
-    detail: display?.detail ?? question.detail ?? undefined,
-    buttons,
-  };
+  const title = subject ?? (question.header || "askbridge approval");
+  const detail = display?.detail ?? question.detail ?? undefined;
+  const heading = subject ? `${subject}: ${message}` : message;
+  const document = detail ? { title, heading, markdown: detail } : undefined;
+  return { questionId: question.id, title, message, document, buttons };
 }
 
 function pickDisplay(

@@ -37,7 +37,7 @@ import { ContinuedQuestions } from "../src/continued";
 import { AskParams, DidChangeParams, Methods, SessionUpdateParams, USER_QUESTIONS_CAPABILITY } from "../src/protocol";
 import { CardQueue, QuestionHandler, RpcPeer } from "../src/questions";
 import { SessionClient } from "../src/sessions";
-import { ApprovalCard, CardContext, PickCard, PickItem, QuestionUi, TextCard } from "../src/ui";
+import { ApprovalCard, CardContext, DocumentCard, PickCard, PickItem, QuestionUi, TextCard } from "../src/ui";
 
 export const REPO_ROOT = path.resolve(__dirname, "..", "..", "..", "..");
 export const ASKBRIDGE_BIN = process.env.ASKBRIDGE_BIN || path.join(REPO_ROOT, ".venv", "bin", "askbridge");
@@ -139,7 +139,8 @@ export type ShownCard =
 /** The test's user. Cards queue up until the test takes them with `nextCard`. */
 export class ScriptedUi implements QuestionUi {
   readonly shown: ShownCard[] = [];
-  readonly documents: { title: string; markdown: string }[] = [];
+  /** Every document shown beside a card; `closed` once the logic closed it. */
+  readonly documents: (DocumentCard & { closed: boolean })[] = [];
   private taken = 0;
 
   pick(card: PickCard, ctx: CardContext): Promise<PickItem[] | undefined> {
@@ -154,8 +155,10 @@ export class ScriptedUi implements QuestionUi {
     return this.show((resolve) => ({ kind: "confirm", card, token, closed: false, resolve }), token);
   }
 
-  async showDocument(title: string, markdown: string): Promise<void> {
-    this.documents.push({ title, markdown });
+  async showDocument(doc: DocumentCard): Promise<Disposable> {
+    const shown = { ...doc, closed: false };
+    this.documents.push(shown);
+    return Disposable.create(() => (shown.closed = true));
   }
 
   /** The next card shown (waits for it). */
