@@ -14,7 +14,13 @@ withdrawn by the server while on screen closes with a notification; "Open
 Session…" opens the stored session and its continued question is answered
 from the tree view; a command that is not installed gives one notification.
 The server's log, read back from the data dir after the editor is gone, must
-hold all of it. Screenshots land in test-artifacts/.
+hold all of it.
+
+The approval and plan-review cards (V3 intents, which a script model cannot
+send) are checked in the editor with the server side played by
+tests/editors/transcript_player.py (editors/vscode/e2e/intents.mjs), from a
+transcript made here out of blocking-ask.json. Screenshots land in
+test-artifacts/.
 
 A tool that cannot be installed fails the test; nothing here skips.
 """
@@ -233,3 +239,113 @@ def test_vscode_real_editor_questions_sessions_and_settings_V4_TW7_L4_A9_M1(tmp_
         'askbridge: cannot start the server: "askbridge-not-installed" was not found on PATH'
     ), report["notFound"]
     assert "askbridge.command" in report["notFound"]
+
+
+BASH_APPROVAL = {
+    "id": "approval",
+    "question": "Allow Bash?",
+    "detail": "```bash\nrm -rf build\n```",
+    "options": [{"label": "Allow"}, {"label": "Deny"}],
+    "intent": {
+        "kind": "approval",
+        "approve": "Allow",
+        "reject": "Deny",
+        "subject": {"name": "Bash"},
+    },
+}
+PLAN_REVIEW = {
+    "id": "plan",
+    "header": "Plan",
+    "question": "Go ahead with this plan?",
+    "detail": "# Clean up\n\n1. remove the build directory\n2. backfill the cache",
+    "options": [{"label": "Keep planning"}, {"label": "Approve plan"}],
+    "intent": {"kind": "plan-review", "approve": "Approve plan"},
+}
+FEEDBACK = "keep the cache, only remove build"
+
+
+def _intent_transcript(path: Path) -> None:
+    """blocking-ask.json with its one ask replaced by an approval and a plan review (X5 shapes).
+
+    The player plays the server's side; a script model cannot send intents, so the
+    asks are what `askbridge mcp`'s approval_prompt sends (behavior.md X5), each
+    followed by the reply the editor must send.
+    """
+    raw = json.loads((REPO / "protocol" / "transcripts" / "blocking-ask.json").read_text())
+    messages = raw["messages"]
+    [at] = [i for i, m in enumerate(messages) if m["message"].get("method") == "userQuestions/ask"]
+    ask = messages[at]["message"]
+
+    def exchange(ask_id: str, question: dict[str, Any], answer: dict[str, Any]) -> list[Any]:
+        params = {**ask["params"], "questions": [question]}
+        reply = {"jsonrpc": "2.0", "id": ask_id, "result": {"answers": [answer]}}
+        return [
+            {"from": "server", "message": {**ask, "id": ask_id, "params": params}},
+            {"from": "client", "message": reply},
+        ]
+
+    messages[at : at + 2] = [
+        *exchange("$approvalId", BASH_APPROVAL, {"id": "approval", "selected": ["Allow"]}),
+        *exchange("$planId", PLAN_REVIEW, {"id": "plan", "selected": [], "custom": FEEDBACK}),
+    ]
+    path.write_text(json.dumps(raw))
+
+
+@pytest.mark.timeout(3600)
+def test_vscode_real_editor_approval_and_plan_review_cards_V3_V4(tmp_path: Path) -> None:
+    """V3 approval and plan-review cards rendered in code-server, V4 feedback as custom.
+
+    The approval card holds only Allow / Deny under the subject, with the shell
+    block rendered beside it; the plan is rendered beside Approve plan (first) /
+    Keep planning / Give feedback…, and the feedback goes back as `custom`. The
+    transcript player checks the replies exactly.
+    """
+    _run(["bash", "scripts/install.sh"], timeout=900)
+    _run(["bash", "scripts/install-e2e.sh"], timeout=2400)
+    vsix = Path(_run(["bash", "scripts/package.sh"], timeout=600).strip().splitlines()[-1])
+    transcript, report_file = tmp_path / "intents.json", tmp_path / "player-report.json"
+    _intent_transcript(transcript)
+    player = [
+        sys.executable,
+        str(REPO / "tests" / "editors" / "transcript_player.py"),
+        str(transcript),
+        "--report",
+        str(report_file),
+    ]
+    out = _run(
+        [
+            "node",
+            "e2e/intents.mjs",
+            "--vsix",
+            str(vsix),
+            "--player-command",
+            json.dumps(player),
+            "--feedback",
+            FEEDBACK,
+            "--artifacts",
+            str(ARTIFACTS),
+            "--work",
+            str(tmp_path / "work"),
+        ],
+        timeout=300,
+    )
+    seen = json.loads(out.strip().splitlines()[-1])
+    assert seen["approvalRows"] == ["Allow", "Deny"], seen  # nothing else: no Other…
+    assert seen["approvalPlaceholder"] == "Allow Bash?"
+    assert seen["approvalHeading"] == "Bash: Allow Bash?"
+    assert seen["command"] == "rm -rf build"  # the shell block, rendered (no fences)
+    assert seen["planRows"] == ["Approve plan", "Keep planning", "Give feedback…"], seen
+    assert seen["planHeading"] == "Clean up"
+    report = json.loads(report_file.read_text())
+    assert report["ok"], report["problem"]
+    replies = [
+        e["message"]
+        for e in report["exchange"]
+        if e["from"] == "client"
+        and "result" in e["message"]
+        and "answers" in e["message"]["result"]
+    ]
+    assert [r["result"] for r in replies] == [
+        {"answers": [{"id": "approval", "selected": ["Allow"]}]},
+        {"answers": [{"id": "plan", "selected": [], "custom": FEEDBACK}]},
+    ]

@@ -31,7 +31,17 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { parseArgs } from "node:util";
 
-import { log, openEditor, runCommand, waitForText } from "./editor.mjs";
+import {
+  log,
+  openEditor,
+  restartWithCommand,
+  runCommand,
+  sendPrompt,
+  showOutput,
+  toast,
+  toastText,
+  waitForText,
+} from "./editor.mjs";
 
 const { values: opts } = parseArgs({
   options: {
@@ -77,16 +87,8 @@ const STEPS = [
   ask("call-withdrawn", [WITHDRAWN_QUESTION]),
 ];
 
-async function sendPrompt(page, text) {
-  await runCommand(page, "askbridge: Send Prompt");
-  await page.locator(".quick-input-widget .quick-input-title", { hasText: "Send Prompt" }).waitFor();
-  const input = page.locator(".quick-input-widget .quick-input-box input").first();
-  await input.fill(text);
-  await input.press("Enter");
-  log(`prompt sent: ${text}`);
-}
-
-async function scenario({ page, shot, storedSession }) {
+async function scenario(editor, shot, storedSession) {
+  const { page } = editor;
   const titled = (text) => page.locator(".quick-input-widget .quick-input-title", { hasText: text });
   const rows = page.locator(".quick-input-widget .quick-input-list .monaco-list-row");
 
@@ -106,11 +108,7 @@ async function scenario({ page, shot, storedSession }) {
   await page.keyboard.type("Zig");
   await page.keyboard.press("Enter");
   log("answered");
-  await runCommand(page, "Output: Show Output Channels...");
-  await page
-    .locator(".quick-input-widget .monaco-list-row", { hasText: /^askbridge$/ })
-    .first()
-    .click();
+  await showOutput(page, "askbridge");
   await waitForText(page, /prompt finished: end_turn/);
   await shot("vscode-answered.png");
 
@@ -168,10 +166,7 @@ async function scenario({ page, shot, storedSession }) {
   log("the stored session's question was answered");
 
   // 5. A program that is not installed: one notification saying what to set.
-  await editSettings(page, { "askbridge.command": ["askbridge-not-installed", "serve"] });
-  const changed = toast(page, /askbridge settings changed/);
-  await changed.waitFor();
-  await changed.locator(".monaco-button", { hasText: "Restart Server" }).click();
+  await restartWithCommand(editor, ["askbridge-not-installed", "serve"]);
   const notFound = toast(page, /cannot start the server/);
   await notFound.waitFor();
   await page.waitForTimeout(2000); // anything else the restart would show has shown by now
@@ -187,33 +182,6 @@ async function scenario({ page, shot, storedSession }) {
     notFound: notFoundText,
     launchProblems: problems,
   };
-}
-
-/**
- * Change user settings as a user does: "Preferences: Open User Settings (JSON)",
- * add `values` at the top of the object, save. (Rewriting the file behind the
- * editor's back is not picked up reliably by code-server's file watcher.)
- */
-async function editSettings(page, values) {
-  await runCommand(page, "Preferences: Open User Settings (JSON)");
-  const editor = page.locator(".editor-instance .monaco-editor").first();
-  await editor.waitFor();
-  await editor.click();
-  await page.keyboard.press("Control+Home");
-  await page.keyboard.press("End"); // after the opening brace
-  const lines = Object.entries(values).map(([key, value]) => `${JSON.stringify(key)}: ${JSON.stringify(value)},`);
-  await page.keyboard.press("Enter");
-  await page.keyboard.insertText(lines.join("\n")); // inserted as typed text, without auto-closing quotes
-  await page.keyboard.press("Control+S");
-}
-
-/** A notification toast whose text matches. */
-function toast(page, pattern) {
-  return page.locator(".notifications-toasts .notification-toast", { hasText: pattern });
-}
-
-async function toastText(locator) {
-  return (await locator.locator(".notification-list-item-message").first().innerText()).replace(/\u00a0/g, " ").trim();
 }
 
 async function main() {
@@ -242,11 +210,7 @@ async function main() {
   });
   const shot = (name) => editor.page.screenshot({ path: path.join(opts.artifacts, name) });
   try {
-    const report = await scenario({
-      page: editor.page,
-      shot,
-      storedSession: opts["stored-session"],
-    });
+    const report = await scenario(editor, shot, opts["stored-session"]);
     console.log(JSON.stringify({ ok: true, ...report }));
   } catch (error) {
     await shot("vscode-failure.png").catch(() => undefined);

@@ -203,8 +203,9 @@ function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
-// No scripts, no network: the markdown comes from the agent. Theme colours keep code readable.
-const STYLE = `body{font-family:var(--vscode-font-family);color:var(--vscode-foreground);padding:0 1em}
+// No scripts, no network: the markdown comes from the agent. Theme colours keep code readable;
+// the top padding keeps the first lines clear of the card's QuickPick, which opens over them.
+const STYLE = `body{font-family:var(--vscode-font-family);color:var(--vscode-foreground);padding:5em 1em 0}
 pre{background:var(--vscode-textCodeBlock-background);padding:.6em;overflow:auto}
 code{font-family:var(--vscode-editor-font-family)}`;
 
