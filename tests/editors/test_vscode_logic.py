@@ -1,13 +1,24 @@
 """The VS Code extension's question logic, run by node's test runner as part of `make test`.
 
 editors/vscode/test/*.test.ts drive the extension's VS Code-free modules
-(src/questions.ts, continued.ts, sessions.ts) with a scripted UI:
+(src/questions.ts, continued.ts, sessions.ts, views.ts) with a scripted UI:
 `questions.test.ts` against the real `askbridge serve` over vscode-jsonrpc
 (V4 multi-select + Other, single-select custom, ASK_CANCELLED/E2, C3/C4 claims,
 TW5 "Take time", TW7 countdown → pending, V7/L4/L6 late replies, A9
 cancellation, shutdown cancels open asks, two sessions' asks queued one card
 at a time); `intents.test.ts` on the handler
-directly (V3 approval and plan-review, which a script model cannot send).
+directly (V3 approval cards: subject, the command beside, only the
+approve/reject/always labels, closed when withdrawn; plan-review cards: the
+plan beside Approve / Keep planning / feedback as custom; a script model
+cannot send intents);
+`views.test.ts` folds `userQuestions/didChange` changes (S2) and checks the
+fold against the reference `askbridge.protocol.views.apply_view_changes`;
+`launch.test.ts` builds the server launch from the settings (src/launch.ts:
+PATH lookup, one problem per bad setting) and checks against the real server
+that askbridge.model/askMode/askTimeout land in the session header and
+askbridge.env carries the model's API key; `sessions.test.ts` lists, loads and
+answers a stored session's continued questions (M1, S2, L4), closes a late
+card answered elsewhere (M5) and reloads followed sessions after a restart.
 
 The npm install is scripted (editors/vscode/scripts/install.sh); if node, npm
 or the install fails, the test fails — it never skips.
@@ -51,7 +62,7 @@ def compiled() -> None:
 
 
 def _node_test(test_file: str) -> tuple[int, str]:
-    env = {**os.environ, "ASKBRIDGE_BIN": str(ASKBRIDGE_BIN)}
+    env = {**os.environ, "ASKBRIDGE_BIN": str(ASKBRIDGE_BIN), "ASKBRIDGE_PYTHON": sys.executable}
     output = _run(
         ["node", "--test", "--test-reporter=spec", f"out/test/{test_file}"], timeout=300, env=env
     )
@@ -72,6 +83,27 @@ def test_vscode_logic_against_real_server(compiled: None) -> None:
 
 @pytest.mark.timeout(1200)
 def test_vscode_logic_intents(compiled: None) -> None:
-    """V3 approval (modal, localized display) and plan-review (plan document), A9, V4 Other→Esc."""
+    """V3 approval and plan-review cards (localized display, documents, feedback), A9, M2, V4."""
     passed, output = _node_test("intents.test.js")
-    assert passed >= 6, output[-4000:]
+    assert passed >= 9, output[-4000:]
+
+
+@pytest.mark.timeout(1200)
+def test_vscode_view_fold_matches_the_reference_S2(compiled: None) -> None:
+    """S2: the extension folds didChange changes exactly as askbridge.protocol.views does."""
+    passed, output = _node_test("views.test.js")
+    assert passed >= 3, output[-4000:]
+
+
+@pytest.mark.timeout(1200)
+def test_vscode_server_launch_from_settings(compiled: None) -> None:
+    """askbridge on PATH by default; env, model, askMode, askTimeout, dataDir reach the server."""
+    passed, output = _node_test("launch.test.js")
+    assert passed >= 8, output[-4000:]
+
+
+@pytest.mark.timeout(1200)
+def test_vscode_stored_sessions_M1_M5_S2_L4(compiled: None) -> None:
+    """M1, S2, L4, M5: Open Session's list/load, its continued questions answered late, reopen."""
+    passed, output = _node_test("sessions.test.js")
+    assert passed >= 4, output[-4000:]

@@ -37,6 +37,8 @@ Matching, from the server's side of protocol/transcripts/README.md:
   the client's own `attachWait` after it replied to the ask that claim
   belongs to (C4: a client releases its claim when its card ends). The
   recorder did not release; the release must not come before the reply.
+  `$/setTrace` notifications are skipped: vscode-languageclient sends one
+  whenever any setting changes, and it says nothing about questions.
 - `--omit-asks` leaves out every `userQuestions/ask` and the client's reply
   to it (pending-late-reply: the recorded client timed out without claiming,
   which our clients never do, but the late reply that follows is theirs).
@@ -242,8 +244,9 @@ class Player:
 
     def expect(self, step: Step) -> None:
         actual = self.receive(step)
-        while self.is_claim_release(actual):
-            self.extras.append(actual)
+        while self.is_claim_release(actual) or actual.get("method") == "$/setTrace":
+            if actual.get("method") != "$/setTrace":
+                self.extras.append(actual)
             actual = self.receive(step)
         expected = step.message
         if "method" in expected:

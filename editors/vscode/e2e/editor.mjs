@@ -93,11 +93,13 @@ async function stopGroup(child) {
 }
 
 /**
- * Start code-server with `vsix` installed and `settings` as user settings, open
- * `work/workspace` in Chromium. Returns {page, close}; the code-server log goes
- * to `logPath`.
+ * Start code-server with `vsix` installed, `settings` as user settings and
+ * `keybindings` as user keybindings, open `work/workspace` in Chromium.
+ * `env` is added to code-server's environment (the extension host inherits it).
+ * Returns {page, settings (all the user settings written), close}; the
+ * code-server log goes to `logPath`.
  */
-export async function openEditor({ work, vsix, settings, logPath }) {
+export async function openEditor({ work, vsix, settings, keybindings = [], env: extraEnv = {}, logPath }) {
   const dirs = Object.fromEntries(
     ["user-data", "extensions", "workspace", "browser-profile", "xdg-config", "xdg-data"].map((name) => [
       name,
@@ -108,7 +110,7 @@ export async function openEditor({ work, vsix, settings, logPath }) {
   const codeServer = path.join(here, "node_modules", ".bin", "code-server");
   if (!fs.existsSync(codeServer)) throw new Error(`${codeServer} is missing: run scripts/install-e2e.sh`);
   // code-server writes its config and state under XDG dirs: keep them out of $HOME.
-  const env = { ...process.env, XDG_CONFIG_HOME: dirs["xdg-config"], XDG_DATA_HOME: dirs["xdg-data"] };
+  const env = { ...process.env, ...extraEnv, XDG_CONFIG_HOME: dirs["xdg-config"], XDG_DATA_HOME: dirs["xdg-data"] };
   const common = ["--user-data-dir", dirs["user-data"], "--extensions-dir", dirs.extensions];
 
   log("installing the .vsix");
@@ -120,11 +122,11 @@ export async function openEditor({ work, vsix, settings, logPath }) {
   if (install.status !== 0 || !fs.readdirSync(dirs.extensions).some((name) => name.includes("askbridge"))) {
     throw new Error(`--install-extension failed (${install.status}): ${install.stdout}\n${install.stderr}`);
   }
-  fs.mkdirSync(path.join(dirs["user-data"], "User"), { recursive: true });
-  fs.writeFileSync(
-    path.join(dirs["user-data"], "User", "settings.json"),
-    JSON.stringify({ ...QUIET_SETTINGS, ...settings }, null, 2),
-  );
+  const userDir = path.join(dirs["user-data"], "User");
+  fs.mkdirSync(userDir, { recursive: true });
+  const userSettings = { ...QUIET_SETTINGS, ...settings };
+  fs.writeFileSync(path.join(userDir, "settings.json"), JSON.stringify(userSettings, null, 2));
+  fs.writeFileSync(path.join(userDir, "keybindings.json"), JSON.stringify(keybindings, null, 2));
   fs.writeFileSync(path.join(dirs.workspace, "README.md"), "# e2e workspace\n");
 
   const port = await freePort();
@@ -166,7 +168,7 @@ export async function openEditor({ work, vsix, settings, logPath }) {
     await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(dirs.workspace)}`);
     await page.locator(".monaco-workbench .activitybar").waitFor();
     log("workbench loaded");
-    return { page, close };
+    return { page, settings: userSettings, close };
   } catch (error) {
     await close();
     throw error;
@@ -208,4 +210,59 @@ export async function waitForText(page, pattern, timeoutMs = 60_000) {
     pattern.source,
     { timeout: timeoutMs },
   );
+}
+
+/** Show an output channel in the panel (its last lines are then on the page). */
+export async function showOutput(page, channel) {
+  await runCommand(page, "Output: Show Output Channels...");
+  await page
+    .locator(".quick-input-widget .monaco-list-row", { hasText: new RegExp(`^${channel}$`) })
+    .first()
+    .click();
+}
+
+/** "askbridge: Send Prompt" with `text`. */
+export async function sendPrompt(page, text) {
+  await runCommand(page, "askbridge: Send Prompt");
+  await page.locator(".quick-input-widget .quick-input-title", { hasText: "Send Prompt" }).waitFor();
+  const input = page.locator(".quick-input-widget .quick-input-box input").first();
+  await input.fill(text);
+  await input.press("Enter");
+  log(`prompt sent: ${text}`);
+}
+
+/**
+ * Change user settings as a user does: "Preferences: Open User Settings (JSON)",
+ * replace the text with `settings` (all of them, as openEditor returned them,
+ * with the changes), save. (Rewriting the file behind the editor's back is not
+ * picked up reliably by code-server's file watcher.)
+ */
+export async function editSettings(page, settings) {
+  await runCommand(page, "Preferences: Open User Settings (JSON)");
+  const editor = page.locator(".editor-instance .monaco-editor").first();
+  await editor.waitFor();
+  await editor.click();
+  await page.keyboard.press("Control+A");
+  // One line, inserted as typed text: no auto-indent, no auto-closed quotes.
+  await page.keyboard.insertText(JSON.stringify(settings));
+  await page.keyboard.press("Control+S");
+}
+
+/** Set askbridge.command and take the "askbridge settings changed" offer to restart the server. */
+export async function restartWithCommand(editor, command) {
+  const { page } = editor;
+  await editSettings(page, { ...editor.settings, "askbridge.command": command });
+  const changed = toast(page, /askbridge settings changed/);
+  await changed.waitFor();
+  await changed.locator(".monaco-button", { hasText: "Restart Server" }).click();
+}
+
+/** A notification toast whose text matches. */
+export function toast(page, pattern) {
+  return page.locator(".notifications-toasts .notification-toast", { hasText: pattern });
+}
+
+/** The message of a notification toast. */
+export async function toastText(locator) {
+  return (await locator.locator(".notification-list-item-message").first().innerText()).replace(/\u00a0/g, " ").trim();
 }

@@ -1,17 +1,20 @@
 /**
  * The card flow shared by live asks (questions.ts) and late replies
  * (continued.ts): each question of a batch in turn, as a pick list with an
- * "Other…" entry (free text) or a text box when it has no options; a
- * plan-review plan is shown as a document first. The result is the Answer of
- * behavior.md V4, or undefined as soon as one card is dismissed or closed.
- * No `vscode` import.
+ * "Other…" entry (free text) or a text box when it has no options. A
+ * `plan-review` question (V3) is the plan rendered as a document beside a pick
+ * list of its options, the `approve` one first, and "Give feedback…" (free
+ * text, sent as `custom`) instead of "Other…"; the document closes with the
+ * card. The result is the Answer of behavior.md V4, or undefined as soon as
+ * one card is dismissed or closed. No `vscode` import.
  */
 import { CancellationToken, Disposable } from "vscode-jsonrpc";
 
-import { Answer, AnswerItem, QuestionItem } from "./protocol";
-import { CardContext, PickItem, QuestionUi } from "./ui";
+import { Answer, AnswerItem, Option, PlanReviewIntent, QuestionItem } from "./protocol";
+import { CardContext, DocumentCard, PickItem, QuestionUi } from "./ui";
 
 export const OTHER_LABEL = "Other…";
+export const FEEDBACK_LABEL = "Give feedback…";
 
 /**
  * One card session on screen at a time. VS Code shows a single QuickPick: a
@@ -72,16 +75,46 @@ export async function collectAnswer(
 }
 
 async function askOne(question: QuestionItem, ui: QuestionUi, ctx: CardContext): Promise<AnswerItem | undefined> {
+  const plan = planReview(question);
+  const shown = plan ? await ui.showDocument(plan.document) : undefined;
+  try {
+    return await askWithOptions(question, plan, ui, ctx);
+  } finally {
+    shown?.dispose();
+  }
+}
+
+interface PlanCard {
+  document: DocumentCard;
+  approve: string;
+}
+
+function planReview(question: QuestionItem): PlanCard | undefined {
+  if (question.intent?.kind !== "plan-review" || !question.detail) return undefined;
+  const document = { title: question.header || "Plan", heading: question.question, markdown: question.detail };
+  return { document, approve: (question.intent as PlanReviewIntent).approve };
+}
+
+/** A plan's options with the approve one first; any other question's as given. */
+function orderedOptions(question: QuestionItem, plan: PlanCard | undefined): Option[] {
+  const options = question.options ?? [];
+  if (!plan) return options;
+  return [...options.filter((o) => o.label === plan.approve), ...options.filter((o) => o.label !== plan.approve)];
+}
+
+async function askWithOptions(
+  question: QuestionItem,
+  plan: PlanCard | undefined,
+  ui: QuestionUi,
+  ctx: CardContext,
+): Promise<AnswerItem | undefined> {
   const base = {
     questionId: question.id,
     question: question.question,
     header: question.header ?? undefined,
     detail: question.detail ?? undefined,
   };
-  if (question.intent?.kind === "plan-review" && question.detail) {
-    await ui.showDocument(question.header || question.question, question.detail);
-  }
-  const options = question.options ?? [];
+  const options = orderedOptions(question, plan);
   if (options.length === 0) {
     const text = await ui.input({ ...base, prompt: question.question }, ctx);
     if (text === undefined) return undefined;
@@ -95,14 +128,21 @@ async function askOne(question: QuestionItem, ui: QuestionUi, ctx: CardContext):
       description: o.description ?? undefined,
       picked: checked.has(o.label),
     }));
-    items.push({ label: OTHER_LABEL, description: "type your own answer", isOther: true });
-    const picked = await ui.pick({ ...base, items, canPickMany: multi }, ctx);
+    items.push(
+      plan
+        ? { label: FEEDBACK_LABEL, description: "keep planning, with your notes for the agent", isOther: true }
+        : { label: OTHER_LABEL, description: "type your own answer", isOther: true },
+    );
+    const picked = await ui.pick({ ...base, document: plan?.document, items, canPickMany: multi }, ctx);
     if (picked === undefined || ctx.token.isCancellationRequested) return undefined;
     const labels = picked.filter((p) => !p.isOther).map((p) => p.label);
     if (!picked.some((p) => p.isOther)) {
       return { id: question.id, selected: multi ? labels : labels.slice(0, 1) };
     }
-    const text = await ui.input({ ...base, prompt: `${question.question} (your own answer)` }, ctx);
+    const prompt = plan
+      ? "Your feedback on the plan (the agent keeps planning)"
+      : `${question.question} (your own answer)`;
+    const text = await ui.input({ ...base, prompt }, ctx);
     if (ctx.token.isCancellationRequested) return undefined;
     if (text !== undefined) {
       // V4: single-select custom replaces the choice; multi-select custom accompanies it.

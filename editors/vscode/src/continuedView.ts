@@ -16,7 +16,11 @@ export class ContinuedTree implements vscode.TreeDataProvider<ContinuedEntry>, v
   private readonly status: vscode.StatusBarItem;
   private readonly subscription: { dispose(): unknown };
 
-  constructor(private readonly model: ContinuedQuestions) {
+  constructor(
+    private readonly model: ContinuedQuestions,
+    /** The session's title when known, else its id. */
+    private readonly sessionName: (sessionId: string) => string = (id) => id,
+  ) {
     this.status = vscode.window.createStatusBarItem("askbridge.waiting", vscode.StatusBarAlignment.Left, 100);
     this.status.name = "askbridge waiting questions";
     this.status.command = ANSWER_COMMAND;
@@ -31,7 +35,7 @@ export class ContinuedTree implements vscode.TreeDataProvider<ContinuedEntry>, v
   getTreeItem(entry: ContinuedEntry): vscode.TreeItem {
     const item = new vscode.TreeItem(entry.label, vscode.TreeItemCollapsibleState.None);
     item.id = `${entry.sessionId}/${entry.callId}`;
-    item.description = entry.sessionId;
+    item.description = this.sessionName(entry.sessionId);
     item.tooltip = entry.questions.map((q) => `• ${q.question}`).join("\n");
     item.iconPath = new vscode.ThemeIcon("question");
     item.contextValue = "askbridge.continuedQuestion";

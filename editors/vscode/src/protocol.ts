@@ -81,9 +81,29 @@ export interface ProjectionView {
   settled: SettledQuestion[];
 }
 
+/**
+ * One change of a session's view (protocol/README.md "userQuestions/didChange"):
+ * `open` carries the questions; `continued` carries them only in the first
+ * notification after subscribing; `settled` carries the answers.
+ */
+export interface ViewChange {
+  callId: string;
+  state: "open" | "continued" | "settled" | "removed";
+  questions?: QuestionItem[];
+  answers?: AnswerItem[];
+}
+
+/** S2: the changes since the last notification, never the whole view. */
 export interface DidChangeParams {
   sessionId: string;
-  view: ProjectionView;
+  changes: ViewChange[];
+}
+
+/** One entry of `session/list`: a stored root session. */
+export interface SessionInfo {
+  sessionId: string;
+  createdAt: string;
+  title?: string | null;
 }
 
 /** The one `$/progress` value of a claim (C3). */

@@ -5,18 +5,23 @@
  * vscode-jsonrpc connection to the real `askbridge serve` and a scripted UI.
  *
  * One ask = one card session:
- * - an `approval` intent (V3: one question) is a modal dialog whose buttons are
- *   the approve/reject/always labels (localized by `display` when it has the
- *   UI's locale);
+ * - an `approval` intent (V3: one question) is an approval card: its subject
+ *   and question, the rendered command or edit (`detail`) as a document beside
+ *   it, and only the approve/reject/always labels to choose from (localized by
+ *   `display` when it has the UI's locale); no free text. Unlike a modal
+ *   dialog it closes when the server withdraws it;
  * - otherwise each question in turn is a pick list (multi-select when
  *   `multiSelect`) with an "Other…" entry that asks for free text, or a text
- *   box when it has no options; a plan-review plan is shown as a document first;
+ *   box when it has no options; a plan-review question shows its plan beside
+ *   its options (cards.ts);
  * - a timed wait (`wait.timed`) is claimed with `userQuestions/attachWait`; the
  *   claim's one `$/progress` frame starts the local countdown shown in the
  *   title; at zero the card closes and replies ASK_TIMED_OUT (TW7); "Take time"
  *   stops the countdown while keeping the claim (TW5);
  * - dismissing a card replies ASK_CANCELLED; the server's `$/cancelRequest`
- *   (the handler's token) closes the card and replies -32800 (A9);
+ *   (the handler's token) closes the card and replies -32800 (A9); when the
+ *   card was on screen, `onWithdrawn` tells the user (another window may have
+ *   answered it, M2, or the turn was cancelled);
  * - the claim is released (`$/cancelRequest` for attachWait) whenever the card
  *   ends, after the card's reply (a release first could expire the wait, TW5);
  * - asks arriving while a card is on screen wait in a CardQueue (first come,
@@ -40,11 +45,12 @@ import {
 } from "./protocol";
 import { ApprovalCard, CardContext, QuestionUi } from "./ui";
 
-export { CardQueue, OTHER_LABEL, PlainCards, collectAnswer } from "./cards";
+export { CardQueue, FEEDBACK_LABEL, OTHER_LABEL, PlainCards, collectAnswer } from "./cards";
 
 /** What the logic needs from a JSON-RPC connection; LanguageClient and MessageConnection both fit. */
 export interface RpcPeer {
   sendRequest<R>(method: string, params: unknown, token?: CancellationToken): Promise<R>;
+  sendNotification(method: string, params: unknown): Promise<void>;
   onProgress<P>(type: ProgressType<P>, token: string | number, handler: (value: P) => void): Disposable;
 }
 
@@ -63,6 +69,8 @@ export interface QuestionHandlerOptions {
   locale?: string;
   /** Share one queue with ContinuedQuestions so only one card session is on screen. */
   queue?: CardQueue;
+  /** The server withdrew an ask whose card was on screen (not one still waiting in line). */
+  onWithdrawn?: (params: AskParams) => void;
 }
 
 let claimCounter = 0;
@@ -75,6 +83,7 @@ export class QuestionHandler {
   private readonly timers: Timers;
   private readonly locale: string;
   private readonly queue: CardQueue;
+  private readonly onWithdrawn: (params: AskParams) => void;
 
   constructor(
     private readonly peer: RpcPeer,
@@ -84,6 +93,7 @@ export class QuestionHandler {
     this.timers = options.timers ?? realTimers;
     this.locale = (options.locale ?? "en").toLowerCase();
     this.queue = options.queue ?? new CardQueue();
+    this.onWithdrawn = options.onWithdrawn ?? (() => undefined);
   }
 
   readonly handleAsk = async (params: AskParams, token: CancellationToken): Promise<AskReply> => {
@@ -100,6 +110,7 @@ export class QuestionHandler {
         ? await this.confirm(params.questions[0], approval, card.token)
         : await collectAnswer(params.questions, this.ui, card);
       if (answer !== undefined && !card.token.isCancellationRequested) return answer;
+      if (card.withdrawnWhileOpen) this.onWithdrawn(params);
       return endReply(card.endReason ?? "dismissed");
     } finally {
       card.dispose();
@@ -111,8 +122,14 @@ export class QuestionHandler {
     intent: ApprovalIntent,
     token: CancellationToken,
   ): Promise<Answer | undefined> {
-    const label = await this.ui.confirm(approvalCard(question, intent, this.locale), token);
-    return label === undefined ? undefined : { answers: [{ id: question.id, selected: [label] }] };
+    const card = approvalCard(question, intent, this.locale);
+    const shown = card.document ? await this.ui.showDocument(card.document) : undefined;
+    try {
+      const label = await this.ui.confirm(card, token);
+      return label === undefined ? undefined : { answers: [{ id: question.id, selected: [label] }] };
+    } finally {
+      shown?.dispose();
+    }
   }
 }
 
@@ -125,20 +142,19 @@ function approvalIntent(question: QuestionItem): ApprovalIntent | undefined {
   return question.intent?.kind === "approval" ? (question.intent as ApprovalIntent) : undefined;
 }
 
-/** The modal for an approval intent: approve, reject, always (when given), localized by `display`. */
+/** The approval card: approve, reject, always (when given), localized by `display`; the detail as a document. */
 export function approvalCard(question: QuestionItem, intent: ApprovalIntent, locale: string): ApprovalCard {
   const display = pickDisplay(intent.display ?? undefined, locale);
   const buttons = [{ text: display?.approve ?? intent.approve, label: intent.approve }];
   buttons.push({ text: intent.reject, label: intent.reject });
   if (intent.always) buttons.push({ text: intent.always, label: intent.always });
-  const subject = intent.subject?.name;
+  const subject = intent.subject?.name || undefined;
   const message = display?.question ?? question.question;
-  return {
-    questionId: question.id,
-    message: subject ? `${subject}: ${message}` : message,
-    detail: display?.detail ?? question.detail ?? undefined,
-    buttons,
-  };
+  const title = subject ?? (question.header || "askbridge approval");
+  const detail = display?.detail ?? question.detail ?? undefined;
+  const heading = subject ? `${subject}: ${message}` : message;
+  const document = detail ? { title, heading, markdown: detail } : undefined;
+  return { questionId: question.id, title, message, document, buttons };
 }
 
 function pickDisplay(
@@ -152,6 +168,8 @@ function pickDisplay(
 /** The state of one `userQuestions/ask`: its close token, claim and countdown. */
 class CardSession implements CardContextSource {
   endReason: EndReason | undefined;
+  /** The server's `$/cancelRequest` came while the card was open (not before it showed). */
+  withdrawnWhileOpen = false;
   private readonly closing = new CancellationTokenSource();
   private readonly listeners = new Set<() => void>();
   private readonly countdown: Countdown;
@@ -169,7 +187,12 @@ class CardSession implements CardContextSource {
       () => this.changed(),
       () => this.end("timed-out"),
     );
-    this.disposables.push(requestToken.onCancellationRequested(() => this.end("server-cancelled")));
+    this.disposables.push(
+      requestToken.onCancellationRequested(() => {
+        this.withdrawnWhileOpen = this.endReason === undefined;
+        this.end("server-cancelled");
+      }),
+    );
     if (requestToken.isCancellationRequested) this.end("server-cancelled");
     else if (params.wait?.timed) this.claim(params.wait.callId);
   }

@@ -1,9 +1,17 @@
 /**
- * The session commands' logic ("askbridge: New Session", "askbridge: Send
- * Prompt"), independent of VS Code: `session/new`, `session/prompt` and a
+ * The session commands' logic ("askbridge: New Session", "Send Prompt",
+ * "Open Session…", "Cancel Turn"), independent of VS Code: `session/new`,
+ * `session/list`, `session/load`, `session/prompt`, `session/cancel` and a
  * readable transcript line for each `session/update` (protocol.md "Sessions").
+ *
+ * A window *follows* the sessions it created or opened (M1: its client is
+ * subscribed to them, so their questions and updates come to this window).
+ * `current` is the one "Send Prompt" and "Cancel Turn" talk to: the last one
+ * created or opened. One SessionClient per window, one server connection per
+ * client; with several windows on one data directory each follows its own
+ * sessions and the host sends every follower the questions.
  */
-import { Methods, SessionUpdateParams } from "./protocol";
+import { Methods, SessionInfo, SessionUpdateParams } from "./protocol";
 import { RpcPeer } from "./questions";
 
 export interface NewSessionOptions {
@@ -11,16 +19,47 @@ export interface NewSessionOptions {
 }
 
 export class SessionClient {
-  /** The session "Send Prompt" talks to; set by `newSession`. */
+  /** The session "Send Prompt" talks to; set by `newSession` and `load`. */
   current: string | undefined;
+  private readonly following = new Map<string, SessionInfo | undefined>();
 
   constructor(private readonly peer: RpcPeer) {}
+
+  /** The sessions this window follows, in the order it started following them. */
+  get followed(): string[] {
+    return [...this.following.keys()];
+  }
+
+  /** A short name for a followed session: its title, else its id. */
+  nameOf(sessionId: string): string {
+    return this.following.get(sessionId)?.title || sessionId;
+  }
 
   async newSession(options: NewSessionOptions = {}): Promise<string> {
     const params = options.cwd ? { cwd: options.cwd } : {};
     const result = await this.peer.sendRequest<{ sessionId: string }>(Methods.sessionNew, params);
+    this.following.set(result.sessionId, undefined);
     this.current = result.sessionId;
     return result.sessionId;
+  }
+
+  /** The stored root sessions, newest first (`session/list` answers oldest first). */
+  async list(): Promise<SessionInfo[]> {
+    const result = await this.peer.sendRequest<{ sessions?: SessionInfo[] }>(Methods.sessionList, {});
+    return [...(result?.sessions ?? [])].reverse();
+  }
+
+  /**
+   * `session/load`: the server resumes the session and sends its questions (the
+   * first didChange carries every active entry); the window follows it from now on.
+   */
+  async load(session: SessionInfo | string): Promise<string> {
+    const info = typeof session === "string" ? undefined : session;
+    const sessionId = typeof session === "string" ? session : session.sessionId;
+    await this.peer.sendRequest<unknown>(Methods.sessionLoad, { sessionId });
+    this.following.set(sessionId, info ?? this.following.get(sessionId));
+    this.current = sessionId;
+    return sessionId;
   }
 
   /** Send a prompt to the current session (creating one first if needed); resolves with the stop reason. */
@@ -33,8 +72,33 @@ export class SessionClient {
     return { sessionId, stopReason: result.stopReason };
   }
 
-  forget(): void {
+  /** `session/cancel` for the current session: its turn ends, its open cards are withdrawn (A9). */
+  async cancel(): Promise<string | undefined> {
+    const sessionId = this.current;
+    if (sessionId) await this.peer.sendNotification(Methods.sessionCancel, { sessionId });
+    return sessionId;
+  }
+
+  /**
+   * A new server connection knows none of this window's sessions: load the
+   * followed ones again, so their waiting questions come back. One that cannot
+   * be loaded (another data directory, gone) is no longer followed; `failed`
+   * says why. `current` is not kept: the next prompt starts a session with the
+   * (maybe changed) settings.
+   */
+  async reopen(failed: (sessionId: string, error: unknown) => void = () => undefined): Promise<string[]> {
+    const previous = [...this.following];
+    this.following.clear();
     this.current = undefined;
+    for (const [sessionId, info] of previous) {
+      try {
+        await this.load(info ?? sessionId);
+      } catch (error) {
+        failed(sessionId, error);
+      }
+    }
+    this.current = undefined;
+    return this.followed;
   }
 }
 

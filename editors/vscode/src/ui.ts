@@ -6,7 +6,9 @@
  * The logic decides *what* to show (cards) and what the user's choice means
  * (the Answer); the UI only renders a card and reports the choice. A card must
  * close itself when its context's token is cancelled (the server cancelled the
- * ask, or the countdown ran out) and resolve `undefined`.
+ * ask, or the countdown ran out) and resolve `undefined`. A document (a plan,
+ * the command an approval is about) is shown beside its card and closed by the
+ * logic when the card ends.
  */
 import type { CancellationToken, Disposable } from "vscode-jsonrpc";
 
@@ -19,6 +21,14 @@ export interface PickItem {
   picked?: boolean;
 }
 
+/** Markdown shown rendered beside a card: a plan (plan-review), an approval's command or edit. */
+export interface DocumentCard {
+  title: string;
+  /** Plain text above the rendered markdown (the approval's subject and question). */
+  heading?: string;
+  markdown: string;
+}
+
 /** One question with options: a QuickPick. */
 export interface PickCard {
   questionId: string;
@@ -26,6 +36,8 @@ export interface PickCard {
   header?: string;
   /** Markdown supporting text (V2); shown with the question, never as an option. */
   detail?: string;
+  /** The detail is already shown as this document beside the card: not repeated, reopenable. */
+  document?: DocumentCard;
   items: PickItem[];
   canPickMany: boolean;
 }
@@ -39,11 +51,18 @@ export interface TextCard {
   prompt: string;
 }
 
-/** A modal dialog for an `approval` intent. `buttons` are shown in order; the chosen one's `label` answers. */
+/**
+ * An `approval` intent (V3): the subject and the question, the rendered command
+ * or edit as `document`, and only the `buttons` (in order; the chosen one's
+ * `label` answers). Nothing else: no free text.
+ */
 export interface ApprovalCard {
   questionId: string;
+  /** The subject (e.g. the tool asking), else the header, else "askbridge approval". */
+  title: string;
+  /** The question, localized by `display` when it has the UI's locale. */
   message: string;
-  detail?: string;
+  document?: DocumentCard;
   buttons: { text: string; label: string }[];
 }
 
@@ -65,8 +84,8 @@ export interface QuestionUi {
   pick(card: PickCard, ctx: CardContext): Promise<PickItem[] | undefined>;
   /** Resolve the text typed, or undefined when dismissed/closed. */
   input(card: TextCard, ctx: CardContext): Promise<string | undefined>;
-  /** The chosen button's `label`, or undefined when dismissed. */
+  /** The chosen button's `label`, or undefined when dismissed or closed (token). */
   confirm(card: ApprovalCard, token: CancellationToken): Promise<string | undefined>;
-  /** Show a plan (plan-review detail) as rendered markdown beside the card. */
-  showDocument(title: string, markdown: string): Promise<void>;
+  /** Show markdown rendered beside the card; the returned disposable closes it. */
+  showDocument(doc: DocumentCard): Promise<Disposable>;
 }

@@ -5,195 +5,38 @@
  * - `startServer(steps, flags)` spawns the server with a script model in a
  *   fresh data dir, initializes it as a client that renders questions
  *   (`experimental.userQuestions`) and registers the extension's
- *   QuestionHandler for `userQuestions/ask`.
- * - `ScriptedUi` is the test's user: each card it is shown waits in a queue
- *   until the test takes it (`nextCard`) and answers, dismisses or watches it.
- * - `ManualTimers` drive the client's countdown without sleeping.
- * - `RecordingPeer` wraps the connection to see which requests the logic sent
- *   and whether they are still open (a claim is an open attachWait).
+ *   QuestionHandler for `userQuestions/ask`; `startLaunch` does the same for
+ *   the command, arguments and environment the extension's settings give
+ *   (src/launch.ts); `storedEvents` reads a session's log back with
+ *   `askbridge.host.datadir.open_store` once the server is gone.
+ * - the scripted user, manual clock and recording peer are in scripted.ts
+ *   (re-exported here).
  *
  * The server binary is `$ASKBRIDGE_BIN`, else `<repo>/.venv/bin/askbridge`.
  */
-import { ChildProcess, spawn } from "node:child_process";
+import { ChildProcess, spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 
 import {
-  CancellationToken,
-  Disposable,
   MessageConnection,
-  ProgressType,
   StreamMessageReader,
   StreamMessageWriter,
   createMessageConnection,
 } from "vscode-jsonrpc/node";
 
-import { Timers } from "../src/countdown";
 import { ContinuedQuestions } from "../src/continued";
-import { DidChangeParams, Methods, SessionUpdateParams, USER_QUESTIONS_CAPABILITY } from "../src/protocol";
-import { CardQueue, QuestionHandler, RpcPeer } from "../src/questions";
+import { AskParams, DidChangeParams, Methods, SessionUpdateParams, USER_QUESTIONS_CAPABILITY } from "../src/protocol";
+import { CardQueue, QuestionHandler } from "../src/questions";
 import { SessionClient } from "../src/sessions";
-import { ApprovalCard, CardContext, PickCard, PickItem, QuestionUi, TextCard } from "../src/ui";
+import { ManualTimers, RecordingPeer, ScriptedUi } from "./scripted";
+
+export { ManualTimers, RecordingPeer, ScriptedUi, ShownCard, SentRequest, choose, type, waitFor } from "./scripted";
 
 export const REPO_ROOT = path.resolve(__dirname, "..", "..", "..", "..");
 export const ASKBRIDGE_BIN = process.env.ASKBRIDGE_BIN || path.join(REPO_ROOT, ".venv", "bin", "askbridge");
-
-/** Poll `check` until it returns a value other than undefined/false (events arrive asynchronously). */
-export async function waitFor<T>(what: string, check: () => T | undefined | false, timeoutMs = 15000): Promise<T> {
-  const start = Date.now();
-  for (;;) {
-    const value = check();
-    if (value !== undefined && value !== false) return value as T;
-    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
-export class ManualTimers implements Timers {
-  private current = 1_000_000;
-  private readonly tickers = new Set<() => void>();
-
-  now(): number {
-    return this.current;
-  }
-
-  every(_everyMs: number, tick: () => void): Disposable {
-    this.tickers.add(tick);
-    return Disposable.create(() => this.tickers.delete(tick));
-  }
-
-  advance(ms: number): void {
-    this.current += ms;
-    for (const tick of [...this.tickers]) tick();
-  }
-
-  get running(): number {
-    return this.tickers.size;
-  }
-}
-
-export interface SentRequest {
-  method: string;
-  params: any;
-  settled: "open" | "resolved" | "rejected";
-  result?: unknown;
-  error?: any;
-  cancelledByClient: boolean;
-}
-
-export class RecordingPeer implements RpcPeer {
-  readonly sent: SentRequest[] = [];
-
-  constructor(private readonly connection: MessageConnection) {}
-
-  sendRequest<R>(method: string, params: unknown, token?: CancellationToken): Promise<R> {
-    const record: SentRequest = { method, params, settled: "open", cancelledByClient: false };
-    this.sent.push(record);
-    token?.onCancellationRequested(() => (record.cancelledByClient = true));
-    const promise = token
-      ? this.connection.sendRequest<R>(method, params, token)
-      : this.connection.sendRequest<R>(method, params);
-    return promise.then(
-      (result) => {
-        record.settled = "resolved";
-        record.result = result;
-        return result;
-      },
-      (error) => {
-        record.settled = "rejected";
-        record.error = error;
-        throw error;
-      },
-    );
-  }
-
-  onProgress<P>(type: ProgressType<P>, token: string | number, handler: (value: P) => void): Disposable {
-    return this.connection.onProgress(type, token, handler);
-  }
-
-  requests(method: string): SentRequest[] {
-    return this.sent.filter((r) => r.method === method);
-  }
-}
-
-export type ShownCard =
-  | { kind: "pick"; card: PickCard; ctx: CardContext; closed: boolean; resolve(v: PickItem[] | undefined): void }
-  | { kind: "input"; card: TextCard; ctx: CardContext; closed: boolean; resolve(v: string | undefined): void }
-  | {
-      kind: "confirm";
-      card: ApprovalCard;
-      token: CancellationToken;
-      closed: boolean;
-      resolve(v: string | undefined): void;
-    };
-
-/** The test's user. Cards queue up until the test takes them with `nextCard`. */
-export class ScriptedUi implements QuestionUi {
-  readonly shown: ShownCard[] = [];
-  readonly documents: { title: string; markdown: string }[] = [];
-  private taken = 0;
-
-  pick(card: PickCard, ctx: CardContext): Promise<PickItem[] | undefined> {
-    return this.show((resolve) => ({ kind: "pick", card, ctx, closed: false, resolve }), ctx.token);
-  }
-
-  input(card: TextCard, ctx: CardContext): Promise<string | undefined> {
-    return this.show((resolve) => ({ kind: "input", card, ctx, closed: false, resolve }), ctx.token);
-  }
-
-  confirm(card: ApprovalCard, token: CancellationToken): Promise<string | undefined> {
-    return this.show((resolve) => ({ kind: "confirm", card, token, closed: false, resolve }), token);
-  }
-
-  async showDocument(title: string, markdown: string): Promise<void> {
-    this.documents.push({ title, markdown });
-  }
-
-  /** The next card shown (waits for it). */
-  async nextCard(): Promise<ShownCard> {
-    const index = this.taken++;
-    return waitFor(`card #${index + 1}`, () => this.shown[index]);
-  }
-
-  private show<T>(
-    make: (resolve: (v: T | undefined) => void) => ShownCard,
-    token: CancellationToken,
-  ): Promise<T | undefined> {
-    return new Promise<T | undefined>((resolve) => {
-      let done = false;
-      const finish = (v: T | undefined) => {
-        if (!done) {
-          done = true;
-          resolve(v);
-        }
-      };
-      const shown = make(finish as (v: T | undefined) => void);
-      // A real card closes itself when its token is cancelled.
-      token.onCancellationRequested(() => {
-        shown.closed = true;
-        finish(undefined);
-      });
-      this.shown.push(shown);
-    });
-  }
-}
-
-/** Choose items of a pick card by label ("Other…" included). */
-export function choose(shown: ShownCard, labels: string[]): void {
-  if (shown.kind !== "pick") throw new Error(`expected a pick card, got ${shown.kind}`);
-  const items = labels.map((label) => {
-    const item = shown.card.items.find((i) => i.label === label);
-    if (!item) throw new Error(`no item ${label} in ${shown.card.items.map((i) => i.label).join(", ")}`);
-    return item;
-  });
-  shown.resolve(items);
-}
-
-export function type(shown: ShownCard, text: string): void {
-  if (shown.kind !== "input") throw new Error(`expected an input card, got ${shown.kind}`);
-  shown.resolve(text);
-}
+export const PYTHON = process.env.ASKBRIDGE_PYTHON || path.join(REPO_ROOT, ".venv", "bin", "python");
 
 export interface ServerFlags {
   askMode?: "legacy" | "timed";
@@ -210,6 +53,8 @@ export class ServerUnderTest {
   readonly handler: QuestionHandler;
   readonly continued: ContinuedQuestions;
   readonly sessions: SessionClient;
+  /** The asks the server withdrew while their card was on screen (QuestionHandler's onWithdrawn). */
+  readonly withdrawn: AskParams[] = [];
   stderr = "";
 
   constructor(
@@ -218,7 +63,11 @@ export class ServerUnderTest {
     readonly dataDir: string,
   ) {
     this.peer = new RecordingPeer(connection);
-    this.handler = new QuestionHandler(this.peer, this.ui, { timers: this.timers, queue: this.queue });
+    this.handler = new QuestionHandler(this.peer, this.ui, {
+      timers: this.timers,
+      queue: this.queue,
+      onWithdrawn: (params) => this.withdrawn.push(params),
+    });
     this.continued = new ContinuedQuestions(this.peer, this.queue);
     this.sessions = new SessionClient(this.peer);
     connection.onRequest(Methods.ask, this.handler.handleAsk);
@@ -235,9 +84,10 @@ export class ServerUnderTest {
     return this.updates.map((u) => u.update).filter((u) => u.sessionUpdate === kind);
   }
 
-  async stop(): Promise<void> {
+  /** shutdown + exit and wait for the process; the data dir stays (see `stop`). */
+  async shutdown(): Promise<void> {
     const exited = new Promise<void>((resolve) => {
-      if (this.child.exitCode !== null) resolve();
+      if (this.child.exitCode !== null || this.child.signalCode !== null) resolve();
       else this.child.once("exit", () => resolve());
     });
     try {
@@ -250,6 +100,11 @@ export class ServerUnderTest {
     await exited;
     clearTimeout(timer);
     this.connection.dispose();
+  }
+
+  /** shutdown, then remove the data dir. */
+  async stop(): Promise<void> {
+    await this.shutdown();
     fs.rmSync(this.dataDir, { recursive: true, force: true });
   }
 }
@@ -259,15 +114,31 @@ export function askStep(callId: string, questions: unknown[], extra: Record<stri
   return { toolCalls: [{ id: callId, name: "ask_user_question", arguments: { questions, ...extra } }] };
 }
 
-export async function startServer(steps: unknown[], flags: ServerFlags = {}): Promise<ServerUnderTest> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "askbridge-vscode-test-"));
+export function tempDataDir(): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), "askbridge-vscode-test-"));
+}
+
+/** A script-model server in `dataDir` (a fresh one by default). */
+export async function startServer(
+  steps: unknown[],
+  flags: ServerFlags = {},
+  dataDir = tempDataDir(),
+): Promise<ServerUnderTest> {
   const args = ["serve", "--data-dir", dataDir, "--model", JSON.stringify({ kind: "script", steps })];
   if (flags.askMode) args.push("--ask-mode", flags.askMode);
   if (flags.askTimeout !== undefined) args.push("--ask-timeout", String(flags.askTimeout));
-  const child = spawn(ASKBRIDGE_BIN, args, { stdio: ["pipe", "pipe", "pipe"] });
+  return startLaunch({ command: ASKBRIDGE_BIN, args, env: process.env }, dataDir);
+}
+
+/** The server a launch describes (src/launch.ts); `dataDir` is where the test expects it to keep sessions. */
+export async function startLaunch(
+  launch: { command: string; args: string[]; env: NodeJS.ProcessEnv },
+  dataDir: string,
+): Promise<ServerUnderTest> {
+  const child = spawn(launch.command, launch.args, { stdio: ["pipe", "pipe", "pipe"], env: launch.env });
   const spawned = new Promise<void>((resolve, reject) => {
     child.once("spawn", () => resolve());
-    child.once("error", (error) => reject(new Error(`cannot start ${ASKBRIDGE_BIN}: ${error.message}`)));
+    child.once("error", (error) => reject(new Error(`cannot start ${launch.command}: ${error.message}`)));
   });
   await spawned;
   const connection = createMessageConnection(
@@ -286,6 +157,22 @@ export async function startServer(steps: unknown[], flags: ServerFlags = {}): Pr
   }
   await connection.sendNotification("initialized", {});
   return server;
+}
+
+/** A session's event log (host/events.py), read with the project's own store once no server holds the dir. */
+export function storedEvents(dataDir: string, sessionId: string): Record<string, any>[] {
+  const script = [
+    "import json, sys",
+    "from askbridge.host.datadir import open_store",
+    "store = open_store(sys.argv[1])",
+    "try:",
+    "    json.dump(store.load(sys.argv[2]), sys.stdout)",
+    "finally:",
+    "    store.close()",
+  ].join("\n");
+  const run = spawnSync(PYTHON, ["-c", script, dataDir, sessionId], { encoding: "utf8" });
+  if (run.status !== 0) throw new Error(`reading ${sessionId} from ${dataDir} failed: ${run.stderr}`);
+  return JSON.parse(run.stdout);
 }
 
 /** The text the model received for a tool call (protocol.md tool_call_update content). */

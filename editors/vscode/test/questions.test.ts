@@ -195,11 +195,17 @@ describe("timed waits (claims, countdown, late replies)", () => {
     await waitFor("claim released", () => claim.settled !== "open");
   });
 
-  test("A9: session/cancel closes the open card (server $/cancelRequest) and the tool fails with ASK_ABORTED", async () => {
+  test("A9: session/cancel closes the open card (server $/cancelRequest), the user is told, the tool fails with ASK_ABORTED", async () => {
     const prompt = server.sessions.prompt("abort");
     const card = await server.ui.nextCard();
-    await server.connection.sendNotification(Methods.sessionCancel, { sessionId: server.sessions.current });
+    assert.equal(server.withdrawn.length, 0);
+    await server.sessions.cancel();
     await waitFor("card closed by the server", () => card.closed);
+    assert.deepEqual(
+      server.withdrawn.map((ask) => ask.wait?.callId),
+      ["call-abort"],
+      "the card on screen was withdrawn: the extension tells the user",
+    );
     const result = await finishedTool(server, "call-abort");
     assert.equal(result.status, "failed");
     assert.equal(result.error?.code, "ASK_ABORTED");
@@ -257,6 +263,7 @@ describe("two sessions asking at once", () => {
     assert.equal((await promptC).stopReason, "cancelled");
     assert.equal(resultIn(c)?.error?.code, "ASK_ABORTED");
     await waitFor("C left the line", () => server.queue.queued === 1);
+    assert.deepEqual(server.withdrawn, [], "an ask withdrawn while waiting in line was never seen: nothing to tell");
     choose(first, ["SQLite"]);
     const second = await server.ui.nextCard();
     choose(second, ["MySQL"]);

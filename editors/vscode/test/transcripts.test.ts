@@ -43,9 +43,18 @@ import { ContinuedQuestions } from "../src/continued";
 import { DidChangeParams, Methods, SessionUpdateParams, USER_QUESTIONS_CAPABILITY } from "../src/protocol";
 import { CardQueue, OTHER_LABEL, QuestionHandler } from "../src/questions";
 import { SessionClient } from "../src/sessions";
-import { ManualTimers, REPO_ROOT, RecordingPeer, ScriptedUi, ShownCard, choose, type, waitFor } from "./harness";
+import {
+  ManualTimers,
+  PYTHON,
+  REPO_ROOT,
+  RecordingPeer,
+  ScriptedUi,
+  ShownCard,
+  choose,
+  type,
+  waitFor,
+} from "./harness";
 
-const PYTHON = process.env.ASKBRIDGE_PYTHON || path.join(REPO_ROOT, ".venv", "bin", "python");
 const PLAYER = path.join(REPO_ROOT, "tests", "editors", "transcript_player.py");
 const TRANSCRIPTS = path.join(REPO_ROOT, "protocol", "transcripts");
 
@@ -111,8 +120,13 @@ class Replay {
   }
 
   /** Runs the scripted user and editor; fails at once with the player's problem if it gives up. */
-  drive(script: () => Promise<void>): Promise<void> {
-    return Promise.race([script(), this.playerGone]);
+  async drive(script: () => Promise<void>): Promise<void> {
+    try {
+      await Promise.race([script(), this.playerGone]);
+    } catch (error) {
+      this.discard(); // a failed test leaves no player and no temp dir behind
+      throw error;
+    }
   }
 
   /** What LanguageClient does before anything else. */
@@ -138,10 +152,15 @@ class Replay {
       assert.equal(code, 0, this.stderr);
       return report;
     } finally {
-      this.connection.dispose();
-      if (this.child.exitCode === null) this.child.kill("SIGKILL");
-      fs.rmSync(this.dir, { recursive: true, force: true });
+      this.discard();
     }
+  }
+
+  private discard(): void {
+    this.finishing = true;
+    this.connection.dispose();
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill("SIGKILL");
+    fs.rmSync(this.dir, { recursive: true, force: true });
   }
 
   /** The messages the client sent with this method. */
