@@ -195,10 +195,7 @@ class Wire:
             return types.jsonrpc_message_adapter.validate_python(obj, by_name=False)
         except ValidationError:
             reason = m.invalid_reason(obj) or "Invalid request: not a JSON-RPC 2.0 message"
-            if "method" in obj or msg_id is None:
-                self._reply_error(
-                    msg_id if "method" in obj else None, RpcErrorCode.INVALID_REQUEST, reason
-                )
+            self._reply_error(msg_id, RpcErrorCode.INVALID_REQUEST, reason)
             return None
 
     def _reply_error(self, msg_id: m.MessageId | None, code: int, message: str) -> None:
