@@ -39,7 +39,7 @@ async def mcp_session(
     elicitation: Elicit | None = None,
     name: str = "sdk-test",
 ) -> AsyncIterator[ClientSession]:
-    with open(tmp_path / "mcp-stderr.log", "a", encoding="utf-8") as errlog:
+    with (tmp_path / "mcp-stderr.log").open("a", encoding="utf-8") as errlog:
         async with stdio_client(server_params(tmp_path, *args), errlog=errlog) as (read, write):
             async with ClientSession(
                 read,

@@ -200,24 +200,17 @@ async def test_X1_the_external_session_is_listed_with_its_calls(tmp_path: Path) 
         tmp_path, elicitation=accept_with({"db": "SQLite"}), name="claude-code"
     ) as s:
         await s.call_tool("ask_user_question", ask(timeout=30))
-    listing = subprocess.run(
-        [ASKBRIDGE, "sessions", "--data-dir", str(tmp_path / "data")],
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
+    data = str(tmp_path / "data")
+    listing = await anyio.run_process([ASKBRIDGE, "sessions", "--data-dir", data], check=False)
+    out = listing.stdout.decode()
     assert listing.returncode == 0, listing.stderr
-    assert f"claude-code — {tmp_path}" in listing.stdout
-    assert "1 settled" in listing.stdout
-    session_id = listing.stdout.split()[0]
-    shown = subprocess.run(
-        [ASKBRIDGE, "sessions", "show", session_id, "--data-dir", str(tmp_path / "data")],
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
-    assert "origin mcp" in shown.stdout and "model external" in shown.stdout, shown.stdout
-    assert "ask_user_question" in shown.stdout
+    assert f"claude-code — {tmp_path}" in out
+    assert "1 settled" in out
+    session_id = out.split()[0]
+    shown = await anyio.run_process([ASKBRIDGE, "sessions", "show", session_id, "--data-dir", data])
+    text_out = shown.stdout.decode()
+    assert "origin mcp" in text_out and "model external" in text_out, text_out
+    assert "ask_user_question" in text_out
 
 
 async def test_X1_a_2026_era_client_falls_back_to_the_handshake(tmp_path: Path) -> None:
