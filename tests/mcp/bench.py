@@ -42,21 +42,27 @@ from askbridge.stdio import open_read_pipe, open_write_pipe
 WAIT_S = 10.0
 CAPABLE = {"experimental": {"userQuestions": {"version": 1}}}
 Message = dict[str, Any]
+Journal = list[tuple[str, str, Message]]  # (door peer, "client"|"server", message), in order
 
 
 class Peer:
     """A raw client on one door: send messages, receive them in order, look ahead."""
 
-    def __init__(self, name: str, frames: Any, out: MessageWriter) -> None:
+    def __init__(
+        self, name: str, frames: Any, out: MessageWriter, journal: Journal | None = None
+    ) -> None:
         self.name = name
         self._frames = frames
         self.out = out
         self.backlog: list[Message] = []
-        self.log: list[tuple[str, Message]] = []
+        self.journal = journal if journal is not None else []
         self._ids = 0
 
+    def _record(self, sender: str, message: Message) -> None:
+        self.journal.append((self.name, sender, message))
+
     def send(self, message: Message) -> None:
-        self.log.append(("client", message))
+        self._record("client", message)
         self.out.write_nowait(message)
 
     def send_raw(self, data: bytes) -> None:
@@ -91,7 +97,7 @@ class Peer:
             raise EOFError(f"{self.name}: the door closed its output")
         assert frame.problem is None, frame
         message: Message = json.loads(frame.body)
-        self.log.append(("server", message))
+        self._record("server", message)
         return message
 
     async def expect(self, test: Callable[[Message], bool], timeout: float = WAIT_S) -> Message:
@@ -167,6 +173,7 @@ class Bench:
     clock: ManualClock
     data_dir: Path
     tg: TaskGroup
+    journal: Journal
 
     async def _pipes(self) -> tuple[Any, Any, Any, Any]:
         c2s_r, c2s_w = os.pipe()
@@ -178,7 +185,9 @@ class Bench:
             await open_write_pipe(c2s_w),
         )
 
-    async def editor(self, capabilities: Message | None = None) -> Editor:
+    async def editor(
+        self, capabilities: Message | None = None, *, initialize: bool = True
+    ) -> Editor:
         reader, writer, peer_in, peer_out = await self._pipes()
         conn = lsp_connection(reader, writer)
         server = LspServer(self.host, conn, on_exit=conn.stop, env={})
@@ -191,8 +200,9 @@ class Bench:
                 writer.close()
 
         self.tg.start_soon(serve)
-        editor = Editor("editor", FrameReader(peer_in), MessageWriter(peer_out))
-        await editor.initialize(CAPABLE if capabilities is None else capabilities)
+        editor = Editor("editor", FrameReader(peer_in), MessageWriter(peer_out), self.journal)
+        if initialize:
+            await editor.initialize(CAPABLE if capabilities is None else capabilities)
         return editor
 
     async def agent(
@@ -204,7 +214,9 @@ class Bench:
 
     async def raw_agent(self, *, ask_timeout: int = 60) -> Agent:
         reader, writer, peer_in, peer_out = await self._pipes()
-        agent = Agent("agent", LineReader(peer_in), MessageWriter(peer_out, line_frame))
+        agent = Agent(
+            "agent", LineReader(peer_in), MessageWriter(peer_out, line_frame), self.journal
+        )
         options = {"ask_timeout": ask_timeout, "cwd": "/work/project"}
 
         async def serve() -> None:
@@ -220,14 +232,15 @@ class Bench:
 
 
 @asynccontextmanager
-async def bench(tmp_path: Path) -> AsyncIterator[Bench]:
+async def bench(tmp_path: Path, *, real_time: bool = False) -> AsyncIterator[Bench]:
+    """`real_time`: the system clock instead of a ManualClock (transcripts, 1 s deadlines)."""
     data_dir = tmp_path / "data"
     store = open_store(data_dir)
     clock = ManualClock()
     try:
         async with anyio.create_task_group() as tg:
-            async with Host(store, clock=clock) as host:
-                yield Bench(host, clock, data_dir, tg)
+            async with Host(store, clock=None if real_time else clock) as host:
+                yield Bench(host, clock, data_dir, tg, [])
             tg.cancel_scope.cancel()
     finally:
         store.close()
