@@ -158,16 +158,16 @@ class ExternalSession(Session):
             log.exception("tool %s of external session %s failed", name, self.id)
             outcome = ToolOutcome.failure(tool_failed(exc))
         finally:
-            if outcome is None:  # cancelled: by the agent, or the connection is gone
-                self._record(checked, self._cut_off(), raising=False)
+            if outcome is None:  # cancelled: by the agent, or the connection or host is gone
+                self._record(checked, self._cut_off(ctx), raising=False)
         if ctx.signal.reason == DETACHED and outcome.error == _ABORTED:
             outcome = ToolOutcome.failure(tool_outcome_unknown())  # M6: stays answerable
         self._record(checked, outcome)
         return outcome
 
-    def _cut_off(self) -> ToolOutcome:
-        if self.connection_lost:
-            return ToolOutcome.failure(tool_outcome_unknown())  # X6: continued
+    def _cut_off(self, ctx: ToolContext) -> ToolOutcome:
+        if self.connection_lost or ctx.signal.reason == DETACHED:
+            return ToolOutcome.failure(tool_outcome_unknown())  # X6, M6: continued
         return ToolOutcome.failure(UserQuestionError.of(ErrorCode.ASK_ABORTED))
 
     def _record(self, call: CheckedCall, outcome: ToolOutcome, *, raising: bool = True) -> None:
