@@ -6,7 +6,9 @@ attached); without one nothing can ask, and the tool says so without hanging.
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import sqlite3
 import subprocess
 import sys
@@ -234,3 +236,42 @@ def test_mcp_help_and_bad_flags() -> None:
         timeout=30,
     )
     assert bad.returncode == 2 and "askbridge mcp: error: argument --ask-timeout" in bad.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs needs root")
+async def test_S4_a_full_disk_fails_one_call_and_serving_goes_on(tmp_path: Path) -> None:
+    mount_point = tmp_path / "mnt"
+    mount_point.mkdir()
+    mount = ["mount", "-t", "tmpfs", "-o", "size=4m,mode=0700", "tmpfs", str(mount_point)]
+    await anyio.run_process(mount)
+    try:
+        async with mcp_session(mount_point, elicitation=accept_with({"db": "SQLite"})) as s:
+            first = await s.call_tool("ask_user_question", ask(timeout=30))
+            assert first.is_error is False
+            filler = await anyio.to_thread.run_sync(fill, mount_point)
+            many = [{**QUESTION, "id": f"q{n}", "question": "x" * 1900} for n in range(20)]
+            failed = await s.call_tool("ask_user_question", ask(*many, timeout=30))
+            assert failed.is_error is True
+            assert failed.structured_content["code"] == "STORE_ERROR"
+            assert "database or disk is full" in text(failed)
+            filler.unlink()
+            again = await s.call_tool("ask_user_question", ask(timeout=30))
+            assert json.loads(text(again)) == {"answers": [{"id": "db", "selected": ["SQLite"]}]}
+    finally:
+        await anyio.run_process(["umount", str(mount_point)], check=False)
+
+
+def fill(directory: Path) -> Path:
+    """Write a filler file until the filesystem has no room left, not even one byte."""
+    filler = directory / "filler"
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        for size in (65536, 4096, 1):
+            try:
+                while os.write(fd, b"\0" * size) == size:
+                    pass
+            except OSError as exc:
+                assert exc.errno == errno.ENOSPC
+    finally:
+        os.close(fd)
+    return filler

@@ -205,9 +205,6 @@ class ExternalSession(Session):
             if entry.state == "continued" and self.inbox.queued_reply(call_id) is None
         ]
 
-    def queued_reply_calls(self) -> list[str]:
-        return [i.reply_call_id for i in self.inbox.items.values() if i.reply_call_id]
-
 
 _ABORTED = UserQuestionError.of(ErrorCode.ASK_ABORTED).to_data()
 

@@ -40,6 +40,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher, progress_token_from_params
 
 from askbridge import __version__
+from askbridge.core import HarnessError
 from askbridge.host.host import Host
 from askbridge.host.tools import DEFAULT_TIMEOUT_S, valid_timeout
 
@@ -130,7 +131,10 @@ def _server(agent: ExternalAgent) -> Server[Any]:
             async def progress(value: float, message: str) -> None:
                 await ctx.session.report_progress(value, None, message)
 
-        result = await agent.call(params.name, params.arguments or {}, progress)
+        try:
+            result = await agent.call(params.name, params.arguments or {}, progress)
+        except HarnessError as exc:  # S4: a store failure ends this call only
+            result = agent.failure(exc)
         return _call_tool_result(result)
 
     return Server(

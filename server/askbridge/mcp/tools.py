@@ -276,6 +276,11 @@ class ExternalAgent:
 
     # -- results --------------------------------------------------------------------------
 
+    def failure(self, exc: HarnessError) -> ToolResult:
+        """A call that could not even be recorded (a store failure, S4): the agent hears why."""
+        log.error("tool call failed: %s", exc.message)
+        return self._result(ToolOutcome.failure(exc), ride_along=False)
+
     def _result(self, outcome: ToolOutcome, *, ride_along: bool) -> ToolResult:
         if outcome.is_error:
             message = outcome.content.removeprefix("Error: ")
