@@ -1,6 +1,7 @@
-"""`askbridge serve | acp | demo | schema` — the command line.
+"""`askbridge serve | acp | mcp | demo | schema` — the command line.
 
-`serve` and `acp` take the same flags (protocol.md "Command line"). Every
+`serve` and `acp` take the same flags (protocol.md "Command line"); `mcp` takes
+`--data-dir`, `--ask-timeout` and the `--log-*` flags. Every
 command's `--help` describes it and lists each flag with its default; the top
 level lists the commands, one line each.
 
@@ -34,6 +35,9 @@ TTY_HINTS = {
     "acp": "askbridge acp speaks the Agent Client Protocol on stdin/stdout for an ACP client "
     "such as Zed; it waits for one now. To try askbridge by hand, run `askbridge demo`. "
     "(Ctrl-C quits.)",
+    "mcp": "askbridge mcp is an MCP server on stdin/stdout for an agent such as Claude Code, "
+    "Codex or Gemini CLI (for example `claude mcp add askbridge -- askbridge mcp`); it waits "
+    "for one now. To try askbridge by hand, run `askbridge demo`. (Ctrl-C quits.)",
 }
 
 
@@ -76,12 +80,40 @@ def _positive_int(value: str) -> int:
     return n
 
 
-def add_server_flags(p: argparse.ArgumentParser) -> None:
+def _add_data_dir(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--data-dir",
         metavar="DIR",
         help=f"where sessions live (default: {DEFAULT_DATA_DIR})",
     )
+
+
+def _add_ask_timeout(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--ask-timeout",
+        type=_timeout_arg,
+        default=None,
+        metavar="N",
+        help="default timeout of timed questions in seconds, -1 for none (default: 120)",
+    )
+
+
+def _add_log_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--log-file", metavar="PATH", help="append logs here instead of stderr (default: stderr)"
+    )
+    p.add_argument(
+        "--log-level",
+        default="WARNING",
+        type=str.upper,
+        choices=["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"],
+        metavar="LEVEL",
+        help="DEBUG, INFO, WARNING, ERROR or CRITICAL (default: WARNING)",
+    )
+
+
+def add_server_flags(p: argparse.ArgumentParser) -> None:
+    _add_data_dir(p)
     p.add_argument(
         "--model",
         type=_model_arg,
@@ -97,13 +129,7 @@ def add_server_flags(p: argparse.ArgumentParser) -> None:
         help="the ask_user_question schema the model sees: legacy blocks until answered, timed "
         "returns pending at its timeout (default: legacy)",
     )
-    p.add_argument(
-        "--ask-timeout",
-        type=_timeout_arg,
-        default=None,
-        metavar="N",
-        help="default timeout of timed questions in seconds, -1 for none (default: 120)",
-    )
+    _add_ask_timeout(p)
     p.add_argument(
         "--max-turn-requests",
         type=_positive_int,
@@ -111,17 +137,7 @@ def add_server_flags(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help="model requests per turn before it ends with max_turn_requests (default: 1000)",
     )
-    p.add_argument(
-        "--log-file", metavar="PATH", help="append logs here instead of stderr (default: stderr)"
-    )
-    p.add_argument(
-        "--log-level",
-        default="WARNING",
-        type=str.upper,
-        choices=["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"],
-        metavar="LEVEL",
-        help="DEBUG, INFO, WARNING, ERROR or CRITICAL (default: WARNING)",
-    )
+    _add_log_flags(p)
     p.add_argument("--stdio", action="store_true", help=argparse.SUPPRESS)
 
 
@@ -203,6 +219,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--status", action="store_true", help="print the running host's pid, version, front doors"
     )
     control.add_argument("--stop", action="store_true", help="stop the running host now")
+    mcp = sub.add_parser(
+        "mcp",
+        help="serve an MCP client over stdio: Claude Code, Codex, Gemini CLI and others",
+        description="An MCP server on stdin/stdout whose tools (ask_user_question, get_answers, "
+        "approval_prompt) ask the human through the editors attached to askbridge.",
+    )
+    _add_data_dir(mcp)
+    _add_ask_timeout(mcp)
+    _add_log_flags(mcp)
+    mcp.add_argument("--stdio", action="store_true", help=argparse.SUPPRESS)
+    add_front_door_flags(mcp)
     demo = sub.add_parser(
         "demo",
         help="try it: a guided session in this terminal",
@@ -304,7 +331,7 @@ def _run(args: argparse.Namespace) -> int:
         print(TTY_HINTS[args.command], file=sys.stderr, flush=True)
     from askbridge.daemon.front import run_front_door
 
-    return run_front_door({"serve": "lsp", "acp": "acp"}[args.command], args)
+    return run_front_door({"serve": "lsp", "acp": "acp", "mcp": "mcp"}[args.command], args)
 
 
 if __name__ == "__main__":

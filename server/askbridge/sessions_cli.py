@@ -74,11 +74,12 @@ def _fail(message: str) -> int:
 
 
 def _list(store: Any) -> int:
+    from askbridge.host.events import ROOT_ORIGINS
     from askbridge.host.store_api import StoreDamaged
 
     status = 0
     for info in store.list_sessions():
-        if info.origin != "root":
+        if info.origin not in ROOT_ORIGINS:  # an MCP agent's session is listed too (X1)
             continue
         try:
             summary = session_status(store.load(info.session_id))

@@ -141,6 +141,8 @@ class AcpServer:
             self.relay.renders_questions = acp_client_renders_questions(caps.field_meta)
             elicitation = caps.elicitation
             self.relay.elicitation_form = elicitation is not None and elicitation.form is not None
+        if self.relay.renders_questions:
+            self.host.follow_external(self.client)  # M1: every external (MCP) session
         return {
             "protocolVersion": ACP_PROTOCOL_VERSION,
             "agentCapabilities": {"loadSession": True, "_meta": agent_capabilities_meta()},

@@ -27,8 +27,9 @@ async def serve_door(
 ) -> int:
     """Serve `door` until its client is done; its exit status (H4). `early`: the LSP door's
     `initialize` answered before the event loop (inline only)."""
-    env = hello.get("env") if isinstance(hello.get("env"), dict) else {}
-    options = hello.get("options") if isinstance(hello.get("options"), dict) else {}
+    raw_env, raw_options = hello.get("env"), hello.get("options")
+    env: dict[str, str] = raw_env if isinstance(raw_env, dict) else {}
+    options: dict[str, Any] = raw_options if isinstance(raw_options, dict) else {}
     if door == "lsp":
         from askbridge.lsp.door import serve_lsp
 
@@ -38,10 +39,14 @@ async def serve_door(
 
         return await serve_acp(host, reader, writer, env=env, defaults=options)
     if door == "mcp":
-        from askbridge.mcp.door import serve_mcp  # type: ignore[import-not-found, unused-ignore]
+        from askbridge.mcp.door import serve_mcp
 
-        status: int = await serve_mcp(host, reader, writer, env=env, options=options)
-        return status
+        ask = options.get("ask_user_question") or {}
+        mcp_options = {"ask_timeout": ask.get("timeout", 120), "cwd": hello.get("cwd")}
+        try:
+            return await serve_mcp(host, reader, writer, env=env, options=mcp_options)
+        finally:
+            writer.close()  # serve_mcp leaves its writer to the caller
     writer.close()
     return 1
 

@@ -8,7 +8,7 @@ know every key an event can carry.
 
 | type | keys |
 |---|---|
-| session/header | sessionId, agentId, origin ("root"/"subagent"), parentSessionId?, |
+| session/header | sessionId, agentId, origin ("root"/"subagent"/"mcp"), parentSessionId?, |
 |   | parentAgentId?, cwd, model (ModelSpec), askUserQuestion {mode, timeout}, |
 |   | createdAt (ISO 8601 UTC), title? |
 | turn/start | turnId, cause ("prompt"/"inbox") |
@@ -25,7 +25,7 @@ know every key an event can carry.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 Event = dict[str, Any]
 
@@ -43,12 +43,16 @@ TURN_END = "turn/end"
 
 REPLY_SOURCE_KIND = "user-question-reply"
 
+# An external agent's session (X1, host/external.py): a root session in all but its origin.
+EXTERNAL_ORIGIN: Final = "mcp"
+ROOT_ORIGINS = ("root", EXTERNAL_ORIGIN)
+
 
 def session_header(
     *,
     session_id: str,
     agent_id: str,
-    origin: Literal["root", "subagent"],
+    origin: Literal["root", "subagent", "mcp"],
     cwd: str,
     model: dict[str, Any],
     ask_user_question: dict[str, Any],

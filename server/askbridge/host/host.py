@@ -24,7 +24,7 @@ import os
 import time
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 from anyio.abc import TaskGroup
@@ -50,6 +50,9 @@ from .options import merge_settings
 from .session import Session
 from .store_api import EventStore, SessionInfo
 from .tools import DEFAULT_TIMEOUT_S, AskUserQuestionTool, ToolContext, ToolOutcome, reply_text
+
+if TYPE_CHECKING:
+    from .external import ExternalSession
 
 log = logging.getLogger("askbridge.host")
 
@@ -164,6 +167,7 @@ class Host:
         client = Client(link, dict(os.environ) if env is None else env, door)
         self.clients[client.id] = client
         log.info("client %s attached (%s)", client.id, door)
+        self.follow_external(client)
         return client
 
     def detach(self, client: Client) -> None:
@@ -281,17 +285,24 @@ class Host:
             raise SessionError.unknown(session_id)
         events = self.store.load(session_id)
         header = events[0]
-        if header.get("origin") != "root":
+        if header.get("origin") not in ev.ROOT_ORIGINS:
             raise SessionError.unknown(session_id)
-        ask = header.get("askUserQuestion") or self.default_ask
-        tool = AskUserQuestionTool(self.service, ask.get("mode", "legacy"), ask.get("timeout", 120))
-        env = client.env if client is not None else os.environ
-        # A fresh instance: origin decides, so a resumed root agent asks normally (A4).
-        agent = Agent(header["agentId"], session_id, "root")
-        session = Session(self, header, events, agent, make_model(header["model"], env), tool)
-        session.max_turn_requests = self.max_turn_requests
-        self.registry.register(agent)
-        self.sessions[session_id] = session
+        session: Session
+        if header["origin"] == ev.EXTERNAL_ORIGIN:  # no model to build, no turn to run (X1)
+            from .external import load_external_session
+
+            session = load_external_session(self, header, events)
+        else:
+            ask = header.get("askUserQuestion") or self.default_ask
+            mode, timeout = ask.get("mode", "legacy"), ask.get("timeout", 120)
+            tool = AskUserQuestionTool(self.service, mode, timeout)
+            env = client.env if client is not None else os.environ
+            # A fresh instance: origin decides, so a resumed root agent asks normally (A4).
+            agent = Agent(header["agentId"], session_id, "root")
+            session = Session(self, header, events, agent, make_model(header["model"], env), tool)
+            session.max_turn_requests = self.max_turn_requests
+            self.registry.register(agent)
+            self.sessions[session_id] = session
         repairs: list[ev.Event] = []
         for call_id, name in session.unanswered_calls():
             failure = ToolOutcome.failure(tool_outcome_unknown())
@@ -312,7 +323,7 @@ class Host:
         return session
 
     def list_sessions(self) -> list[SessionInfo]:
-        return [info for info in self.store.list_sessions() if info.origin == "root"]
+        return [info for info in self.store.list_sessions() if info.origin in ev.ROOT_ORIGINS]
 
     def session_idle(self, session: Session) -> None:
         """A session's turns are done: unload it later if nobody follows it (S10)."""
@@ -350,6 +361,25 @@ class Host:
         self.registry.unregister(session.agent)
         del self.sessions[session.id]
         log.debug("unloaded session %s", session.id)
+
+    # -- external sessions (X1, host/external.py) -----------------------------------------
+
+    def new_external_session(
+        self, client: Client, *, client_name: str, cwd: str | None, ask_timeout: int, tools: Any
+    ) -> ExternalSession:
+        """One MCP connection's session, followed by `client` and every renderer (M1)."""
+        from .external import create_external_session
+
+        return create_external_session(
+            self, client, client_name=client_name, cwd=cwd, ask_timeout=ask_timeout, tools=tools
+        )
+
+    def follow_external(self, client: Client) -> None:
+        """A client that renders questions follows every live external session (M1, X1).
+        Called on attach; a door that learns so later (LSP `initialize`) calls it then."""
+        from .external import follow_external
+
+        follow_external(self, client)
 
     # -- prompts --------------------------------------------------------------------------
 

@@ -20,16 +20,17 @@ if TYPE_CHECKING:
 
 
 def host_settings(args: argparse.Namespace) -> dict[str, Any]:
-    """Host keyword arguments from the shared flags (--model, --ask-*, --max-turn-requests)."""
+    """Host keyword arguments from the shared flags (--model, --ask-*, --max-turn-requests);
+    a command without one of them (`askbridge mcp`) gets the default."""
     ask: dict[str, Any] = {}
-    if args.ask_mode is not None:
+    if getattr(args, "ask_mode", None) is not None:
         ask["mode"] = args.ask_mode
-    if args.ask_timeout is not None:
+    if getattr(args, "ask_timeout", None) is not None:
         ask["timeout"] = args.ask_timeout
     return {
-        "model": args.model,
+        "model": getattr(args, "model", None),
         "ask_user_question": {"mode": "legacy", "timeout": 120, **ask},
-        "max_turn_requests": args.max_turn_requests,
+        "max_turn_requests": getattr(args, "max_turn_requests", None) or 1000,
     }
 
 

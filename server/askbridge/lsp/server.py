@@ -85,6 +85,8 @@ class LspServer:
         caps = _object(params.get("capabilities"))
         self.relay.renders_questions = lsp_client_renders_questions(caps.get("experimental"))
         self.relay.work_done_progress = _object(caps.get("window")).get("workDoneProgress") is True
+        if self.relay.renders_questions:
+            self.host.follow_external(self.client)  # M1: every external (MCP) session
         options = params.get("initializationOptions")
         if options is not None:
             opts = parse_params(
@@ -132,7 +134,11 @@ class LspServer:
     async def session_list(self, params: Any) -> Any:
         sessions = []
         for info in self.host.list_sessions():
-            entry: dict[str, Any] = {"sessionId": info.session_id, "createdAt": info.created_at}
+            entry: dict[str, Any] = {
+                "sessionId": info.session_id,
+                "createdAt": info.created_at,
+                "origin": info.origin,
+            }
             if info.title:
                 entry["title"] = info.title
             sessions.append(entry)

@@ -54,6 +54,7 @@ class ErrorCode(StrEnum):
     STORE_ERROR = "STORE_ERROR"
     STORE_LOST = "STORE_LOST"
     STORE_DAMAGED = "STORE_DAMAGED"
+    EXTERNAL_SESSION = "EXTERNAL_SESSION"
 
 
 # The fixed message of each code whose text does not depend on the call (E2 rebuilds these).

@@ -7,7 +7,7 @@ left out fall back to the server's command-line defaults.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from .base import WireModel
 from .common import (
@@ -85,11 +85,13 @@ class SessionListParams(EmptyParams):
 
 
 class SessionListEntry(WireModel):
-    """A root session; `createdAt` is ISO 8601 UTC."""
+    """A root session; `createdAt` is ISO 8601 UTC. `origin` is "mcp" for an external agent's
+    session (X1: titled "<client name> — <cwd>"), "root" for askbridge's own."""
 
     session_id: str
     created_at: str
     title: str | None = None
+    origin: Literal["root", "mcp"] | None = None
 
 
 class SessionListResult(WireModel):

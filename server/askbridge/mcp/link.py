@@ -1,0 +1,152 @@
+"""The MCP client as a client of the host (a `ClientLink`, host/clients.py): X3's last resort.
+
+An MCP client renders no askbridge cards and follows nothing but its own
+external session, whose updates it does not need: `renders_questions` is
+False and updates are not sent. Its `fallback` — used when no follower of
+the session renders questions (M2, X3) — asks the MCP client itself through
+a form elicitation when it declared `elicitation` (form mode), with the ACP
+form mapping (acp/forms.py: one field per question keyed by its id, `<id>.other`
+for free text; an accepted form becomes the Answer, decline or cancel is
+ASK_CANCELLED). A client that answers `-32601` is taken as not supporting it
+from then on. Without elicitation the fallback declines (`next()`): NO_PROVIDER
+for a blocking ask, pending at the deadline for a timed one.
+
+A form the door stopped waiting for (an editor answered, the deadline passed)
+is cancelled with `notifications/cancelled`; if the client still accepts it
+and the question went pending, the answer is a late reply (L7).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import mcp_types as types
+from pydantic import ValidationError
+
+from askbridge.acp.forms import answer_from_form, form_message, form_schema
+from askbridge.core import HarnessError, UserQuestionError, UserQuestionRequest
+from askbridge.core.waterfall import NextListener
+from askbridge.host.clients import Client, ClientGone
+from askbridge.jsonrpc.messages import ConnectionClosed, RpcResponseError
+from askbridge.protocol.errors import ErrorCode, RpcErrorCode
+from askbridge.protocol.vocabulary import Answer
+
+from .transport import LateResponse, ServerRequests
+
+if TYPE_CHECKING:
+    from askbridge.host.host import Host
+
+log = logging.getLogger("askbridge.mcp")
+
+
+class ElicitationUnsupported(Exception):
+    """The client answered -32601 to `elicitation/create`."""
+
+
+def declares_form_elicitation(capabilities: types.ClientCapabilities | None) -> bool:
+    """`elicitation: {}` (2025-06-18) or `elicitation: {form: {}}` (2025-11-25)."""
+    elicitation = capabilities.elicitation if capabilities is not None else None
+    if elicitation is None:
+        return False
+    return elicitation.form is not None or elicitation.url is None
+
+
+def elicitation_params(request: UserQuestionRequest) -> dict[str, Any]:
+    """The params of one form `elicitation/create` for the batch."""
+    schema = form_schema(request.questions).model_dump(
+        mode="json", by_alias=True, exclude_none=True
+    )
+    params = types.ElicitRequestFormParams(
+        message=form_message(request.questions), requested_schema=schema
+    )
+    return params.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def answer_from_elicitation(request: UserQuestionRequest, result: Any) -> Answer:
+    try:
+        reply = types.ElicitResult.model_validate(result, by_name=False)
+    except ValidationError:
+        raise UserQuestionError(
+            "the MCP client's elicitation reply is not an ElicitResult", ErrorCode.PROVIDER_ERROR
+        ) from None
+    if reply.action != "accept":
+        raise UserQuestionError.of(ErrorCode.ASK_CANCELLED)
+    return answer_from_form(request.questions, dict(reply.content or {}))
+
+
+class McpLink:
+    def __init__(
+        self,
+        host: Host,
+        requests: ServerRequests,
+        capabilities: Callable[[], types.ClientCapabilities | None],
+    ) -> None:
+        self.host = host
+        self.requests = requests
+        self._capabilities = capabilities
+        self.client: Client | None = None  # set once attached
+        self._unsupported = False
+
+    @property
+    def renders_questions(self) -> bool:
+        return False
+
+    @property
+    def elicits(self) -> bool:
+        return not self._unsupported and declares_form_elicitation(self._capabilities())
+
+    def send_updates(self, session_id: str, updates: list[dict[str, Any]]) -> None:
+        """The agent made these calls itself: nothing to tell it."""
+
+    def send_view_changes(self, session_id: str, changes: list[dict[str, Any]]) -> None:
+        """get_answers (X4) is how the agent hears of its questions."""
+
+    def notify_fatal(self, error: HarnessError) -> None:
+        log.critical("telling the MCP client nothing more: %s", error.message)
+
+    async def ask(self, request: UserQuestionRequest) -> Answer:
+        return await self._elicit(request)
+
+    async def fallback(self, request: UserQuestionRequest, next_: NextListener) -> Answer:
+        if not self.elicits:
+            return await next_()
+        try:
+            return await self._elicit(request)
+        except ElicitationUnsupported:
+            self._unsupported = True
+            return await next_()
+
+    async def _elicit(self, request: UserQuestionRequest) -> Answer:
+        try:
+            result = await self.requests.request(
+                "elicitation/create", elicitation_params(request), self._late(request)
+            )
+        except ConnectionClosed as exc:
+            raise ClientGone(str(exc)) from exc
+        except RpcResponseError as exc:
+            if exc.code == RpcErrorCode.METHOD_NOT_FOUND:
+                raise ElicitationUnsupported(exc.message) from exc
+            # E1: the model sees the client's own message as PROVIDER_ERROR.
+            raise UserQuestionError(exc.message, ErrorCode.PROVIDER_ERROR) from exc
+        return answer_from_elicitation(request, result)
+
+    def _late(self, request: UserQuestionRequest) -> LateResponse | None:
+        """L7: an accepted form the door had stopped waiting for, as a late reply."""
+        wait, session_id = request.wait, request.session_id
+        if wait is None or session_id is None:
+            return None
+
+        def on_late(result: Any, error: RpcResponseError | None) -> None:
+            if error is not None or self.client is None:
+                log.info("dropped a late elicitation error for %s", wait.call_id)
+                return
+            try:
+                answer = answer_from_elicitation(request, result)
+            except HarnessError as exc:
+                log.info("dropped a late elicitation reply to %s: %s", wait.call_id, exc.message)
+                return
+            self.host.late_answer(self.client, session_id, wait.call_id, answer)
+
+        return on_late

@@ -1,0 +1,311 @@
+"""The MCP door's tools against the host: `ask_user_question`, `get_answers`, `approval_prompt`
+(X2, X4, X5; protocol.md "MCP front door").
+
+`ExternalAgent` is one connection's agent. Its external session (X1,
+host/external.py) is created on the first call that needs one — a connection
+that never asks leaves nothing in `session/list`. Every call is logged as a
+hosted agent's would be (`tool/call`, `tool/result`); the result's first text
+content is exactly what a hosted model would read (T3, T5, T6) except that
+pending says the answer comes through `get_answers`.
+
+`structuredContent` holds the same JSON as the first text; for a failure,
+`{name, code, message}`. Late replies not yet delivered ride along (X4) as a
+second text content and, because Claude Code and Codex hand the model only
+`structuredContent` when a result has one, also under its `lateReplies` key.
+While a question waits, `notifications/progress` go out every
+`PROGRESS_INTERVAL_S` when the request carried a `progressToken`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import anyio
+
+from askbridge.core import HarnessError, ToolInputError, UserQuestionRequest
+from askbridge.host.external import (
+    ExternalSession,
+    follow_by_renderers,
+    late_replies_text,
+)
+from askbridge.host.model_output import CheckedCall
+from askbridge.host.tools import (
+    ASK_TOOL,
+    AskUserQuestionTool,
+    ToolContext,
+    ToolOutcome,
+    compact,
+    pending_text,
+)
+
+from .approval import APPROVAL_TOOL, approval_question, decision, failed
+
+if TYPE_CHECKING:
+    from askbridge.host.clients import Client
+    from askbridge.host.host import Host
+
+log = logging.getLogger("askbridge.mcp")
+
+GET_ANSWERS_TOOL = "get_answers"
+PROGRESS_INTERVAL_S = 5.0
+
+Progress = Callable[[float, str], Awaitable[None]]
+T = TypeVar("T")
+
+
+def external_pending_text(call_id: str) -> str:
+    """X2: T5's JSON, whose message points at get_answers instead of a user message."""
+    message = (
+        "No answer batch arrived before the timeout. This is pending, not a skipped answer: "
+        "continue with useful work that does not depend on it. The user can still answer; "
+        f'call get_answers (with callIds ["{call_id}"], or without arguments) later to receive '
+        "the reply with the original questions. Do not treat this as permission."
+    )
+    return compact({"pending": True, "callId": call_id, "message": message})
+
+
+def tool_definitions(ask: AskUserQuestionTool) -> list[dict[str, Any]]:
+    """What the agent sees, in the hosted `request/header` shape {name, description, parameters};
+    `ask_user_question` takes the hosted timed schema's parameters (T2, P1)."""
+    default = "no timeout" if ask.timeout == -1 else f"{ask.timeout} seconds"
+    parameters = ask.schema()["parameters"]
+    return [
+        {
+            "name": ASK_TOOL,
+            "description": (
+                "Ask the user one or more structured questions; they answer in their editor "
+                "(or here). Each answer names the question id and the selected option labels, "
+                f"or custom text. The wait defaults to {default}. If no answer arrives in time "
+                'the result is {"pending": true, "callId": …}: the question stays open, and the '
+                "reply comes later through get_answers. Pending is never an answer, a refusal "
+                "or permission."
+            ),
+            "parameters": parameters,
+        },
+        {
+            "name": GET_ANSWERS_TOOL,
+            "description": (
+                "Collect the user's answers to questions that returned pending. Returns "
+                '{"answers": [{callId, questions, answers}], "pending": [callId…]}; each '
+                "answer is returned once. Without callIds, every answer that arrived."
+            ),
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "callIds": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "description": "Only these pending calls (default: all).",
+                    }
+                },
+            },
+        },
+        {
+            "name": APPROVAL_TOOL,
+            "description": (
+                "Ask the user to allow or deny a tool call (Claude Code's "
+                '--permission-prompt-tool). Returns {"behavior": "allow", "updatedInput": …} '
+                'or {"behavior": "deny", "message": …}; ExitPlanMode asks for plan approval.'
+            ),
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "tool_name": {"type": "string"},
+                    "input": {"type": "object"},
+                    "tool_use_id": {"type": "string"},
+                },
+                "required": ["tool_name", "input"],
+            },
+        },
+    ]
+
+
+class ToolResult:
+    """A call's result: the texts (first = what a hosted model would read) and the JSON."""
+
+    def __init__(self, texts: list[str], structured: dict[str, Any], is_error: bool) -> None:
+        self.texts, self.structured, self.is_error = texts, structured, is_error
+
+
+class ExternalAgent:
+    def __init__(
+        self,
+        host: Host,
+        client: Client,
+        *,
+        client_name: Callable[[], str],
+        cwd: str | None,
+        ask_timeout: int,
+    ) -> None:
+        self.host, self.client = host, client
+        self._client_name = client_name
+        self.cwd = cwd
+        self.ask_timeout = ask_timeout
+        self.definitions = tool_definitions(AskUserQuestionTool(host.service, "timed", ask_timeout))
+        self.session: ExternalSession | None = None
+
+    def _session(self) -> ExternalSession:
+        if self.session is None:
+            self.session = self.host.new_external_session(
+                self.client,
+                client_name=self._client_name(),
+                cwd=self.cwd,
+                ask_timeout=self.ask_timeout,
+                tools=self.definitions,
+            )
+        return self.session
+
+    def disconnected(self) -> None:
+        if self.session is not None:
+            self.session.disconnected()
+
+    async def call(self, name: str, arguments: Any, progress: Progress | None) -> ToolResult:
+        if name == ASK_TOOL:
+            session = self._session()
+            outcome = await session.run_call(name, arguments, self._asker(progress))
+            return self._result(outcome, ride_along=True)
+        if name == GET_ANSWERS_TOOL:
+            return await self._get_answers(arguments)
+        if name == APPROVAL_TOOL:
+            return await self._approval(arguments, progress)
+        raise ValueError(f"unknown tool {name}")
+
+    # -- ask_user_question (X2, X3) -------------------------------------------------------
+
+    def _asker(
+        self, progress: Progress | None
+    ) -> Callable[[ToolContext, CheckedCall], Awaitable[ToolOutcome]]:
+        async def ask(ctx: ToolContext, call: CheckedCall) -> ToolOutcome:
+            session = self._session()
+            follow_by_renderers(self.host, session)
+            outcome = await self._waiting(
+                session.ask_tool.run(ctx, call.arguments, call.questions), ctx, progress
+            )
+            if outcome.content == pending_text(ctx.call_id):
+                return ToolOutcome(external_pending_text(ctx.call_id))
+            return outcome
+
+        return ask
+
+    async def _waiting(self, work: Awaitable[T], ctx: ToolContext, progress: Progress | None) -> T:
+        """`work`, with progress notifications while it waits."""
+        if progress is None:
+            return await work
+        failure: Exception | None = None
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._report, progress, ctx)
+            try:
+                result = await work
+            except Exception as exc:  # raised below: the task group would wrap it in a group
+                failure = exc
+            finally:
+                tg.cancel_scope.cancel()
+        if failure is not None:
+            raise failure
+        return result
+
+    async def _report(self, progress: Progress, ctx: ToolContext) -> None:
+        elapsed = 0.0
+        while True:
+            wait = self.host.service.find_wait(ctx.agent.id, ctx.call_id)
+            if wait is not None:
+                left = (wait.remaining_ms() + 999) // 1000
+                message = f"waiting for the user's answer ({left} s left)"
+            else:
+                message = "waiting for the user's answer"
+            await progress(elapsed, message)
+            await anyio.sleep(PROGRESS_INTERVAL_S)
+            elapsed += PROGRESS_INTERVAL_S
+
+    # -- get_answers (X4) -----------------------------------------------------------------
+
+    async def _get_answers(self, arguments: Any) -> ToolResult:
+        call_ids = arguments.get("callIds") if isinstance(arguments, dict) else None
+        if call_ids is not None and (
+            not isinstance(call_ids, list) or not all(isinstance(c, str) for c in call_ids)
+        ):
+            outcome = ToolOutcome.failure(ToolInputError("callIds must be an array of strings"))
+            return self._result(outcome, ride_along=self.session is not None)
+        if self.session is None:  # nothing was asked on this connection
+            return self._result(ToolOutcome(late_replies_text([], [])), ride_along=False)
+        session = self.session
+        wanted = set(call_ids) if call_ids is not None else None
+        entries: list[dict[str, Any]] = []
+
+        async def collect(ctx: ToolContext, call: CheckedCall) -> ToolOutcome:
+            entries.extend(session.take_replies(wanted))
+            pending = session.pending_calls()
+            if wanted is not None:
+                pending = [c for c in pending if c in wanted]
+            return ToolOutcome(late_replies_text(entries, pending))
+
+        outcome = await session.run_call(GET_ANSWERS_TOOL, arguments, collect)
+        return self._result(outcome, ride_along=True)
+
+    # -- approval_prompt (X5) -------------------------------------------------------------
+
+    async def _approval(self, arguments: Any, progress: Progress | None) -> ToolResult:
+        session = self._session()
+        tool_name = arguments.get("tool_name") if isinstance(arguments, dict) else None
+        tool_input = arguments.get("input") if isinstance(arguments, dict) else None
+        name = tool_name if isinstance(tool_name, str) and tool_name else "this"
+
+        async def decide(ctx: ToolContext, call: CheckedCall) -> ToolOutcome:
+            if not isinstance(tool_name, str) or not tool_name or not isinstance(tool_input, dict):
+                reason = "approval_prompt needs tool_name (a string) and input (an object)"
+                return ToolOutcome(compact(failed(name, reason)))
+            question = approval_question(tool_name, tool_input)
+            request = UserQuestionRequest(
+                [question], agent=ctx.agent, signal=ctx.signal, session_id=ctx.session_id
+            )
+            follow_by_renderers(self.host, session)
+            try:
+                answer = await self._waiting(self.host.service.ask(request), ctx, progress)
+            except HarnessError as exc:
+                log.info("approval of %s denied: %s", tool_name, exc.message)
+                return ToolOutcome(compact(failed(tool_name, exc.message)))
+            return ToolOutcome(compact(decision(question, tool_name, tool_input, answer)))
+
+        outcome = await session.run_call(APPROVAL_TOOL, arguments, decide)
+        if outcome.is_error:  # a failure run_call caught is still a decision: deny (X5)
+            outcome = ToolOutcome(compact(failed(name, outcome.content.removeprefix("Error: "))))
+        return self._result(outcome, ride_along=False)
+
+    # -- results --------------------------------------------------------------------------
+
+    def failure(self, exc: HarnessError) -> ToolResult:
+        """A call that could not even be recorded (a store failure, S4): the agent hears why."""
+        log.error("tool call failed: %s", exc.message)
+        return self._result(ToolOutcome.failure(exc), ride_along=False)
+
+    def _result(self, outcome: ToolOutcome, *, ride_along: bool) -> ToolResult:
+        if outcome.is_error:
+            message = outcome.content.removeprefix("Error: ")
+            structured: dict[str, Any] = {**(outcome.error or {}), "message": message}
+        else:
+            structured = _json_object(outcome.content)
+        texts = [outcome.content]
+        session = self.session
+        if ride_along and session is not None:
+            late = session.take_replies()
+            if late:
+                extra = late_replies_text(late, session.pending_calls())
+                texts.append(extra)
+                structured = {**structured, "lateReplies": json.loads(extra)}
+        if outcome.is_error:
+            log.info("tool call failed: %s", outcome.content)
+        return ToolResult(texts, structured, outcome.is_error)
+
+
+def _json_object(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {"text": text}
+    return value if isinstance(value, dict) else {"value": value}
+
+
+__all__ = ["GET_ANSWERS_TOOL", "ExternalAgent", "ToolResult", "tool_definitions"]

@@ -1,0 +1,286 @@
+"""`askbridge mcp` against the official SDK's `ClientSession` over stdio (X1–X5, T4, T6, S1).
+
+With an elicitation callback the MCP client itself answers (X3: no editor is
+attached); without one nothing can ask, and the tool says so without hanging.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+import pytest
+from mcp.client import Client
+from sdk_client import (
+    ASKBRIDGE,
+    QUESTION,
+    accept_with,
+    door_log,
+    mcp_session,
+    respond,
+    server_params,
+    text,
+)
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def ask(*questions: dict[str, Any], timeout: int | None = None) -> dict[str, Any]:
+    args: dict[str, Any] = {"questions": list(questions) or [QUESTION]}
+    if timeout is not None:
+        args["timeout"] = timeout
+    return args
+
+
+async def test_X1_initialize_and_tools(tmp_path: Path) -> None:
+    async with mcp_session(tmp_path) as s:
+        init = s.initialize_result
+        assert init is not None
+        assert init.server_info.name == "askbridge"
+        assert init.capabilities.tools is not None
+        listed = await s.list_tools()
+        tools = {t.name: t for t in listed.tools}
+        assert sorted(tools) == ["approval_prompt", "ask_user_question", "get_answers"]
+        ask_schema = tools["ask_user_question"].input_schema
+        assert ask_schema["required"] == ["questions"]
+        assert ask_schema["properties"]["timeout"]["type"] == "integer"  # the timed schema (P1)
+        assert "get_answers" in (tools["ask_user_question"].description or "")
+        assert tools["approval_prompt"].input_schema["required"] == ["tool_name", "input"]
+    log = door_log(tmp_path)
+    assert "serving an MCP client (door mcp, data dir" in log and "pid" in log
+
+
+async def test_X2_X3_the_mcp_clients_own_form_answers(tmp_path: Path) -> None:
+    seen: list[Any] = []
+    elicit = accept_with({"db": "Postgres", "db.other": ""}, seen)
+    async with mcp_session(tmp_path, elicitation=elicit) as s:
+        result = await s.call_tool("ask_user_question", ask(timeout=30))
+        assert isinstance(result, types.CallToolResult)
+        assert result.is_error is False
+        assert text(result) == '{"answers":[{"id":"db","selected":["Postgres"]}]}'
+        assert result.structured_content == {"answers": [{"id": "db", "selected": ["Postgres"]}]}
+        (params,) = seen
+        assert params.message == "[Setup] Which database?"
+        schema = params.requested_schema
+        assert [o["const"] for o in schema["properties"]["db"]["oneOf"]] == ["SQLite", "Postgres"]
+        assert schema["properties"]["db.other"] == {"title": "Other", "type": "string"}
+
+
+async def test_X2_free_text_in_other_is_custom(tmp_path: Path) -> None:
+    async with mcp_session(tmp_path, elicitation=accept_with({"db.other": "DuckDB"})) as s:
+        result = await s.call_tool("ask_user_question", ask(timeout=30))
+        assert json.loads(text(result)) == {
+            "answers": [{"id": "db", "selected": [], "custom": "DuckDB"}]
+        }
+
+
+async def test_X3_decline_is_ASK_CANCELLED(tmp_path: Path) -> None:
+    async with mcp_session(tmp_path, elicitation=respond("decline")) as s:
+        result = await s.call_tool("ask_user_question", ask(timeout=30))
+        assert result.is_error is True
+        assert text(result) == "Error: the user cancelled ask_user_question"
+        assert result.structured_content == {
+            "name": "UserQuestionError",
+            "code": "ASK_CANCELLED",
+            "message": "the user cancelled ask_user_question",
+        }
+
+
+async def test_X3_no_answerer_indefinite_is_NO_PROVIDER(tmp_path: Path) -> None:
+    async with mcp_session(tmp_path) as s:
+        with anyio.fail_after(10):
+            result = await s.call_tool("ask_user_question", ask(timeout=-1))
+        assert result.is_error is True
+        assert text(result) == "Error: no user-questions answerer accepted the request"
+        assert result.structured_content["code"] == "NO_PROVIDER"
+
+
+async def test_X2_X3_no_answerer_timed_is_pending_with_progress(tmp_path: Path) -> None:
+    progress: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        progress.append((value, total, message))
+
+    async with mcp_session(tmp_path) as s:
+        result = await s.call_tool(
+            "ask_user_question", ask(timeout=1), progress_callback=on_progress
+        )
+        body = json.loads(text(result))
+        assert list(body) == ["pending", "callId", "message"]
+        assert body["pending"] is True and "get_answers" in body["message"]
+        assert "Do not treat this as permission" in body["message"]
+        assert result.structured_content == body and result.is_error is False
+        assert progress and progress[0][0] == 0
+        assert progress[0][2] is not None and progress[0][2].startswith("waiting for the user")
+        answers = await s.call_tool("get_answers", {})
+        assert json.loads(text(answers)) == {"answers": [], "pending": [body["callId"]]}
+
+
+async def test_T4_X2_tool_input_errors_are_the_hosted_texts(tmp_path: Path) -> None:
+    async with mcp_session(tmp_path) as s:
+        dup = await s.call_tool("ask_user_question", ask(QUESTION, QUESTION, timeout=5))
+        assert dup.is_error is True
+        assert text(dup) == 'Error: question id "db" must be unique within this call'
+        assert dup.structured_content["code"] == "BAD_TOOL_INPUT"
+        bad_timeout = await s.call_tool("ask_user_question", ask(timeout=0))
+        assert text(bad_timeout) == (
+            "Error: timeout must be -1 or a positive integer up to 2147483 seconds"
+        )
+        missing = await s.call_tool("ask_user_question", {})
+        assert text(missing) == "Error: questions must be an array of question objects"
+        empty = await s.call_tool("ask_user_question", {"questions": [], "timeout": 5})
+        assert text(empty) == "Error: ask_user_question requires at least one question"
+        bad_ids = await s.call_tool("get_answers", {"callIds": "call-1"})
+        assert text(bad_ids) == "Error: callIds must be an array of strings" and bad_ids.is_error
+
+
+async def test_S1_limits_are_checked_before_anything_is_logged(tmp_path: Path) -> None:
+    marker = "TOO-LONG-" * 300  # 2,700 characters: over the 2,000 a question may have
+    async with mcp_session(tmp_path) as s:
+        result = await s.call_tool(
+            "ask_user_question", ask({"id": "q", "question": marker}, timeout=5)
+        )
+        assert result.is_error is True
+        assert text(result) == "Error: question q: question has 2700 characters; at most 2000"
+        assert result.structured_content["code"] == "BAD_QUESTION"
+    db = sqlite3.connect(tmp_path / "data" / "askbridge.db")
+    try:
+        stored = "".join(str(row) for row in db.execute("SELECT * FROM events"))
+    finally:
+        db.close()
+    assert "TOO-LONG-TOO-LONG" not in stored and "tool/call" in stored
+
+
+async def test_X5_approval_allow_deny_and_no_answerer(tmp_path: Path) -> None:
+    tool_input = {"file_path": "src/app.py", "old_string": "a = 1", "new_string": "a = 2"}
+    seen: list[Any] = []
+    async with mcp_session(tmp_path, elicitation=accept_with({"approval": "Allow"}, seen)) as s:
+        allowed = await s.call_tool("approval_prompt", {"tool_name": "Edit", "input": tool_input})
+        assert json.loads(text(allowed)) == {"behavior": "allow", "updatedInput": tool_input}
+        assert allowed.structured_content == json.loads(text(allowed))
+        assert seen[0].message == (
+            "[Permission] Allow Edit?\n\n`src/app.py`\n\n```diff\n-a = 1\n+a = 2\n```"
+        )
+    async with mcp_session(tmp_path, elicitation=accept_with({"approval": "Deny"})) as s:
+        denied = await s.call_tool("approval_prompt", {"tool_name": "Edit", "input": tool_input})
+        assert json.loads(text(denied)) == {
+            "behavior": "deny",
+            "message": "The user denied this Edit call.",
+        }
+    async with mcp_session(tmp_path, elicitation=respond("cancel")) as s:
+        cancelled = await s.call_tool(
+            "approval_prompt", {"tool_name": "Bash", "input": {"command": "ls"}}
+        )
+        body = json.loads(text(cancelled))
+        assert body["behavior"] == "deny" and "the user cancelled" in body["message"]
+    async with mcp_session(tmp_path) as s:  # X5: no answerer never allows
+        alone = await s.call_tool(
+            "approval_prompt", {"tool_name": "Bash", "input": {"command": "ls"}}
+        )
+        body = json.loads(text(alone))
+        assert body["behavior"] == "deny"
+        assert "no user-questions answerer accepted the request" in body["message"]
+        broken = await s.call_tool("approval_prompt", {"tool_name": "Bash"})
+        assert json.loads(text(broken))["behavior"] == "deny"
+
+
+async def test_X5_exit_plan_mode_is_a_plan_review(tmp_path: Path) -> None:
+    seen: list[Any] = []
+    elicit = accept_with({"approval": "Approve plan"}, seen)
+    plan_input = {"plan": "1. Do it\n2. Test it"}
+    async with mcp_session(tmp_path, elicitation=elicit) as s:
+        result = await s.call_tool(
+            "approval_prompt", {"tool_name": "ExitPlanMode", "input": plan_input}
+        )
+        assert json.loads(text(result)) == {"behavior": "allow", "updatedInput": plan_input}
+        assert seen[0].message == "[Plan] Approve this plan?\n\n1. Do it\n2. Test it"
+        labels = [o["const"] for o in seen[0].requested_schema["properties"]["approval"]["oneOf"]]
+        assert labels == ["Approve plan", "Keep planning"]
+
+
+async def test_X1_the_external_session_is_listed_with_its_calls(tmp_path: Path) -> None:
+    async with mcp_session(
+        tmp_path, elicitation=accept_with({"db": "SQLite"}), name="claude-code"
+    ) as s:
+        await s.call_tool("ask_user_question", ask(timeout=30))
+    data = str(tmp_path / "data")
+    listing = await anyio.run_process([ASKBRIDGE, "sessions", "--data-dir", data], check=False)
+    out = listing.stdout.decode()
+    assert listing.returncode == 0, listing.stderr
+    assert f"claude-code — {tmp_path}" in out
+    assert "1 settled" in out
+    session_id = out.split()[0]
+    shown = await anyio.run_process([ASKBRIDGE, "sessions", "show", session_id, "--data-dir", data])
+    text_out = shown.stdout.decode()
+    assert "origin mcp" in text_out and "model external" in text_out, text_out
+    assert "ask_user_question" in text_out
+
+
+async def test_X1_a_2026_era_client_falls_back_to_the_handshake(tmp_path: Path) -> None:
+    """The SDK's default `mode="auto"` probes server/discover first; askbridge serves the
+    handshake era (elicitation needs server requests), so the client falls back."""
+    async with Client(server_params(tmp_path)) as client:
+        assert client.protocol_version == "2025-11-25"
+        result = await client.call_tool("get_answers", {})
+        assert json.loads(text(result)) == {"answers": [], "pending": []}
+
+
+def test_mcp_help_and_bad_flags() -> None:
+    helped = subprocess.run(
+        [ASKBRIDGE, "mcp", "--help"], capture_output=True, text=True, timeout=30
+    )
+    assert helped.returncode == 0 and "--ask-timeout" in helped.stdout
+    bad = subprocess.run(
+        [sys.executable, "-m", "askbridge.cli", "mcp", "--ask-timeout", "0"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert bad.returncode == 2 and "askbridge mcp: error: argument --ask-timeout" in bad.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs needs root")
+async def test_S4_a_full_disk_fails_one_call_and_serving_goes_on(tmp_path: Path) -> None:
+    mount_point = tmp_path / "mnt"
+    mount_point.mkdir()
+    mount = ["mount", "-t", "tmpfs", "-o", "size=4m,mode=0700", "tmpfs", str(mount_point)]
+    await anyio.run_process(mount)
+    try:
+        async with mcp_session(mount_point, elicitation=accept_with({"db": "SQLite"})) as s:
+            first = await s.call_tool("ask_user_question", ask(timeout=30))
+            assert first.is_error is False
+            filler = await anyio.to_thread.run_sync(fill, mount_point)
+            many = [{**QUESTION, "id": f"q{n}", "question": "x" * 1900} for n in range(20)]
+            failed = await s.call_tool("ask_user_question", ask(*many, timeout=30))
+            assert failed.is_error is True
+            assert failed.structured_content["code"] == "STORE_ERROR"
+            assert "database or disk is full" in text(failed)
+            filler.unlink()
+            again = await s.call_tool("ask_user_question", ask(timeout=30))
+            assert json.loads(text(again)) == {"answers": [{"id": "db", "selected": ["SQLite"]}]}
+    finally:
+        await anyio.run_process(["umount", str(mount_point)], check=False)
+
+
+def fill(directory: Path) -> Path:
+    """Write a filler file until the filesystem has no room left, not even one byte."""
+    filler = directory / "filler"
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        for size in (65536, 4096, 1):
+            try:
+                while os.write(fd, b"\0" * size) == size:
+                    pass
+            except OSError as exc:
+                assert exc.errno == errno.ENOSPC
+    finally:
+        os.close(fd)
+    return filler

@@ -1,0 +1,211 @@
+"""`askbridge mcp` spoken to in raw JSON lines over its real stdio (S3, S7, S8, L7, X6).
+
+What a well-behaved SDK client never sends: invalid JSON, a line over 8 MiB, a
+lone surrogate, a form accepted after the server cancelled it. The process
+keeps serving after each, and stdout holds nothing but JSON-RPC lines.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from sdk_client import ASKBRIDGE, QUESTION
+
+pytestmark = pytest.mark.timeout(60)
+WAIT_S = 15.0
+
+
+class RawMcp:
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        assert process.stdin is not None and process.stdout is not None
+        self.process = process
+        self.stdin = process.stdin
+        self.stdout = process.stdout
+        self.backlog: list[dict[str, Any]] = []
+        self._ids = 0
+
+    def send(self, message: Any) -> None:
+        self.stdin.write(json.dumps(message).encode() + b"\n")
+
+    def send_raw(self, data: bytes) -> None:
+        self.stdin.write(data)
+
+    def call(self, method: str, params: Any = None) -> int:
+        self._ids += 1
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": self._ids, "method": method}
+        if params is not None:
+            message["params"] = params
+        self.send(message)
+        return self._ids
+
+    async def receive(self) -> dict[str, Any]:
+        with anyio.fail_after(WAIT_S):
+            line = await self.stdout.readline()
+        if not line:
+            raise EOFError("askbridge mcp closed its output")
+        message = json.loads(line)  # stdout holds nothing but JSON lines
+        assert isinstance(message, dict), message
+        return message
+
+    async def expect(self, test: Any) -> dict[str, Any]:
+        for i, message in enumerate(self.backlog):
+            if test(message):
+                return self.backlog.pop(i)
+        while True:
+            message = await self.receive()
+            if test(message):
+                return message
+            self.backlog.append(message)
+
+    async def reply(self, msg_id: int) -> dict[str, Any]:
+        return await self.expect(lambda m: m.get("id") == msg_id and "method" not in m)
+
+    async def initialize(self, capabilities: dict[str, Any] | None = None) -> None:
+        params = {
+            "protocolVersion": "2025-06-18",
+            "capabilities": capabilities or {},
+            "clientInfo": {"name": "raw", "version": "0"},
+        }
+        assert "result" in await self.reply(self.call("initialize", params))
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+
+@asynccontextmanager
+async def raw_mcp(tmp_path: Path, *args: str) -> AsyncIterator[RawMcp]:
+    process = await asyncio.create_subprocess_exec(
+        ASKBRIDGE,
+        "mcp",
+        "--data-dir",
+        str(tmp_path / "data"),
+        *args,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        limit=16 * 1024 * 1024,
+    )
+    raw = RawMcp(process)
+    try:
+        yield raw
+    finally:
+        if process.returncode is None:
+            raw.stdin.close()
+            try:
+                with anyio.fail_after(10):
+                    await process.wait()
+            except TimeoutError:
+                process.kill()
+                await process.wait()
+
+
+async def test_S8_broken_lines_are_answered_and_serving_goes_on(tmp_path: Path) -> None:
+    async with raw_mcp(tmp_path) as mcp:
+        mcp.send_raw(b'{"jsonrpc": "2.0", "id": 1, \n')
+        parse = await mcp.receive()
+        assert parse["id"] is None and parse["error"]["code"] == -32700
+        mcp.send([1, 2])
+        batch = await mcp.receive()
+        assert batch["id"] is None and batch["error"]["code"] == -32600
+        mcp.send({"jsonrpc": "2.0", "id": 7})
+        neither = await mcp.receive()
+        assert neither["error"]["code"] == -32600
+        mcp.send_raw(b'{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":NaN}}\n')
+        assert (await mcp.receive())["error"]["code"] == -32700
+        await mcp.initialize()
+        tools = await mcp.reply(mcp.call("tools/list", {}))
+        assert len(tools["result"]["tools"]) == 3
+
+
+async def test_S7_a_line_over_8_MiB_is_refused_unbuffered(tmp_path: Path) -> None:
+    async with raw_mcp(tmp_path) as mcp:
+        await mcp.initialize()
+        huge = (
+            b'{"jsonrpc":"2.0","id":99,"method":"tools/list","params":{"x":"'
+            + b"a" * (9 << 20)
+            + b'"}}\n'
+        )
+        mcp.send_raw(huge)
+        refused = await mcp.receive()
+        assert refused["id"] is None and refused["error"]["code"] == -32600
+        assert "result" in await mcp.reply(mcp.call("tools/list", {}))
+
+
+async def test_S3_a_lone_surrogate_is_invalid_params_naming_the_field(tmp_path: Path) -> None:
+    async with raw_mcp(tmp_path) as mcp:
+        await mcp.initialize()
+        body = (
+            b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"ask_user_question",'
+            b'"arguments":{"questions":[{"id":"q","question":"\\ud800"}]}}}\n'
+        )
+        mcp.send_raw(body)
+        reply = await mcp.reply(5)
+        assert reply["error"]["code"] == -32602
+        assert reply["error"]["message"] == (
+            "params.arguments.questions.0.question holds a lone surrogate, which is not text"
+        )
+        unknown = await mcp.reply(mcp.call("tools/call", {"name": "nope", "arguments": {}}))
+        assert unknown["error"]["code"] == -32602
+
+
+async def test_L7_a_form_accepted_after_the_deadline_is_a_late_reply(tmp_path: Path) -> None:
+    async with raw_mcp(tmp_path) as mcp:
+        await mcp.initialize({"elicitation": {}})
+        call = mcp.call(
+            "tools/call",
+            {"name": "ask_user_question", "arguments": {"questions": [QUESTION], "timeout": 1}},
+        )
+        form = await mcp.expect(lambda m: m.get("method") == "elicitation/create")
+        pending = await mcp.reply(call)
+        body = json.loads(pending["result"]["content"][0]["text"])
+        assert body["pending"] is True
+        cancelled = await mcp.expect(lambda m: m.get("method") == "notifications/cancelled")
+        assert cancelled["params"]["requestId"] == form["id"]
+        mcp.send(
+            {
+                "jsonrpc": "2.0",
+                "id": form["id"],
+                "result": {"action": "accept", "content": {"db": "SQLite"}},
+            }
+        )
+        for _ in range(50):  # the late reply is queued by the host in its own task
+            got = await mcp.reply(mcp.call("tools/call", {"name": "get_answers", "arguments": {}}))
+            answers = json.loads(got["result"]["content"][0]["text"])
+            if answers["answers"]:
+                break
+            await anyio.sleep(0.05)
+        assert answers == {
+            "answers": [
+                {
+                    "callId": body["callId"],
+                    "questions": [QUESTION],
+                    "answers": [{"id": "db", "selected": ["SQLite"]}],
+                }
+            ],
+            "pending": [],
+        }
+
+
+async def test_X2_cancelled_call_ends_ASK_ABORTED_and_end_of_input_exits_0(tmp_path: Path) -> None:
+    async with raw_mcp(tmp_path) as mcp:
+        await mcp.initialize({"elicitation": {}})
+        call = mcp.call(
+            "tools/call",
+            {"name": "ask_user_question", "arguments": {"questions": [QUESTION], "timeout": 30}},
+        )
+        form = await mcp.expect(lambda m: m.get("method") == "elicitation/create")
+        mcp.send(
+            {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": call}}
+        )
+        cancelled = await mcp.expect(lambda m: m.get("method") == "notifications/cancelled")
+        assert cancelled["params"]["requestId"] == form["id"]
+        state = await mcp.reply(mcp.call("tools/call", {"name": "get_answers", "arguments": {}}))
+        assert json.loads(state["result"]["content"][0]["text"]) == {"answers": [], "pending": []}
+        mcp.stdin.close()
+        with anyio.fail_after(10):
+            assert await mcp.process.wait() == 0
