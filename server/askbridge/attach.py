@@ -72,7 +72,7 @@ def connect(data_dir: str) -> socket.socket | None:
     return sock
 
 
-def _start_host(data_dir: str, idle_exit: float | None) -> subprocess.Popen[bytes]:
+def _start_host(data_dir: str, idle_exit: float | None, log: list[str]) -> subprocess.Popen[bytes]:
     os.makedirs(data_dir, mode=0o700, exist_ok=True)
     log_fd = os.open(
         os.path.join(data_dir, LOG_NAME),
@@ -82,6 +82,7 @@ def _start_host(data_dir: str, idle_exit: float | None) -> subprocess.Popen[byte
     command = [sys.executable, "-m", "askbridge.cli", "host", "--data-dir", data_dir]
     if idle_exit is not None:
         command += ["--idle-exit", str(idle_exit)]
+    command += log
     try:
         return subprocess.Popen(
             command,
@@ -95,12 +96,15 @@ def _start_host(data_dir: str, idle_exit: float | None) -> subprocess.Popen[byte
         os.close(log_fd)
 
 
-def connect_or_start(data_dir: str, idle_exit: float | None = None) -> socket.socket:
-    """H2: the host's socket, starting a host first when none runs."""
+def connect_or_start(
+    data_dir: str, idle_exit: float | None = None, log: list[str] | None = None
+) -> socket.socket:
+    """H2: the host's socket, starting a host first when none runs (with `log`: the
+    front door's `--log-file`/`--log-level`, which a host it starts takes over)."""
     sock = connect(data_dir)
     if sock is not None:
         return sock
-    started = _start_host(data_dir, idle_exit)
+    started = _start_host(data_dir, idle_exit, log or [])
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
         sock = connect(data_dir)
@@ -182,11 +186,16 @@ def _relay(data_dir: str, token: str) -> None:
 
 
 def attach(
-    door: str, data_dir: str, options: dict[str, Any], version: str, idle_exit: float | None
+    door: str,
+    data_dir: str,
+    options: dict[str, Any],
+    version: str,
+    idle_exit: float | None,
+    log: list[str] | None = None,
 ) -> int:
     """Serve this process's client through the host (see the module docstring)."""
     try:
-        sock = connect_or_start(data_dir, idle_exit)
+        sock = connect_or_start(data_dir, idle_exit, log)
     except (AttachError, OSError) as exc:
         print(f"askbridge {door}: {exc}", file=sys.stderr)
         return 1

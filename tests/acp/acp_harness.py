@@ -169,8 +169,9 @@ async def start_agent(
         client,  # type: ignore[arg-type]
         command,
         *argv,
-        # The SDK passes on only a few variables (HOME, PATH, …); keep the import path.
-        env={key: os.environ[key] for key in ("PYTHONPATH",) if key in os.environ},
+        # The SDK passes on only a few variables (HOME, PATH, …); keep the import path and
+        # the test's host mode (tests/conftest.py).
+        env={k: os.environ[k] for k in ("PYTHONPATH", "ASKBRIDGE_HOST") if k in os.environ},
         transport_kwargs={"stderr": None},  # the agent's logs go to the test's stderr
         use_unstable_protocol=unstable,
         observers=[client.observe],

@@ -23,11 +23,11 @@ from acp_harness import (
     start_agent,
 )
 
-from askbridge.host.datadir import open_store
+from askbridge.host.datadir import open_store_read_only
 
 
 def _header(data_dir: Path, session_id: str) -> dict[str, Any]:
-    store = open_store(data_dir)
+    store = open_store_read_only(data_dir)
     try:
         return store.load(session_id)[0]
     finally:
@@ -201,7 +201,7 @@ async def test_acp_end_of_input_mid_question_exits_zero_without_answerer_failure
             tg.cancel_scope.cancel()
     assert proc.returncode == 0  # the SDK closed stdin; no terminate was needed
 
-    store = open_store(data)
+    store = open_store_read_only(data)
     try:
         events = store.load(session_id)
     finally:

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from askbridge.host.datadir import open_store
+from askbridge.host.datadir import open_store_read_only
 
 DB_QUESTION: dict[str, Any] = {
     "id": "db",
@@ -61,8 +61,9 @@ def tool_json(update: dict[str, Any]) -> Any:
 
 
 def stored_events(data_dir: Path, session_id: str) -> list[dict[str, Any]]:
-    """The session's committed log, read from the real SQLite store (the server must be gone)."""
-    store = open_store(data_dir)
+    """The session's committed log, read from the real SQLite store, read-only: in auto mode
+    the host may still be running (it idles out later)."""
+    store = open_store_read_only(data_dir)
     try:
         return store.load(session_id)
     finally:

@@ -187,6 +187,7 @@ def test_started_by_an_editor_it_says_nothing(command: str, tmp_path: Path) -> N
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
 
 
+@pytest.mark.inline_only  # with --host auto a second front door attaches (H2)
 def test_the_demo_on_a_busy_data_dir_says_so_in_one_line(tmp_path: Path) -> None:
     data = tmp_path / "data"
     holder = subprocess.Popen(

@@ -36,6 +36,7 @@ async def test_a_server_that_cannot_start_says_its_status_and_stderr(tmp_path: P
     assert "cannot open --log-file" in str(info.value)
 
 
+@pytest.mark.inline_only  # with --host auto a second front door attaches (H2)
 async def test_a_busy_data_dir_is_a_start_error_with_the_servers_reason(tmp_path: Path) -> None:
     async with AskbridgeClient.connect(data_dir=tmp_path / "data"):
         with pytest.raises(ServerStartError) as info:

@@ -118,8 +118,7 @@ async def test_without_a_model_the_agent_says_so_and_the_header_says_none(tmp_pa
         )
         assert await server.shutdown_and_exit() == 0
         assert (
-            f"WARNING askbridge.host.models: session {sid} has no model configured"
-            in server.stderr_text()
+            f"WARNING askbridge.host.models: session {sid} has no model configured" in server.logs()
         )
     [header] = [e for e in stored_events(tmp_path / "data", sid) if e["type"] == "session/header"]
     assert header["model"] == {"kind": "none"}

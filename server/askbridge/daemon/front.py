@@ -9,8 +9,9 @@ is what an editor waits for on every start.
 The front door's flags travel with it: `--model`, `--ask-mode`,
 `--ask-timeout` and `--max-turn-requests` are its client's session defaults
 (below `initializationOptions` / `_meta.askbridge`); `--idle-exit` goes to a
-host it starts. Its own `--log-*` apply to this process only: the host logs to
-`<data-dir>/host.log`.
+host it starts, and so do `--log-file` and `--log-level` (a host that already
+runs keeps its own). Without `--log-file` a host logs to `<data-dir>/host.log`
+(INFO by default).
 """
 
 from __future__ import annotations
@@ -54,4 +55,9 @@ def run_front_door(door: str, args: argparse.Namespace) -> int:
         from .inline import run_inline
 
         return run_inline(door, args, data_dir, door_defaults(args))
-    return attach(door, data_dir, door_defaults(args), __version__, args.idle_exit)
+    log = []
+    if getattr(args, "log_file", None):
+        log += ["--log-file", os.path.abspath(args.log_file)]
+    if getattr(args, "log_level", None) and args.log_level != "WARNING":
+        log += ["--log-level", args.log_level]
+    return attach(door, data_dir, door_defaults(args), __version__, args.idle_exit, log)

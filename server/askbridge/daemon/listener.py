@@ -188,6 +188,7 @@ class HostSocket:
                     tg.start_soon(_cancel_when_closed, conn, tg.cancel_scope)
                     status = await serve_door(self.host, door.door, reader, writer, hello)
                     tg.cancel_scope.cancel()
+                await self.host.settle()  # its sessions' ends are durable before it exits
         except Exception:
             log.exception("the %s door of pid %d failed", door.door, door.pid)
         finally:

@@ -111,6 +111,8 @@ class Host:
         self._idle_since: dict[str, float] = {}
         self._lost = False
         self._turns_done: anyio.Event | None = None  # set while leaving, once no turn runs
+        self._ending: set[Session] = set()  # turns ended by a detach, not yet recorded
+        self._ended = anyio.Event()
         self._tg: TaskGroup | None = None
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -182,7 +184,17 @@ class Host:
                 if session is not None:
                     session.abandon()
                     self._mark_idle(session)
+                    if session.running:
+                        self._ending.add(session)
         log.info("client %s detached", client.id)
+
+    async def settle(self) -> None:
+        """Wait (at most STOP_GRACE_S) until the turns ended by detaches have recorded their
+        end, so that what a departed client caused is durable before its front door exits."""
+        with anyio.move_on_after(STOP_GRACE_S, shield=True):
+            while self._ending:
+                self._ended = anyio.Event()
+                await self._ended.wait()
 
     def subscribe(self, client: Client | None, session: Session, *, snapshot: bool = True) -> None:
         """`client` follows `session` from now on: its view's snapshot first (S2), then
@@ -331,6 +343,9 @@ class Host:
             self._mark_idle(session)
         if self._turns_done is not None and not any(s.running for s in self.sessions.values()):
             self._turns_done.set()
+        if session in self._ending:
+            self._ending.discard(session)
+            self._ended.set()
 
     def _mark_idle(self, session: Session) -> None:
         self._idle_since.setdefault(session.id, time.monotonic())

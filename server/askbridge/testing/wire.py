@@ -283,6 +283,12 @@ class RawServer:
         with anyio.fail_after(timeout):
             return await self.process.wait()
 
+    def logs(self) -> str:
+        """What the server logged: its stderr, and in auto mode its host's log (host.log)."""
+        host_log = self.data_dir / "host.log" if self.data_dir is not None else None
+        extra = host_log.read_text(errors="replace") if host_log and host_log.exists() else ""
+        return self.stderr_text() + extra
+
     def stderr_text(self) -> str:
         self._stderr.flush()
         self._stderr.seek(0)
