@@ -70,7 +70,8 @@ async def test_session_list_reports_root_sessions_with_iso_utc_times(askbridge_c
         assert await client.prompt(first, "delegate something") == "end_turn"
         listed = await client.list_sessions()
         assert [s["sessionId"] for s in listed] == [first, second]
-        assert all(set(s) <= {"sessionId", "createdAt", "title"} for s in listed)
+        assert all(set(s) <= {"sessionId", "createdAt", "title", "origin"} for s in listed)
+        assert {s["origin"] for s in listed} == {"root"}
         assert all(ISO_UTC.fullmatch(s["createdAt"]) for s in listed)
         assert client.updates(first, "tool_call_update")[0]["status"] == "completed"
         # The delegated child's session is not reported through session/update in v1.

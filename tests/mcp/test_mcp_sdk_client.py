@@ -30,6 +30,8 @@ from sdk_client import (
     text,
 )
 
+from askbridge.testing.hosts import stop_host
+
 pytestmark = pytest.mark.timeout(60)
 
 
@@ -267,6 +269,7 @@ async def test_S4_a_full_disk_fails_one_call_and_serving_goes_on(tmp_path: Path)
             again = await s.call_tool("ask_user_question", ask(timeout=30))
             assert json.loads(text(again)) == {"answers": [{"id": "db", "selected": ["SQLite"]}]}
     finally:
+        await anyio.to_thread.run_sync(stop_host, mount_point / "data")  # auto: it holds files
         await anyio.run_process(["umount", str(mount_point)], check=False)
 
 

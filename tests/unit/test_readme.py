@@ -25,7 +25,9 @@ README = (ROOT / "README.md").read_text(encoding="utf-8")
 def model_values() -> list[str]:
     shell = re.findall(r"--model '([^']+)'", README)
     jsonc = [json.loads(f'"{v}"') for v in re.findall(r'"--model", "((?:[^"\\]|\\.)*)"', README)]
-    return shell + jsonc
+    # The VS Code setting `askbridge.model` holds a ModelSpec object (possibly over two lines).
+    settings = [" ".join(v.split()) for v in re.findall(r'"askbridge\.model": (\{[^}]*\})', README)]
+    return shell + jsonc + settings
 
 
 def test_the_readme_shows_model_values() -> None:

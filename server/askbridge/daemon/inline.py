@@ -23,6 +23,9 @@ def run_inline(door: str, args: argparse.Namespace, data_dir: str, defaults: dic
     store = open_data_store(args)
     if store is None:
         return 1
+    from .hostsock import bind_host_socket  # bound before anything is answered (H3)
+
+    sock = bind_host_socket(Path(data_dir))
     try:
         early = None
         if door == "lsp":
@@ -31,7 +34,9 @@ def run_inline(door: str, args: argparse.Namespace, data_dir: str, defaults: dic
             early = answer_initialize_early()
         import anyio  # only now: the early answer does not wait for it
 
-        return anyio.run(_serve, door, store, host_settings(args), Path(data_dir), defaults, early)
+        return anyio.run(
+            _serve, door, store, host_settings(args), Path(data_dir), defaults, early, sock
+        )
     finally:
         store.close()
 
@@ -43,6 +48,7 @@ async def _serve(
     data_dir: Path,
     defaults: dict[str, Any],
     early: Any,
+    sock: Any,
 ) -> int:
     import anyio
 
@@ -67,7 +73,7 @@ async def _serve(
                 everything.cancel()
 
             host.on_fatal = fatal
-            listener = HostSocket(host, data_dir, on_stop=everything.cancel)
+            listener = HostSocket(host, data_dir, on_stop=everything.cancel, inline=True, sock=sock)
             await tg.start(listener.run)
             log_start(door, data_dir, "inline", defaults)
             own = {"env": dict(os.environ), "options": defaults}

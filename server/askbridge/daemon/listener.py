@@ -41,6 +41,7 @@ from askbridge.host.host import Host
 from askbridge.stdio import open_read_pipe, open_write_pipe
 
 from .doors import serve_door
+from .hostsock import bind_host_socket
 
 log = logging.getLogger("askbridge.daemon")
 
@@ -57,20 +58,31 @@ class AttachedDoor:
 
 
 class HostSocket:
-    def __init__(self, host: Host, data_dir: Path, on_stop: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        host: Host,
+        data_dir: Path,
+        on_stop: Callable[[], None],
+        *,
+        inline: bool = False,
+        sock: socket.socket | None = None,
+    ) -> None:
+        """`sock`: the socket `bind_host_socket` made before the event loop ran, if any."""
         self.host = host
+        self.inline = inline  # an inline front door's process: it lives for its own client
         self.data_dir = data_dir
         self.path = data_dir / SOCKET_NAME
         self._on_stop = on_stop
         self.doors: list[AttachedDoor] = []
         self.changed = anyio.Event()  # set (and renewed) whenever a door attaches or leaves
-        self._relays: dict[str, asyncio.Future[socket.socket]] = {}
-        self._sock: socket.socket | None = None
+        # Relay token → (data connection, bytes already read past its first line).
+        self._relays: dict[str, asyncio.Future[tuple[socket.socket, bytes]]] = {}
+        self._sock: socket.socket | None = sock
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Listen until cancelled; ready (bound) when `task_status.started()` is called."""
-        self._bind()
-        assert self._sock is not None
+        if self._sock is None:
+            self._sock = bind_host_socket(self.data_dir)
         try:
             async with anyio.create_task_group() as tg:
                 task_status.started()
@@ -83,24 +95,6 @@ class HostSocket:
                     tg.start_soon(self._serve_connection, conn, tg)
         finally:
             self.close()
-
-    def _bind(self) -> None:
-        # We hold the data directory's lock: a socket file here is a dead host's (H2).
-        try:
-            self.path.unlink()
-        except FileNotFoundError:
-            pass
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        old = os.umask(0o177)
-        try:
-            sock.bind(str(self.path))
-        finally:
-            os.umask(old)
-        os.chmod(self.path, 0o600)
-        sock.listen(64)
-        sock.setblocking(False)
-        self._sock = sock
-        log.info("listening on %s", self.path)
 
     def close(self) -> None:
         if self._sock is not None:
@@ -204,10 +198,9 @@ class HostSocket:
         future = self._relays[token]
         try:
             with anyio.fail_after(10):
-                sock = await future
+                sock, rest = await future
         finally:
             self._relays.pop(token, None)
-        rest = getattr(sock, "_askbridge_rest", b"")
         reader, writer = await asyncio.open_connection(sock=sock)
         if rest:
             reader.feed_data(rest)
@@ -217,8 +210,7 @@ class HostSocket:
         future = self._relays.get(token)
         if future is None or future.done():
             raise ValueError("unknown relay token")
-        conn._askbridge_rest = rest  # type: ignore[attr-defined]
-        future.set_result(conn)
+        future.set_result((conn, rest))
 
     def stop_doors(self) -> None:
         for door in list(self.doors):
@@ -229,6 +221,7 @@ class HostSocket:
             "pid": os.getpid(),
             "version": __version__,
             "dataDir": str(self.data_dir),
+            "mode": "inline" if self.inline else "host",
             "doors": [{"door": d.door, "pid": d.pid, "cwd": d.cwd} for d in self.doors],
             "clients": len(self.host.clients),
             "sessions": sorted(self.host.sessions),

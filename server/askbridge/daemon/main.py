@@ -76,6 +76,21 @@ def stop_host(data_dir: str) -> int:
     return 1
 
 
+def _answers_soon(data_dir: str) -> bool:
+    """A host answers on the socket within START_TIMEOUT_S (the lock's winner binds it
+    right after taking the lock)."""
+    from askbridge.attach import START_TIMEOUT_S
+
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        sock = connect(data_dir)
+        if sock is not None:
+            sock.close()
+            return True
+        time.sleep(0.02)
+    return False
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -96,12 +111,16 @@ def run_host(args: argparse.Namespace) -> int:
         return show_status(data_dir)
     if args.stop:
         return stop_host(data_dir)
-    from askbridge.host.options import host_settings, open_data_store
+    from askbridge.core import StoreError
+    from askbridge.host.datadir import open_store
+    from askbridge.host.options import host_settings
 
-    store = open_data_store(args)
-    if store is None:
-        if connect(data_dir) is not None:
+    try:
+        store = open_store(data_dir)
+    except StoreError as exc:
+        if _answers_soon(data_dir):
             return 0  # H2: another host won the race for the lock; front doors attach to it
+        print(f"askbridge host: {exc}", file=sys.stderr)
         return 1
     try:
         import anyio

@@ -47,7 +47,7 @@ from askbridge.jsonrpc import Connection, ConnectionClosed, lsp_connection
 from askbridge.protocol.views import apply_view_changes, empty_view
 
 from .handles import Claim, PromptRun
-from .hosts import harness_host_mode, kill_host, stop_host
+from .hosts import harness_host_mode, kill_host, stop_idle_host
 from .startup import STDERR_TAIL_LINES, ServerStartError, follow_stderr
 from .wire import serve_command
 
@@ -170,7 +170,7 @@ class AskbridgeClient:
                     process.kill()
                     await process.wait()
                 if mode == "auto":
-                    await anyio.to_thread.run_sync(stop_host, data_dir)
+                    await anyio.to_thread.run_sync(stop_idle_host, data_dir)
 
     async def initialize(
         self,

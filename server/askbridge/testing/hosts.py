@@ -60,6 +60,33 @@ def wait_gone(pid: int, timeout: float = GONE_TIMEOUT_S) -> bool:
     return True
 
 
+def host_status(data_dir: str | Path) -> dict[str, object] | None:
+    """The running host's `--status` answer, or None when none listens."""
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(GONE_TIMEOUT_S)
+            sock.connect(str(Path(data_dir) / "host.sock"))
+            sock.sendall(b'{"status": true}\n')
+            data = b""
+            while b"\n" not in data:
+                chunk = sock.recv(65536)
+                if not chunk:
+                    return None
+                data += chunk
+    except (OSError, ValueError):
+        return None
+    status = json.loads(data.partition(b"\n")[0]).get("status")
+    return status if isinstance(status, dict) else None
+
+
+def stop_idle_host(data_dir: str | Path) -> None:
+    """Stop the host process of `data_dir` once no front door is attached to it; leave an
+    inline host (another client's own process) and a host still serving someone alone."""
+    status = host_status(data_dir)
+    if status is not None and status.get("mode") == "host" and not status.get("doors"):
+        stop_host(data_dir)
+
+
 def stop_host(data_dir: str | Path, timeout: float = GONE_TIMEOUT_S) -> None:
     """Stop the host of `data_dir` if one runs (`{"stop": true}`, then SIGKILL if it lingers)."""
     sock_path = Path(data_dir) / "host.sock"

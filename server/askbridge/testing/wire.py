@@ -36,7 +36,7 @@ from typing import IO, Any
 import anyio
 import anyio.to_thread
 
-from .hosts import harness_host_mode, stop_host
+from .hosts import harness_host_mode, stop_idle_host
 
 Message = dict[str, Any]
 _HEADER = re.compile(rb"Content-Length: (\d{1,10})\r\n\r\n")
@@ -103,7 +103,7 @@ class RawServer:
                 with anyio.CancelScope(shield=True):
                     await server._stop(exit_timeout)
                     if mode == "auto":
-                        await anyio.to_thread.run_sync(stop_host, data_dir)
+                        await anyio.to_thread.run_sync(stop_idle_host, data_dir)
 
     async def _stop(self, timeout: float) -> None:
         if self.process.returncode is None:
