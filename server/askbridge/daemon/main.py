@@ -131,6 +131,8 @@ def run_host(args: argparse.Namespace) -> int:
 
 
 async def _serve(store: Any, data_dir: Path, settings: dict[str, Any], idle_exit: float) -> int:
+    import gc
+
     import anyio
 
     from askbridge.host.host import Host
@@ -138,6 +140,7 @@ async def _serve(store: Any, data_dir: Path, settings: dict[str, Any], idle_exit
     from .doors import log_start, stop_on_signals
     from .listener import HostSocket
 
+    gc.freeze()  # what the imports allocated lives as long as the process (see inline.py)
     status = 0
     with anyio.CancelScope() as everything:
         async with Host(store, **settings) as host, anyio.create_task_group() as tg:
