@@ -31,6 +31,11 @@ HOST_IDLE_EXIT_S = "600"
 
 
 def askbridge(*args: str) -> list[str]:
+    """The `askbridge` command as an editor runs it: the installed console script (no
+    `runpy`, as `python -m askbridge.cli` would add), else the module."""
+    script = os.path.join(os.path.dirname(sys.executable), "askbridge")
+    if os.access(script, os.X_OK):
+        return [script, *args]
     return [sys.executable, "-m", "askbridge.cli", *args]
 
 

@@ -1,15 +1,17 @@
 """Memory over time: 20,000 questions over 200 sessions, then idle — does RSS come back?
 
 One client (the lean `RawClient`) creates 200 sessions, each a script of 100
-`ask_user_question` steps, and prompts them 20 at a time (ten waves); it
+`ask_user_question` steps, then prompts them 20 at a time (ten waves); it
 answers every question instantly. When all 20,000 are answered and every
 prompt has ended `end_turn`, the client stays connected and idle.
 
 Measured: the serving process's VmRSS (the inline `askbridge serve`, or the
 `askbridge host` a front door attached to):
 
-- start: after `initialize` and a warm-up session that asked once and was
-  answered (what the first question imports or caches is not history);
+- start: after `initialize`, a warm-up session that asked once and was
+  answered (what the first question imports or caches is not history), and
+  the 200 sessions were created (their scripts are the sessions' models, not
+  history);
 - end: after the last prompt ended and 1 s of idle.
 
 What a session keeps after its turns is what its folds need (S10): its
@@ -58,15 +60,18 @@ async def grown(mode: str, data_dir: str) -> tuple[int, int]:
         client.on_notification = count_results
         warm = await client.request("session/new", {"model": ask_script(1)})
         await client.request("session/prompt", text_prompt(warm["sessionId"]))
+        model = ask_script(STEPS)
+        sessions = [
+            (await client.request("session/new", {"model": model}))["sessionId"]
+            for _ in range(SESSIONS)
+        ]
         await asyncio.sleep(IDLE_S)
         start = rss_bytes(pid)
-        model = ask_script(STEPS)
-        for _ in range(SESSIONS // WAVE):
-            sessions = [
-                (await client.request("session/new", {"model": model}))["sessionId"]
-                for _ in range(WAVE)
+        for wave in range(0, SESSIONS, WAVE):
+            prompts = [
+                client.request_nowait("session/prompt", text_prompt(s))
+                for s in sessions[wave : wave + WAVE]
             ]
-            prompts = [client.request_nowait("session/prompt", text_prompt(s)) for s in sessions]
             stops = await asyncio.gather(*prompts)
             assert all(stop == {"stopReason": "end_turn"} for stop in stops), stops[:3]
         assert results == {"completed": 1 + SESSIONS * STEPS}, results
