@@ -131,11 +131,14 @@ def run_host(args: argparse.Namespace) -> int:
 
 
 async def _serve(store: Any, data_dir: Path, settings: dict[str, Any], idle_exit: float) -> int:
+    import logging
+
     import anyio
 
+    from askbridge import __version__
     from askbridge.host.host import Host
 
-    from .doors import log_start, stop_on_signals
+    from .doors import stop_on_signals
     from .listener import HostSocket
 
     status = 0
@@ -150,7 +153,13 @@ async def _serve(store: Any, data_dir: Path, settings: dict[str, Any], idle_exit
             host.on_fatal = fatal
             listener = HostSocket(host, data_dir, on_stop=tg.cancel_scope.cancel)
             await tg.start(listener.run)
-            log_start("", data_dir, f"host, idle exit {idle_exit:g} s", settings)
+            logging.getLogger("askbridge.daemon").info(
+                "askbridge host %s for %s, pid %d, idle exit %g s",
+                __version__,
+                data_dir,
+                os.getpid(),
+                idle_exit,
+            )
             tg.start_soon(_exit_when_idle, listener, idle_exit, tg.cancel_scope)
             tg.start_soon(stop_on_signals, tg.cancel_scope)
     return status
