@@ -131,6 +131,7 @@ def run_host(args: argparse.Namespace) -> int:
 
 
 async def _serve(store: Any, data_dir: Path, settings: dict[str, Any], idle_exit: float) -> int:
+    import asyncio
     import logging
 
     import anyio
@@ -138,7 +139,7 @@ async def _serve(store: Any, data_dir: Path, settings: dict[str, Any], idle_exit
     from askbridge import __version__
     from askbridge.host.host import Host
 
-    from .doors import stop_on_signals
+    from .doors import FATAL_GRACE_S, stop_on_signals
     from .listener import HostSocket
 
     status = 0
@@ -148,7 +149,8 @@ async def _serve(store: Any, data_dir: Path, settings: dict[str, Any], idle_exit
             def fatal(code: int) -> None:  # S5: the data directory is gone
                 nonlocal status
                 status = code
-                everything.cancel()
+                # Requests in flight answer STORE_LOST first (nothing is written any more).
+                asyncio.get_running_loop().call_later(FATAL_GRACE_S, everything.cancel)
 
             host.on_fatal = fatal
             listener = HostSocket(host, data_dir, on_stop=tg.cancel_scope.cancel)
