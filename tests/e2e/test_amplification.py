@@ -73,8 +73,8 @@ def test_S7_a_client_that_stops_reading_does_not_grow_the_server(tmp_path: Path)
         pid = host_pid(data)
         assert pid is not None
         before = _rss_kib(pid)
-        total = 150_000
-        # Each request answers ~150 bytes of error: 150,000 of them would queue ~22 MB for a
+        total = 60_000
+        # Each request answers ~150 bytes of error: 60,000 of them would queue ~9 MB for a
         # client that does not read, if the server kept reading.
         requests = b"".join(
             frame(
