@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -45,7 +44,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from askbridge.core import HarnessError, UserQuestionError, UserQuestionRequest, parse_answer
 from askbridge.core.waterfall import NextListener
-from askbridge.host.clients import Client, ClientErrorReply, ClientGone
+from askbridge.host.clients import Client, ClientErrorReply, ClientGone, late_answer_callback
 from askbridge.host.tools import TOOL_CALL_ID
 from askbridge.jsonrpc import Connection, ConnectionClosed, LateReply, RpcResponseError
 from askbridge.protocol.errors import ErrorCode, RpcErrorCode
@@ -127,26 +126,8 @@ class AcpRelay:
             # The model sees the client's own message (E1), not the RPC error's str.
             raise ClientErrorReply(exc.message, exc.data) from exc
 
-    def _late(
-        self, request: UserQuestionRequest, build: Callable[[Any], Answer]
-    ) -> LateReply | None:
-        """L7: where a late reply to a withdrawn card goes (only calls in the view qualify)."""
-        wait, session_id = request.wait, request.session_id
-        if wait is None or session_id is None:
-            return None
-
-        def on_late(result: Any, error: RpcResponseError | None) -> None:
-            if error is not None or self.client is None:
-                log.info("dropped a late error reply to the card of %s", wait.call_id)
-                return
-            try:
-                answer = build(result)
-            except (HarnessError, ValidationError) as exc:
-                log.info("dropped a late reply to %s: %s", wait.call_id, exc)
-                return
-            self.host.late_answer(self.client, session_id, wait.call_id, answer)
-
-        return on_late
+    def _late(self, request: UserQuestionRequest, build: Any = parse_answer) -> LateReply | None:
+        return late_answer_callback(self.host, self.client, request, build)
 
     # -- tier 1 ---------------------------------------------------------------------------
 
