@@ -19,9 +19,20 @@ from typing import Any
 
 from test_nvim import (
     DB_QUESTION,
+    SCENARIO_ARGS,
+    VIM_LOG_ERROR,
     VIM_LOG_WARN,
     no_host_outlives_the_test,  # noqa: F401 (an autouse fixture)
+    nvim_binary,
+    nvim_env,
     server_command,
+)
+from test_nvim_tmux import (  # noqa: F401 (terminal: a fixture)
+    Terminal,
+    marks_env,
+    terminal,
+    terminal_env,
+    wait_for,
 )
 from test_nvim_windows import Marks, Nvim, neovims  # noqa: F401 (neovims: a fixture)
 
@@ -139,3 +150,55 @@ async def test_X5_approval_and_plan_review_cards_decide_the_agents_tool_calls(
     assert feedback["ui"] == "input"
     assert feedback["prompt"].startswith("[Plan] Approve this plan?\n\n1. Add the table")
     assert [n for n in result["notes"] if n["level"] >= VIM_LOG_WARN] == []
+
+
+async def test_X5_the_cards_on_the_builtin_picker_in_a_terminal(
+    tmp_path: Path,
+    terminal: Terminal,  # noqa: F811 (the fixture imported above)
+) -> None:
+    """As a user sees them in a terminal with the builtin picker: the approval card
+    shows the command as a shell block above `1: Allow` / `2: Deny`; the
+    plan-review card shows the plan above its three entries. Typing 1 allows;
+    typing 3 and then the feedback sends the plan back with the user's words."""
+    marks = Marks(tmp_path / "marks")
+    cmd = server_command(None)
+    env = nvim_env(
+        tmp_path, "scenario_mcp_terminal.lua", cmd, tmp_path / "data", None, marks_env(marks.path)
+    )
+    terminal.start([str(nvim_binary()), *SCENARIO_ARGS], terminal_env(env, tmp_path))
+    await asyncio.to_thread(marks.wait, "ready", terminal)
+
+    async def shown(text: str) -> str:
+        await asyncio.to_thread(wait_for, text, lambda: text in terminal.screen(), terminal)
+        return terminal.screen()
+
+    async with mcp_session(tmp_path, name="claude-code") as agent:
+        bash = asyncio.create_task(
+            agent.call_tool("approval_prompt", {"tool_name": "Bash", "input": BASH_INPUT})
+        )
+        bash_screen = await shown("2: Deny")
+        terminal.send("1", "Enter")
+        allowed = json.loads(text(await asyncio.wait_for(bash, CALL_TIMEOUT_S)))
+        plan = asyncio.create_task(
+            agent.call_tool(
+                "approval_prompt", {"tool_name": "ExitPlanMode", "input": {"plan": PLAN}}
+            )
+        )
+        plan_screen = await shown("3: Give feedback")
+        terminal.send("3", "Enter")
+        sent_back = json.loads(text(await asyncio.wait_for(plan, CALL_TIMEOUT_S)))
+    marks.put("done")
+    result_path = tmp_path / "result.json"
+    await asyncio.to_thread(wait_for, "the scenario to finish", result_path.exists, terminal)
+
+    assert allowed == {"behavior": "allow", "updatedInput": BASH_INPUT}
+    assert sent_back == {"behavior": "deny", "message": "Also add an index"}
+    card = "[Permission] Bash: Allow Bash?\n\nClean the build\n\n```sh\nrm -rf build\n```\n"
+    assert card in bash_screen and "1: Allow\n2: Deny\n" in bash_screen, bash_screen
+    assert "3:" not in bash_screen.partition("1: Allow")[2], bash_screen  # nothing else offered
+    plan_card = f"[Plan] Approve this plan?\n\n{PLAN}\n"
+    entries = "1: Approve plan\n2: Keep planning\n3: Give feedback… (type what to change)\n"
+    assert plan_card in plan_screen and entries in plan_screen, plan_screen
+    result: dict[str, Any] = json.loads(result_path.read_text())
+    assert "error" not in result, result["error"]
+    assert [n for n in result["notes"] if n["level"] >= VIM_LOG_ERROR] == []
