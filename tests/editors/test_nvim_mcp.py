@@ -202,3 +202,43 @@ async def test_X5_the_cards_on_the_builtin_picker_in_a_terminal(
     result: dict[str, Any] = json.loads(result_path.read_text())
     assert "error" not in result, result["error"]
     assert [n for n in result["notes"] if n["level"] >= VIM_LOG_ERROR] == []
+
+
+async def test_X4_L4_a_question_that_ran_out_in_neovim_is_answered_late_through_get_answers(
+    tmp_path: Path,
+    neovims: list[Nvim],  # noqa: F811 (the fixture imported above)
+) -> None:
+    """The agent asks with a 2 s timeout; Neovim claims it and its countdown runs
+    out: the agent gets pending (telling it to call get_answers). The user then
+    answers with :AskbridgeAnswer in Neovim; get_answers delivers that answer."""
+    marks = Marks(tmp_path / "marks")
+    nvim = Nvim(tmp_path, "nvim", "scenario_mcp_late.lua", server_command(None), marks)
+    neovims.append(nvim)
+    await asyncio.to_thread(marks.wait, "ready", nvim)
+    async with mcp_session(tmp_path, name="claude-code") as agent:
+        args = {"questions": [DB_QUESTION], "timeout": 2}
+        asked = await asyncio.wait_for(agent.call_tool("ask_user_question", args), CALL_TIMEOUT_S)
+        pending = json.loads(text(asked))
+        await asyncio.to_thread(marks.wait, "replied", nvim)
+        got = await agent.call_tool("get_answers", {})
+    marks.put("done")
+    result = nvim.finish()
+
+    assert pending["pending"] is True and "get_answers" in pending["message"]
+    call_id = pending["callId"]
+    assert json.loads(text(got)) == {
+        "answers": [
+            {
+                "callId": call_id,
+                "questions": [DB_QUESTION],
+                "answers": [{"id": "db", "selected": ["Postgres"]}],
+            }
+        ],
+        "pending": [],
+    }
+    messages = [n["msg"] for n in result["notes"]]
+    assert messages == [
+        f"askbridge: {call_id} timed out and is pending for the agent: :AskbridgeAnswer replies later",
+        f"askbridge: reply sent for {call_id}",
+        "askbridge: server stopped",  # the harness stops it at the end
+    ]
