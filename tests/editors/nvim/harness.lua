@@ -148,6 +148,13 @@ function H.prompt_closed(n)
   end
 end
 
+--- Whether `n` (default 1) late replies were answered (AskbridgeAnswered).
+function H.answered(n)
+  return function()
+    return #H.events('AskbridgeAnswered') >= (n or 1)
+  end
+end
+
 function H.on_select(fn)
   table.insert(selects, fn)
 end

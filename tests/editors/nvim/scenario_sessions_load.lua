@@ -13,9 +13,7 @@ return function(H)
   H.result.status_loaded = require('askbridge').status()
   H.on_select(H.pick('option', 'Postgres'))
   vim.cmd('AskbridgeAnswer')
-  H.wait('the late reply to be accepted', function()
-    return #H.events('AskbridgeAnswered') > 0
-  end)
+  H.wait('the late reply to be accepted', H.answered())
   H.wait('the inbox turn to end', function()
     for _, ev in ipairs(H.events('AskbridgeSessionUpdate')) do
       if ev.data.update.sessionUpdate == 'turn_ended' then

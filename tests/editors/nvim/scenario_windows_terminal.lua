@@ -18,9 +18,7 @@ return function(H)
     H.mark('withdrawn')
   end)
   local turn = H.prompt('pick a database')
-  H.wait('the late reply to be answered', function()
-    return #H.events('AskbridgeAnswered') > 0
-  end, 30000)
+  H.wait('the late reply to be answered', H.answered(), 30000)
   H.wait('the turn to end', function()
     return turn.done
   end)
