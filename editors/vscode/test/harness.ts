@@ -22,7 +22,7 @@
  *
  * The server binary is `$ASKBRIDGE_BIN`, else `<repo>/.venv/bin/askbridge`.
  */
-import { ChildProcess, spawn, spawnSync } from "node:child_process";
+import { ChildProcess, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -37,7 +37,9 @@ import {
 import { ContinuedQuestions } from "../src/continued";
 import { AskParams, DidChangeParams, Methods, SessionUpdateParams, USER_QUESTIONS_CAPABILITY } from "../src/protocol";
 import { CardQueue, QuestionHandler } from "../src/questions";
+import { ServerProcess } from "../src/serverProcess";
 import { SessionClient } from "../src/sessions";
+import { withdrawalMessage, withdrawalReason } from "../src/withdrawal";
 import { ManualTimers, RecordingPeer, ScriptedUi } from "./scripted";
 
 export { ManualTimers, RecordingPeer, ScriptedUi, ShownCard, SentRequest, choose, type, waitFor } from "./scripted";
@@ -88,28 +90,45 @@ export class ServerUnderTest {
   readonly sessions: SessionClient;
   /** The asks the server withdrew while their card was on screen (QuestionHandler's onWithdrawn). */
   readonly withdrawn: AskParams[] = [];
+  /** What the extension tells the user for each of them (withdrawal.ts), once the view says why. */
+  readonly notices: string[] = [];
   stderr = "";
 
+  readonly child: ChildProcess;
+
   constructor(
-    readonly child: ChildProcess,
+    /** Spawned as the extension spawns it (src/serverProcess.ts). */
+    readonly process: ServerProcess,
     readonly connection: MessageConnection,
     readonly dataDir: string,
   ) {
+    this.child = process.child;
     this.peer = new RecordingPeer(connection);
     this.handler = new QuestionHandler(this.peer, this.ui, {
       timers: this.timers,
       queue: this.queue,
-      onWithdrawn: (params) => this.withdrawn.push(params),
+      onWithdrawn: (params) => {
+        this.withdrawn.push(params);
+        void withdrawalReason(params, this.continued).then((r) => this.notices.push(withdrawalMessage(params, r)));
+      },
     });
     this.continued = new ContinuedQuestions(this.peer, this.queue);
     this.sessions = new SessionClient(this.peer);
-    connection.onRequest(Methods.ask, this.handler.handleAsk);
+    // As extension.ts wires them: a session the host made this client follow is noticed and named (X1).
+    const notice = (sessionId: string) => {
+      if (this.sessions.notice(sessionId)) void this.sessions.learnTitles().catch(() => undefined);
+    };
+    connection.onRequest(Methods.ask, (params: AskParams, token) => {
+      notice(params.sessionId);
+      return this.handler.handleAsk(params, token);
+    });
     connection.onNotification(Methods.sessionUpdate, (p: SessionUpdateParams) => this.updates.push(p));
     connection.onNotification(Methods.didChange, (p: DidChangeParams) => {
       this.didChanges.push(p);
+      notice(p.sessionId);
       this.continued.update(p);
     });
-    child.stderr?.on("data", (chunk) => (this.stderr += String(chunk)));
+    this.child.stderr?.on("data", (chunk) => (this.stderr += String(chunk)));
   }
 
   /** The updates of one kind (e.g. "tool_call_update"). */
@@ -171,7 +190,8 @@ export async function startLaunch(
   dataDir: string,
 ): Promise<ServerUnderTest> {
   hostDirs.add(dataDir);
-  const child = spawn(launch.command, launch.args, { stdio: ["pipe", "pipe", "pipe"], env: launch.env });
+  const serverProcess = ServerProcess.spawn({ ...launch, env: launch.env as Record<string, string> });
+  const child = serverProcess.child;
   const spawned = new Promise<void>((resolve, reject) => {
     child.once("spawn", () => resolve());
     child.once("error", (error) => reject(new Error(`cannot start ${launch.command}: ${error.message}`)));
@@ -181,7 +201,7 @@ export async function startLaunch(
     new StreamMessageReader(child.stdout!),
     new StreamMessageWriter(child.stdin!),
   );
-  const server = new ServerUnderTest(child, connection, dataDir);
+  const server = new ServerUnderTest(serverProcess, connection, dataDir);
   connection.listen();
   const init = await connection.sendRequest<any>("initialize", {
     processId: process.pid,
@@ -192,6 +212,7 @@ export async function startLaunch(
     throw new Error(`server did not declare userQuestions v1: ${JSON.stringify(init)}`);
   }
   await connection.sendNotification("initialized", {});
+  serverProcess.started();
   return server;
 }
 
