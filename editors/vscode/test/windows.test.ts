@@ -11,8 +11,7 @@
  * A answers it. A third window that opens the session later gets the open
  * question and answers first, closing two cards. Dismissing a card in one
  * window ends the question for all ("no longer needs"); a countdown running
- * out in one window makes it pending for all, and the other window is told so
- * (both `todo`: the server does not do it yet, see below); the question that
+ * out in one window makes it pending for all, and the other window is told so; the question that
  * went pending is answered late from the other window's Waiting Questions (L4).
  */
 import assert from "node:assert/strict";
@@ -144,52 +143,40 @@ describe("several windows on one data directory", () => {
   });
 
   // The fan-out's contract (server/askbridge/host/fanout.py): ASK_CANCELLED or ASK_TIMED_OUT
-  // from any window ends the question for all. The server keeps the question open in the
-  // other windows instead (the client's error reply reaches the fan-out as ClientErrorReply,
-  // not as the UserQuestionError it checks for): reported to the lead, `todo` until fixed.
-  // Either way the other window's card is then answered there, so the session goes on.
-  const FANOUT_BUG = "server: a dismissal or countdown in one window does not end the question in the others";
+  // from any window ends the question for all.
 
-  test(
-    "M2: dismissing the card in one window ends the question in all: the other's card closes, the agent no longer needs it",
-    { todo: FANOUT_BUG },
-    async () => {
-      const [cardA, cardB] = await Promise.all([cardOf(a, FOURTH), cardOf(b, FOURTH)]);
-      cardA.resolve(undefined); // Esc in A: ASK_CANCELLED
-      try {
-        await waitFor("B's card closed", () => cardB.closed, 5000);
-        assert.equal(
-          await waitFor("B's notice", () => b.notices[2]),
-          'askbridge: "Deploy: Deploy now?" was closed: the agent no longer needs this answer (the turn was cancelled, or the question was dismissed in another window).',
-        );
-        assert.match(await toolText(a, "call-fourth"), /^Error: the user cancelled ask_user_question/);
-      } finally {
-        if (!cardB.closed) choose(cardB, ["No"]);
-        await toolText(a, "call-fourth");
-      }
-    },
-  );
+  test("M2: dismissing the card in one window ends the question in all: the other's card closes, the agent no longer needs it", async () => {
+    const [cardA, cardB] = await Promise.all([cardOf(a, FOURTH), cardOf(b, FOURTH)]);
+    cardA.resolve(undefined); // Esc in A: ASK_CANCELLED
+    try {
+      await waitFor("B's card closed", () => cardB.closed, 5000);
+      assert.equal(
+        await waitFor("B's notice", () => b.notices[2]),
+        'askbridge: "Deploy: Deploy now?" was closed: the agent no longer needs this answer (the turn was cancelled, or the question was dismissed in another window).',
+      );
+      assert.match(await toolText(a, "call-fourth"), /^Error: the user cancelled ask_user_question/);
+    } finally {
+      if (!cardB.closed) choose(cardB, ["No"]);
+      await toolText(a, "call-fourth");
+    }
+  });
 
-  test(
-    "TW7/M2: A's countdown runs out, the question goes pending for all; B is told",
-    { todo: FANOUT_BUG },
-    async () => {
-      const [cardA, cardB] = await Promise.all([cardOf(a, FIFTH), cardOf(b, FIFTH)]);
-      await waitFor("A's countdown", () => cardA.ctx.canTakeTime);
-      a.timers.advance(601_000); // A's local countdown: ASK_TIMED_OUT → pending (TW7)
-      try {
-        await waitFor("B's card closed", () => cardB.closed, 5000);
-        assert.equal(
-          await waitFor("B's notice", () => b.notices[3]),
-          'askbridge: "Lint: Add a linter?" was closed: the agent stopped waiting (its time ran out, or it went away). It is under Waiting Questions, where you can still answer it.',
-        );
-        assert.equal(JSON.parse(await toolText(a, "call-fifth")).pending, true);
-      } finally {
-        if (!cardB.closed) b.timers.advance(601_000); // B's countdown too: now it is pending
-        await toolText(a, "call-fifth");
-      }
-    },
-  );
+  test("TW7/M2: A's countdown runs out, the question goes pending for all; B is told", async () => {
+    const [cardA, cardB] = await Promise.all([cardOf(a, FIFTH), cardOf(b, FIFTH)]);
+    await waitFor("A's countdown", () => cardA.ctx.canTakeTime);
+    a.timers.advance(601_000); // A's local countdown: ASK_TIMED_OUT → pending (TW7)
+    try {
+      await waitFor("B's card closed", () => cardB.closed, 5000);
+      assert.equal(
+        await waitFor("B's notice", () => b.notices[3]),
+        'askbridge: "Lint: Add a linter?" was closed: the agent stopped waiting (its time ran out, or it went away). It is under Waiting Questions, where you can still answer it.',
+      );
+      assert.equal(JSON.parse(await toolText(a, "call-fifth")).pending, true);
+    } finally {
+      if (!cardB.closed) b.timers.advance(601_000); // B's countdown too: now it is pending
+      await toolText(a, "call-fifth");
+    }
+  });
 
   test("L4: a question that went pending is answered late from B's Waiting Questions; the agent's inbox turn runs", async () => {
     const entry = await waitFor("B's waiting question", () =>

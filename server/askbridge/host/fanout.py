@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 import anyio
 from anyio.abc import TaskGroup
 
-from askbridge.core import UserQuestionError, UserQuestionRequest, check_answer
+from askbridge.core import UserQuestionError, UserQuestionRequest, check_answer, error_from_wire
 from askbridge.core.waterfall import NextListener
 from askbridge.protocol.errors import ErrorCode
 from askbridge.protocol.vocabulary import Answer
@@ -86,13 +86,18 @@ class OpenQuestion:
             checked = check_answer(self.request.questions, answer, self.call_id)  # V8
         except ClientGone:
             self._drop(None)
-        except UserQuestionError as exc:
-            if exc.code in _FINAL_CODES:
+        except Exception as exc:
+            # A card's error reply is rebuilt as the core would (E2): the user's dismissal
+            # and a countdown's end end the question everywhere; anything else is that
+            # client's failure, not the ask's while others remain.
+            code = getattr(exc, "code", None) if isinstance(exc, UserQuestionError) else None
+            if code is None:
+                rebuilt = error_from_wire(str(exc), getattr(exc, "data", None))
+                code = rebuilt.code if rebuilt is not None else None
+            if code in _FINAL_CODES:
                 self._finish(error=exc)
             else:
                 self._drop(exc, client)
-        except Exception as exc:  # the client's failure, not the ask's while others remain
-            self._drop(exc, client)
         else:
             self._finish(answer=checked)
 
