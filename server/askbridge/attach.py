@@ -110,13 +110,26 @@ def connect_or_start(
         sock = connect(data_dir)
         if sock is not None:
             return sock
-        # A host that lost the race for the lock exits at once; the winner is still coming.
-        started.poll()
+        # A host that lost the race for the lock exits 0; the winner is still coming. One
+        # that failed (the data directory unusable, held by something that is no host)
+        # has said why in its log.
+        if started.poll() not in (None, 0):
+            raise AttachError(_log_tail(data_dir))
         time.sleep(_POLL_S)
     raise AttachError(
         f"no askbridge host answered on {socket_path(data_dir)} within {START_TIMEOUT_S:g} s; "
         f"see {os.path.join(data_dir, LOG_NAME)}"
     )
+
+
+def _log_tail(data_dir: str) -> str:
+    try:
+        with open(os.path.join(data_dir, LOG_NAME), encoding="utf-8", errors="replace") as log:
+            lines = [line.strip() for line in log.read().splitlines() if line.strip()]
+    except OSError:
+        lines = []
+    last = lines[-1].removeprefix("askbridge host: ") if lines else ""
+    return last or f"the askbridge host for {data_dir} could not start"
 
 
 def _send_line(sock: socket.socket, message: dict[str, Any], fds: list[int] | None = None) -> None:
@@ -194,10 +207,11 @@ def attach(
     log: list[str] | None = None,
 ) -> int:
     """Serve this process's client through the host (see the module docstring)."""
+    command = {"lsp": "serve"}.get(door, door)  # what the user typed, for messages
     try:
         sock = connect_or_start(data_dir, idle_exit, log)
     except (AttachError, OSError) as exc:
-        print(f"askbridge {door}: {exc}", file=sys.stderr)
+        print(f"askbridge {command}: {exc}", file=sys.stderr)
         return 1
     relay = not _can_pass_fds()
     hello = {
@@ -217,10 +231,10 @@ def attach(
         lines = _Lines(sock)
         answer = lines.next()
         if answer is None:
-            print(f"askbridge {door}: the host closed the connection", file=sys.stderr)
+            print(f"askbridge {command}: the host closed the connection", file=sys.stderr)
             return 1
         if "refused" in answer:
-            print(f"askbridge {door}: {answer['refused'].get('reason')}", file=sys.stderr)
+            print(f"askbridge {command}: {answer['refused'].get('reason')}", file=sys.stderr)
             return 1
         copier: threading.Thread | None = None
         if relay:
@@ -235,7 +249,7 @@ def attach(
                 return status if isinstance(status, int) else 1
         return 1  # H8: the host died
     except (OSError, ValueError) as exc:
-        print(f"askbridge {door}: lost the host: {exc}", file=sys.stderr)
+        print(f"askbridge {command}: lost the host: {exc}", file=sys.stderr)
         return 1
     finally:
         sock.close()

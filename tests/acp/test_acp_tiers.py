@@ -262,3 +262,26 @@ async def test_acp_q3_request_permission_for_approval_only(tmp_path: Path) -> No
         {"type": "content", "content": {"type": "text", "text": "--- a\n+++ b"}}
     ]
     assert len(client.messages("session/request_permission")) == 3
+
+
+async def test_acp_q2_a_legacy_mode_form_names_its_tool_call_too(tmp_path: Path) -> None:
+    """ACP-q2: `toolCallId` on the form in legacy mode as in timed mode (protocol.md), though a
+    legacy ask has no wait to take it from."""
+    model = script(ask_step("call-7", question("db", "SQLite", "Postgres")), {"text": "ok"})
+    client = RecordingClient()
+
+    async def on_elicitation(request: dict[str, Any]) -> Any:
+        return {"action": "accept", "content": {"db": "Postgres"}}
+
+    client.on_elicitation = on_elicitation
+    async with start_agent(client, tmp_path / "d", model=model, unstable=True) as (conn, _proc):
+        await conn.initialize(protocol_version=1, client_capabilities=capabilities(form=True))
+        sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+        assert (
+            await conn.prompt(session_id=sid, prompt=[text_block("go")])
+        ).stop_reason == "end_turn"
+    [form] = [m["params"] for m in client.wire if m.get("method") == "elicitation/create"]
+    assert form["toolCallId"] == "call-7"
+    assert json.loads(client.tool_result("call-7")["content"][0]["content"]["text"]) == {
+        "answers": [{"id": "db", "selected": ["Postgres"]}]
+    }

@@ -152,3 +152,36 @@ async def test_M7_a_client_that_stops_reading_does_not_delay_another(tmp_path: P
                 assert await a.prompt(sid, "go") == "end_turn"
             assert len(a.asks) == 20
             stalled.close_input()
+
+
+async def test_M2_a_dismissal_in_one_window_ends_the_question_in_every_window(
+    tmp_path: Path,
+) -> None:
+    """ASK_CANCELLED (the user's word) from one window withdraws the card from the others."""
+    from e2e_scripts import ASK_CANCELLED_DATA
+
+    data = tmp_path / "data"
+    model = script(ask_step(timeout=600), text_step("after"))
+    args = ("--model", json.dumps(model), "--ask-mode", "timed")
+    async with RawServer.start(data, *args) as a:
+        await a.initialize()  # a is up (inline: the host) before b starts
+        async with RawServer.start(data, host="auto") as b:
+            await b.initialize()
+            sid = (await a.call("session/new", {}))["result"]["sessionId"]
+            await b.call("session/load", {"sessionId": sid})
+            prompt = await a.request(
+                "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}
+            )
+            ask_a = await a.server_request("userQuestions/ask")
+            ask_b = await b.server_request("userQuestions/ask")
+            await a.respond_error(ask_a["id"], -32000, "dismissed", ASK_CANCELLED_DATA)
+            cancel = await b.notification("$/cancelRequest", timeout=10)
+            assert cancel["params"] == {"id": ask_b["id"]}
+            assert (await a.response(prompt))["result"] == {"stopReason": "end_turn"}
+            [result] = [
+                m["params"]["update"]
+                for m in a.received
+                if m.get("method") == "session/update"
+                and m["params"]["update"]["sessionUpdate"] == "tool_call_update"
+            ]
+            assert result["error"] == {"name": "UserQuestionError", "code": "ASK_CANCELLED"}

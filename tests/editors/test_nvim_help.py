@@ -42,12 +42,20 @@ def test_help_askbridge_opens_the_plugin_help(tmp_path: Path) -> None:
         f"'{out}')",
         "help :AskbridgeSessions",
         f"lua vim.fn.writefile({{vim.fn.getline('.')}}, '{out}', 'a')",
+        "help askbridge-windows",
+        f"lua vim.fn.writefile(vim.fn.getline('.', vim.fn.line('.') + 20), '{out}', 'a')",
         cwd=tmp_path,
     )
-    name, line, errmsg, sessions_line = out.read_text().splitlines()
+    name, line, errmsg, sessions_line, *windows = out.read_text().splitlines()
     assert (name, errmsg) == ("askbridge.txt", "")
     assert "*askbridge.txt*" in line
     assert "*:AskbridgeSessions*" in sessions_line
+    # What several windows mean: the sessions a window follows, every external agent,
+    # the first answer wins.
+    assert "*askbridge-windows*" in windows[0]
+    section = " ".join(windows)
+    assert "every external agent" in section and "The first" in section, section
+    assert "answer wins" in section, section
 
 
 def test_shipped_help_tags_are_those_helptags_generates(tmp_path: Path) -> None:

@@ -26,13 +26,14 @@ from typing import Any
 import pytest
 from test_nvim import (
     DB_QUESTION,
-    LUA_DIR,
-    PLUGIN_DIR,
+    SCENARIO_ARGS,
     TIMED_ASK_S,
     VIM_LOG_ERROR,
     NvimRun,
     ask,
+    no_host_outlives_the_test,  # noqa: F401 (an autouse fixture)
     nvim_binary,
+    nvim_env,
     server_command,
 )
 
@@ -73,6 +74,22 @@ class Terminal:
         self.run("kill-server")
 
 
+def marks_env(marks: Path) -> dict[str, str]:
+    """A terminal's Neovim: marks for the test to wait on, messages shown for real."""
+    return {"ASKBRIDGE_TEST_MARKS": str(marks), "ASKBRIDGE_TEST_REAL_NOTIFY": "1"}
+
+
+def terminal_env(env: dict[str, str], tmp_path: Path) -> dict[str, str]:
+    """What Neovim in the terminal gets of a scenario's environment (`nvim_env`): the
+    harness's variables and PATH, a private HOME, the terminal's type."""
+    kept = {k: v for k, v in env.items() if k.startswith("ASKBRIDGE_")}
+    return kept | {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(tmp_path),
+        "TERM": "tmux-256color",
+    }
+
+
 @pytest.fixture
 def terminal(tmp_path: Path) -> Iterator[Terminal]:
     term = Terminal(tmp_path)
@@ -100,21 +117,9 @@ def test_L7_builtin_picker_in_a_terminal_answered_after_the_countdown(
     list shows each entry numbered once (`1: SQLite — a file`)."""
     data_dir, marks, result_path = tmp_path / "data", tmp_path / "marks", tmp_path / "result.json"
     steps = [ask("call-1", [DB_QUESTION]), {"text": "waiting"}, {"text": "thanks"}]
-    env = {
-        "ASKBRIDGE_TEST_CMD": json.dumps(server_command(steps, "timed", TIMED_ASK_S)),
-        "ASKBRIDGE_TEST_DATA": str(data_dir),
-        "ASKBRIDGE_TEST_RESULT": str(result_path),
-        "ASKBRIDGE_TEST_PLUGIN": str(PLUGIN_DIR),
-        "ASKBRIDGE_TEST_SCENARIO": str(LUA_DIR / "scenario_tmux_late.lua"),
-        "ASKBRIDGE_TEST_SETUP": "{}",
-        "ASKBRIDGE_TEST_MARKS": str(marks),
-        "ASKBRIDGE_TEST_REAL_NOTIFY": "1",
-        "PATH": os.environ.get("PATH", ""),
-        "HOME": str(tmp_path),
-        "TERM": "tmux-256color",
-    }
-    nvim = [str(nvim_binary()), "--clean", "-u", "NONE", "-c", f"luafile {LUA_DIR / 'run.lua'}"]
-    terminal.start(nvim, env)
+    cmd = server_command(steps, "timed", TIMED_ASK_S)
+    env = nvim_env(tmp_path, "scenario_tmux_late.lua", cmd, data_dir, None, marks_env(marks))
+    terminal.start([str(nvim_binary()), *SCENARIO_ARGS], terminal_env(env, tmp_path))
 
     def marked(name: str) -> bool:
         return marks.exists() and name in marks.read_text().split()

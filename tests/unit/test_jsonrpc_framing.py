@@ -222,7 +222,9 @@ async def test_eof_inside_header_or_oversized_body_ends_iteration() -> None:
 def test_parse_header_block_reports_length_or_reason() -> None:
     assert parse_header_block(b"Content-Length: 12") == 12
     assert parse_header_block(b"content-length:0\r\nContent-Type: x") == 0
-    assert parse_header_block(b"Content-Type: x") == BadHeader("missing Content-Length", 19)
+    assert parse_header_block(b"Content-Type: x") == BadHeader("missing Content-Length", 1)
+    # S8: glued to garbage, a header is one unknown header name; the search looks inside it.
+    assert parse_header_block(b"nullContent-Length: 5") == BadHeader("missing Content-Length", 1)
     assert parse_header_block(b"Content-Length: 1e3") == BadHeader(
         "invalid Content-Length: b'1e3'", 23
     )

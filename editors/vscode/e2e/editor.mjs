@@ -1,10 +1,16 @@
-// The real editor's lifecycle for the end-to-end test (used by run.mjs):
-// code-server from this folder's node_modules, in its own process group and
-// its own user-data/extensions/XDG dirs, and Debian's Chromium driven by
-// playwright-core with a fresh profile. `openEditor` installs the .vsix,
-// writes the user settings, starts both and returns the page; `close()` ends
-// the browser and kills code-server's whole process group (which also ends
-// the `askbridge serve` the extension started).
+// The real editor's lifecycle for the end-to-end tests (run.mjs, intents.mjs,
+// windows.mjs, mcp.mjs): code-server from this folder's node_modules, in its
+// own process group and its own user-data/extensions/XDG dirs, and Debian's
+// Chromium driven by playwright-core with a fresh profile. `openEditor`
+// installs the .vsix, writes the user settings, starts both and returns the
+// page; `openWindow(name)` opens another window (a browser tab on its own
+// workspace folder: code-server gives each window its own extension host, so
+// its own `askbridge serve`); `close()` ends the browser and kills
+// code-server's whole process group (which also ends every `askbridge serve`
+// the extension started; the data directory's host is started detached, in its
+// own session, and is the caller's to stop). code-server's pid (= its process
+// group) is written to `<work>/code-server.pid`, so a caller can end the group
+// even when this script was killed before its `close()`.
 import { spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as net from "node:net";
@@ -146,6 +152,8 @@ export async function openEditor({ work, vsix, settings, keybindings = [], env: 
   ];
   // detached: its own process group, so one kill ends code-server and everything it started.
   const server = spawn(codeServer, args, { env, detached: true, stdio: ["ignore", serverLog, serverLog] });
+  const pidFile = path.join(work, "code-server.pid");
+  fs.writeFileSync(pidFile, String(server.pid));
   let exited = false;
   server.once("exit", () => (exited = true));
   let context;
@@ -153,6 +161,7 @@ export async function openEditor({ work, vsix, settings, keybindings = [], env: 
     await context?.close().catch(() => undefined);
     await stopGroup(server);
     fs.closeSync(serverLog);
+    fs.rmSync(pidFile, { force: true });
   };
   try {
     await waitHttp(`http://127.0.0.1:${port}/healthz`, 60_000, () => exited);
@@ -163,12 +172,22 @@ export async function openEditor({ work, vsix, settings, keybindings = [], env: 
       args: CHROMIUM_FLAGS,
       viewport: { width: 1280, height: 800 },
     });
-    const page = context.pages()[0] ?? (await context.newPage());
-    page.setDefaultTimeout(60_000);
-    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(dirs.workspace)}`);
-    await page.locator(".monaco-workbench .activitybar").waitFor();
-    log("workbench loaded");
-    return { page, settings: userSettings, close };
+    const open = async (page, folder) => {
+      page.setDefaultTimeout(60_000);
+      await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(folder)}`);
+      await page.locator(".monaco-workbench .activitybar").waitFor();
+      log(`workbench loaded: ${path.basename(folder)}`);
+      return page;
+    };
+    const page = await open(context.pages()[0] ?? (await context.newPage()), dirs.workspace);
+    /** Another window on the same code-server, user settings and data directory, at `<work>/<name>`. */
+    const openWindow = async (name) => {
+      const folder = path.join(work, name);
+      fs.mkdirSync(folder, { recursive: true });
+      fs.writeFileSync(path.join(folder, "README.md"), `# ${name}\n`);
+      return open(await context.newPage(), folder);
+    };
+    return { page, settings: userSettings, openWindow, close };
   } catch (error) {
     await close();
     throw error;
@@ -265,4 +284,25 @@ export function toast(page, pattern) {
 /** The message of a notification toast. */
 export async function toastText(locator) {
   return (await locator.locator(".notification-list-item-message").first().innerText()).replace(/\u00a0/g, " ").trim();
+}
+
+/** The title of the QuickPick on screen, when it matches `pattern`. */
+export function cardTitle(page, pattern) {
+  return page.locator(".quick-input-widget .quick-input-title", { hasText: pattern });
+}
+
+/** The rows of the QuickPick on screen. */
+export function cardRows(page) {
+  return page.locator(".quick-input-widget .quick-input-list .monaco-list-row");
+}
+
+/** The labels of the QuickPick's rows, in order. */
+export async function rowLabels(page) {
+  const labels = page.locator(".quick-input-widget .quick-input-list .monaco-list-row .label-name");
+  return (await labels.allInnerTexts()).map((text) => text.replace(/\u00a0/g, " ").trim());
+}
+
+/** The rendered document beside a card (a command, a plan): the webview's inner frame. */
+export function documentFrame(page) {
+  return page.frameLocator("iframe.webview.ready").frameLocator("#active-frame");
 }

@@ -20,7 +20,16 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { parseArgs } from "node:util";
 
-import { log, openEditor, restartWithCommand, sendPrompt, showOutput, waitForText } from "./editor.mjs";
+import {
+  documentFrame,
+  log,
+  openEditor,
+  restartWithCommand,
+  rowLabels,
+  sendPrompt,
+  showOutput,
+  waitForText,
+} from "./editor.mjs";
 
 const { values: opts } = parseArgs({
   options: {
@@ -31,16 +40,6 @@ const { values: opts } = parseArgs({
     work: { type: "string" },
   },
 });
-
-/** The rendered document beside the cards: the webview's inner frame. */
-function documentFrame(page) {
-  return page.frameLocator("iframe.webview.ready").frameLocator("#active-frame");
-}
-
-async function rowLabels(page) {
-  const labels = page.locator(".quick-input-widget .quick-input-list .monaco-list-row .label-name");
-  return (await labels.allInnerTexts()).map((text) => text.replace(/\u00a0/g, " ").trim());
-}
 
 async function scenario(editor, shot) {
   const { page } = editor;

@@ -49,7 +49,8 @@ export class ContinuedTree implements vscode.TreeDataProvider<ContinuedEntry>, v
     this.changed.dispose();
   }
 
-  private refresh(): void {
+  /** Show the model's entries again (also when only the sessions' names changed). */
+  refresh(): void {
     const count = this.model.entries().length;
     if (count === 0) {
       this.status.hide();

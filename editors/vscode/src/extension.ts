@@ -1,12 +1,20 @@
 /**
  * The askbridge VS Code extension: starts `askbridge serve` as the settings
- * say (launch.ts) with vscode-languageclient, declares
- * `experimental.userQuestions = {version: 1}` so the server sends
- * `userQuestions/ask` here, and wires the VS Code-free logic (questions.ts,
+ * say (launch.ts, serverClient.ts) and wires the VS Code-free logic (questions.ts,
  * continued.ts, sessions.ts) to VS Code's UI. One client per window: it
- * follows the sessions this window created or opened, and shows every
- * followed session's questions; whenever a server (re)starts, the followed
- * sessions are loaded again so their waiting questions come back.
+ * follows the sessions this window created or opened and every external
+ * (MCP) session, and shows every followed session's questions; whenever a
+ * server (re)starts, the followed sessions are loaded again so their waiting
+ * questions come back.
+ *
+ * Several windows on one data directory: each window's `askbridge serve`
+ * attaches to the directory's one host (H2), so each window follows its own
+ * sessions and the host asks every follower (M2); a card another window
+ * answered closes here with a notification saying so (withdrawal.ts). A
+ * server that cannot start — above all a host of another version (H7) — has
+ * said why in one stderr line: that line is the error notification, with
+ * "Restart Server" for after the user stopped the other host
+ * (serverClient.ts, serverProcess.ts).
  *
  * Commands: askbridge.newSession, askbridge.sendPrompt, askbridge.openSession,
  * askbridge.cancelTurn, askbridge.answerContinued, askbridge.restartServer.
@@ -14,41 +22,25 @@
  */
 import * as os from "os";
 import * as vscode from "vscode";
-import {
-  ClientCapabilities,
-  FeatureState,
-  LanguageClient,
-  LanguageClientOptions,
-  ServerOptions,
-  State,
-  StaticFeature,
-} from "vscode-languageclient/node";
+import { LanguageClient, State } from "vscode-languageclient/node";
 
-import { ContinuedEntry, ContinuedQuestions, questionsLabel } from "./continued";
+import { ContinuedEntry, ContinuedQuestions } from "./continued";
 import { LaunchProblem, isLaunchProblem, serverLaunch } from "./launch";
 import { ANSWER_COMMAND, ContinuedTree } from "./continuedView";
-import { AskParams, DidChangeParams, Methods, SessionUpdateParams, USER_QUESTIONS_CAPABILITY } from "./protocol";
+import { AskParams, DidChangeParams, Methods, SessionUpdateParams } from "./protocol";
 import { LATE_ANSWER_MESSAGES, pickContinued, pickSession } from "./pickers";
 import { CardQueue, QuestionHandler, RpcPeer } from "./questions";
+import { ServerConnection } from "./serverClient";
 import { SessionClient, describeUpdate } from "./sessions";
 import { VsCodeQuestionUi } from "./vscodeUi";
-
-/** Declares that this client renders `userQuestions/ask` itself (protocol.md "Lifecycle"). */
-class UserQuestionsFeature implements StaticFeature {
-  fillClientCapabilities(capabilities: ClientCapabilities): void {
-    capabilities.experimental = { ...(capabilities.experimental ?? {}), ...USER_QUESTIONS_CAPABILITY };
-  }
-  initialize(): void {}
-  getState(): FeatureState {
-    return { kind: "static" };
-  }
-  clear(): void {}
-}
+import { withdrawalMessage, withdrawalReason } from "./withdrawal";
 
 class AskbridgeExtension implements vscode.Disposable {
   private readonly output = vscode.window.createOutputChannel("askbridge");
   private readonly ui = new VsCodeQuestionUi();
-  private client: LanguageClient | undefined;
+  private connection: ServerConnection | undefined;
+  /** Fires when followed sessions got their titles (the tree view names them). */
+  readonly onDidLearnTitles = new vscode.EventEmitter<void>();
   private readonly peerRef: RpcPeer = {
     // An explicit `undefined` token would be sent as a second positional parameter.
     sendRequest: (method, params, token) =>
@@ -73,29 +65,55 @@ class AskbridgeExtension implements vscode.Disposable {
       homedir: os.homedir(),
     });
     if (isLaunchProblem(launch)) return this.showLaunchProblem(launch);
-    const { command, args, env } = launch;
-    const serverOptions: ServerOptions = { command, args, options: { cwd: workspaceCwd(), env } };
-    const clientOptions: LanguageClientOptions = {
-      documentSelector: [],
-      outputChannel: this.output,
-    };
-    const client = new LanguageClient("askbridge", "askbridge", serverOptions, clientOptions);
-    client.registerFeature(new UserQuestionsFeature());
+    const connection = new ServerConnection(launch, this.output, workspaceCwd());
+    const client = connection.client;
     const handler = new QuestionHandler(this.peerRef, this.ui, {
       locale: vscode.env.language,
       queue: this.cardQueue,
-      onWithdrawn: (params) => this.tellWithdrawn(params),
+      onWithdrawn: (params) => void this.tellWithdrawn(params),
     });
-    client.onRequest(Methods.ask, handler.handleAsk);
+    client.onRequest(Methods.ask, (params: AskParams, token) => {
+      this.noticeSession(params?.sessionId);
+      return handler.handleAsk(params, token);
+    });
     client.onDidChangeState(({ newState }) => newState === State.Running && void this.refollow());
-    client.onNotification(Methods.didChange, (params: DidChangeParams) => this.continuedModel.update(params));
+    client.onNotification(Methods.didChange, (params: DidChangeParams) => {
+      this.noticeSession(params?.sessionId);
+      this.continuedModel.update(params);
+    });
     client.onNotification(Methods.sessionUpdate, (params: SessionUpdateParams) => {
       const line = describeUpdate(params);
       if (line) this.output.appendLine(line);
     });
-    this.client = client;
+    this.connection = connection;
     this.output.appendLine(`starting ${launch.describe}`);
-    await client.start();
+    const failure = await connection.start();
+    if (failure) this.showStartFailure(failure);
+  }
+
+  /**
+   * The server's own line for why it could not start, e.g. H7's "the askbridge host of D
+   * (pid N) is version X, this front door is Y; stop it with `askbridge host --stop
+   * --data-dir D` and start again" — after which "Restart Server" is what starts again.
+   */
+  private showStartFailure(line: string): void {
+    this.output.appendLine(`the server did not start: ${line}`);
+    void vscode.window
+      .showErrorMessage(`askbridge: the server did not start. ${line}`, "Restart Server", "Show Output")
+      .then((choice) => {
+        if (choice === "Restart Server") void vscode.commands.executeCommand("askbridge.restartServer");
+        else if (choice === "Show Output") this.output.show(true);
+      });
+  }
+
+  /** A question or view change of a session this window did not know: an external one (X1). */
+  private noticeSession(sessionId: unknown): void {
+    if (typeof sessionId !== "string" || !this.sessionClient.notice(sessionId)) return;
+    this.output.appendLine(`following session ${sessionId} (an agent asks through askbridge mcp)`);
+    void this.sessionClient.learnTitles().then(
+      (learnt) => learnt && this.onDidLearnTitles.fire(),
+      (error) => this.output.appendLine(`session titles not read: ${errorText(error)}`),
+    );
   }
 
   /** The one notification for settings that cannot start a server, with a way to fix them. */
@@ -108,11 +126,11 @@ class AskbridgeExtension implements vscode.Disposable {
   }
 
   async stop(): Promise<void> {
-    const client = this.client;
-    this.client = undefined;
+    const connection = this.connection;
+    this.connection = undefined;
     this.stopping = true;
     this.continuedModel.clear();
-    if (client) await client.stop();
+    await connection?.stop();
   }
 
   /** A new server connection (start, restart, crash recovery): load the sessions this window follows. */
@@ -123,11 +141,12 @@ class AskbridgeExtension implements vscode.Disposable {
     );
   }
 
-  /** The server withdrew a card that was on screen ($/cancelRequest): say so, it vanished. */
-  private tellWithdrawn(params: AskParams): void {
+  /** The server withdrew a card that was on screen ($/cancelRequest): say so, and why (withdrawal.ts). */
+  private async tellWithdrawn(params: AskParams): Promise<void> {
     if (this.stopping) return;
-    const label = questionsLabel(params.questions ?? []);
-    const message = `askbridge: "${label}" was closed: the agent no longer waits for this answer (another window may have answered it, or the turn was cancelled).`;
+    const reason = await withdrawalReason(params, this.continuedModel);
+    if (this.stopping) return;
+    const message = withdrawalMessage(params, reason);
     this.output.appendLine(message);
     void vscode.window.showInformationMessage(message);
   }
@@ -166,7 +185,8 @@ class AskbridgeExtension implements vscode.Disposable {
     const { sessionId } = picked.session;
     this.continuedModel.forgetSession(sessionId); // its first didChange after the load is a full snapshot
     await this.sessionClient.load(picked.session);
-    const waiting = this.continuedModel.entries().filter((entry) => entry.sessionId === sessionId).length;
+    // Open questions (their cards show now, M3) and continued ones (under Waiting Questions).
+    const waiting = this.continuedModel.view(sessionId)?.active.length ?? 0;
     const count = waiting === 1 ? "1 question waiting" : `${waiting} questions waiting`;
     this.output.appendLine(`opened session ${sessionId} (${count})`);
     void vscode.window.showInformationMessage(`askbridge: opened session ${picked.name}: ${count}.`);
@@ -199,12 +219,13 @@ class AskbridgeExtension implements vscode.Disposable {
 
   dispose(): void {
     void this.stop();
+    this.onDidLearnTitles.dispose();
     this.output.dispose();
   }
 
   private requireClient(): LanguageClient {
-    if (!this.client) throw new Error("the askbridge server is not running");
-    return this.client;
+    if (!this.connection) throw new Error("the askbridge server is not running");
+    return this.connection.client;
   }
 }
 
@@ -222,6 +243,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const ext = new AskbridgeExtension();
   extension = ext;
   const tree = new ContinuedTree(ext.continuedModel, (sessionId) => ext.sessionClient.nameOf(sessionId));
+  context.subscriptions.push(ext.onDidLearnTitles.event(() => tree.refresh()));
   const guarded =
     <A extends unknown[]>(what: string, run: (...args: A) => Promise<void>) =>
     async (...args: A) => {

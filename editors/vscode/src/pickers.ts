@@ -6,7 +6,7 @@
 import * as vscode from "vscode";
 
 import { ContinuedEntry, LateAnswerOutcome } from "./continued";
-import { SessionInfo } from "./protocol";
+import { EXTERNAL_ORIGIN, SessionInfo } from "./protocol";
 
 /** A stored session to open: newest first, the ones this window follows marked. */
 export async function pickSession(
@@ -18,6 +18,7 @@ export async function pickSession(
       label: session.title || session.sessionId,
       description: [
         new Date(session.createdAt).toLocaleString(),
+        session.origin === EXTERNAL_ORIGIN ? "an agent asking through askbridge mcp" : "",
         followed.has(session.sessionId) ? "open in this window" : "",
       ]
         .filter(Boolean)

@@ -104,7 +104,11 @@ export interface SessionInfo {
   sessionId: string;
   createdAt: string;
   title?: string | null;
+  /** "mcp" for an external agent's session (X1): it asks, it takes no prompts. */
+  origin?: string | null;
 }
+
+export const EXTERNAL_ORIGIN = "mcp";
 
 /** The one `$/progress` value of a claim (C3). */
 export interface WaitFrame {

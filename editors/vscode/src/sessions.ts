@@ -5,13 +5,18 @@
  * readable transcript line for each `session/update` (protocol.md "Sessions").
  *
  * A window *follows* the sessions it created or opened (M1: its client is
- * subscribed to them, so their questions and updates come to this window).
- * `current` is the one "Send Prompt" and "Cancel Turn" talk to: the last one
- * created or opened. One SessionClient per window, one server connection per
- * client; with several windows on one data directory each follows its own
- * sessions and the host sends every follower the questions.
+ * subscribed to them, so their questions and updates come to this window),
+ * and every external session (an agent asking through `askbridge mcp`, X1),
+ * which the host subscribes it to by itself: `notice` records one when its
+ * first question or view change arrives, and `learnTitles` fetches the
+ * titles ("<agent> — <cwd>") of followed sessions the window has not named
+ * yet. `current` is the one "Send Prompt" and "Cancel Turn" talk to: the last
+ * one created or opened, never an external session (it takes no prompts).
+ * One SessionClient per window, one server connection per client; with
+ * several windows on one data directory each follows its own sessions and the
+ * host sends every follower the questions (M2).
  */
-import { Methods, SessionInfo, SessionUpdateParams } from "./protocol";
+import { EXTERNAL_ORIGIN, Methods, SessionInfo, SessionUpdateParams } from "./protocol";
 import { RpcPeer } from "./questions";
 
 export interface NewSessionOptions {
@@ -35,6 +40,31 @@ export class SessionClient {
     return this.following.get(sessionId)?.title || sessionId;
   }
 
+  /**
+   * A question or view change came for `sessionId`: the host made this window
+   * follow it (an external session, X1) unless the window already did. True
+   * when it is new to this window.
+   */
+  notice(sessionId: string): boolean {
+    if (this.following.has(sessionId)) return false;
+    this.following.set(sessionId, undefined);
+    return true;
+  }
+
+  /** Name the followed sessions that have no title yet, from `session/list`; true when one got a name. */
+  async learnTitles(): Promise<boolean> {
+    const unnamed = this.followed.filter((id) => !this.following.get(id));
+    if (unnamed.length === 0) return false;
+    let learnt = false;
+    for (const session of await this.list()) {
+      if (unnamed.includes(session.sessionId) && this.following.has(session.sessionId)) {
+        this.following.set(session.sessionId, session);
+        learnt ||= Boolean(session.title);
+      }
+    }
+    return learnt;
+  }
+
   async newSession(options: NewSessionOptions = {}): Promise<string> {
     const params = options.cwd ? { cwd: options.cwd } : {};
     const result = await this.peer.sendRequest<{ sessionId: string }>(Methods.sessionNew, params);
@@ -56,9 +86,17 @@ export class SessionClient {
   async load(session: SessionInfo | string): Promise<string> {
     const info = typeof session === "string" ? undefined : session;
     const sessionId = typeof session === "string" ? session : session.sessionId;
-    await this.peer.sendRequest<unknown>(Methods.sessionLoad, { sessionId });
-    this.following.set(sessionId, info ?? this.following.get(sessionId));
-    this.current = sessionId;
+    const known = info ?? this.following.get(sessionId);
+    const had = this.following.has(sessionId);
+    // Followed from before the request: its first didChange comes before the answer (not `notice`d).
+    this.following.set(sessionId, known);
+    try {
+      await this.peer.sendRequest<unknown>(Methods.sessionLoad, { sessionId });
+    } catch (error) {
+      if (!had) this.following.delete(sessionId);
+      throw error;
+    }
+    if (known?.origin !== EXTERNAL_ORIGIN) this.current = sessionId;
     return sessionId;
   }
 

@@ -7,14 +7,22 @@
  *   (`experimental.userQuestions`) and registers the extension's
  *   QuestionHandler for `userQuestions/ask`; `startLaunch` does the same for
  *   the command, arguments and environment the extension's settings give
- *   (src/launch.ts); `storedEvents` reads a session's log back with
- *   `askbridge.host.datadir.open_store` once the server is gone.
+ *   (src/launch.ts); `storedEvents` reads a session's log back, read-only
+ *   (`askbridge.host.datadir.open_store_read_only`: the host may still run).
+ * - Hosts (behavior.md H2): `askbridge serve` runs in the default `--host
+ *   auto`, as the extension starts it, so every data dir gets an `askbridge
+ *   host` that outlives the front doors. `stop()` stops it
+ *   (`askbridge host --stop`), and so does `stopHost(dataDir)`; any host a
+ *   test forgot is stopped when the test process exits. Several
+ *   `startServer(…, dataDir)` on one dir are several windows on one host.
+ * - Data dirs are made under `$ASKBRIDGE_TEST_TMP` (the pytest test's tmp dir,
+ *   which tests/conftest.py sweeps for hosts) or the OS tmp dir.
  * - the scripted user, manual clock and recording peer are in scripted.ts
  *   (re-exported here).
  *
  * The server binary is `$ASKBRIDGE_BIN`, else `<repo>/.venv/bin/askbridge`.
  */
-import { ChildProcess, spawn, spawnSync } from "node:child_process";
+import { ChildProcess, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -29,7 +37,9 @@ import {
 import { ContinuedQuestions } from "../src/continued";
 import { AskParams, DidChangeParams, Methods, SessionUpdateParams, USER_QUESTIONS_CAPABILITY } from "../src/protocol";
 import { CardQueue, QuestionHandler } from "../src/questions";
+import { ServerProcess } from "../src/serverProcess";
 import { SessionClient } from "../src/sessions";
+import { withdrawalMessage, withdrawalReason } from "../src/withdrawal";
 import { ManualTimers, RecordingPeer, ScriptedUi } from "./scripted";
 
 export { ManualTimers, RecordingPeer, ScriptedUi, ShownCard, SentRequest, choose, type, waitFor } from "./scripted";
@@ -38,10 +48,35 @@ export const REPO_ROOT = path.resolve(__dirname, "..", "..", "..", "..");
 export const ASKBRIDGE_BIN = process.env.ASKBRIDGE_BIN || path.join(REPO_ROOT, ".venv", "bin", "askbridge");
 export const PYTHON = process.env.ASKBRIDGE_PYTHON || path.join(REPO_ROOT, ".venv", "bin", "python");
 
+export const TEST_TMP = process.env.ASKBRIDGE_TEST_TMP || os.tmpdir();
+
 export interface ServerFlags {
   askMode?: "legacy" | "timed";
   askTimeout?: number;
 }
+
+/** Every data dir a server was started on: their hosts are stopped at the latest when the test process exits. */
+const hostDirs = new Set<string>();
+
+/** `askbridge host --stop --data-dir D`: the host of `dataDir` is gone when this returns (H6). */
+export function stopHost(dataDir: string): void {
+  const run = spawnSync(ASKBRIDGE_BIN, ["host", "--stop", "--data-dir", dataDir], {
+    encoding: "utf8",
+    timeout: 30_000,
+  });
+  if (run.status !== 0) throw new Error(`askbridge host --stop failed (${run.status}): ${run.stdout}${run.stderr}`);
+  hostDirs.delete(dataDir);
+}
+
+process.on("exit", () => {
+  for (const dataDir of [...hostDirs]) {
+    try {
+      stopHost(dataDir);
+    } catch {
+      // the exit goes on; tests/conftest.py sweeps the pytest tmp dir too
+    }
+  }
+});
 
 export class ServerUnderTest {
   readonly updates: SessionUpdateParams[] = [];
@@ -55,28 +90,45 @@ export class ServerUnderTest {
   readonly sessions: SessionClient;
   /** The asks the server withdrew while their card was on screen (QuestionHandler's onWithdrawn). */
   readonly withdrawn: AskParams[] = [];
+  /** What the extension tells the user for each of them (withdrawal.ts), once the view says why. */
+  readonly notices: string[] = [];
   stderr = "";
 
+  readonly child: ChildProcess;
+
   constructor(
-    readonly child: ChildProcess,
+    /** Spawned as the extension spawns it (src/serverProcess.ts). */
+    readonly process: ServerProcess,
     readonly connection: MessageConnection,
     readonly dataDir: string,
   ) {
+    this.child = process.child;
     this.peer = new RecordingPeer(connection);
     this.handler = new QuestionHandler(this.peer, this.ui, {
       timers: this.timers,
       queue: this.queue,
-      onWithdrawn: (params) => this.withdrawn.push(params),
+      onWithdrawn: (params) => {
+        this.withdrawn.push(params);
+        void withdrawalReason(params, this.continued).then((r) => this.notices.push(withdrawalMessage(params, r)));
+      },
     });
     this.continued = new ContinuedQuestions(this.peer, this.queue);
     this.sessions = new SessionClient(this.peer);
-    connection.onRequest(Methods.ask, this.handler.handleAsk);
+    // As extension.ts wires them: a session the host made this client follow is noticed and named (X1).
+    const notice = (sessionId: string) => {
+      if (this.sessions.notice(sessionId)) void this.sessions.learnTitles().catch(() => undefined);
+    };
+    connection.onRequest(Methods.ask, (params: AskParams, token) => {
+      notice(params.sessionId);
+      return this.handler.handleAsk(params, token);
+    });
     connection.onNotification(Methods.sessionUpdate, (p: SessionUpdateParams) => this.updates.push(p));
     connection.onNotification(Methods.didChange, (p: DidChangeParams) => {
       this.didChanges.push(p);
+      notice(p.sessionId);
       this.continued.update(p);
     });
-    child.stderr?.on("data", (chunk) => (this.stderr += String(chunk)));
+    this.child.stderr?.on("data", (chunk) => (this.stderr += String(chunk)));
   }
 
   /** The updates of one kind (e.g. "tool_call_update"). */
@@ -102,9 +154,10 @@ export class ServerUnderTest {
     this.connection.dispose();
   }
 
-  /** shutdown, then remove the data dir. */
+  /** shutdown, stop the data dir's host, then remove the data dir. */
   async stop(): Promise<void> {
     await this.shutdown();
+    stopHost(this.dataDir);
     fs.rmSync(this.dataDir, { recursive: true, force: true });
   }
 }
@@ -115,7 +168,8 @@ export function askStep(callId: string, questions: unknown[], extra: Record<stri
 }
 
 export function tempDataDir(): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), "askbridge-vscode-test-"));
+  // Short: `<dir>/host.sock` must fit a unix socket path (108 bytes).
+  return fs.mkdtempSync(path.join(TEST_TMP, "abvs-"));
 }
 
 /** A script-model server in `dataDir` (a fresh one by default). */
@@ -135,7 +189,9 @@ export async function startLaunch(
   launch: { command: string; args: string[]; env: NodeJS.ProcessEnv },
   dataDir: string,
 ): Promise<ServerUnderTest> {
-  const child = spawn(launch.command, launch.args, { stdio: ["pipe", "pipe", "pipe"], env: launch.env });
+  hostDirs.add(dataDir);
+  const serverProcess = ServerProcess.spawn({ ...launch, env: launch.env as Record<string, string> });
+  const child = serverProcess.child;
   const spawned = new Promise<void>((resolve, reject) => {
     child.once("spawn", () => resolve());
     child.once("error", (error) => reject(new Error(`cannot start ${launch.command}: ${error.message}`)));
@@ -145,7 +201,7 @@ export async function startLaunch(
     new StreamMessageReader(child.stdout!),
     new StreamMessageWriter(child.stdin!),
   );
-  const server = new ServerUnderTest(child, connection, dataDir);
+  const server = new ServerUnderTest(serverProcess, connection, dataDir);
   connection.listen();
   const init = await connection.sendRequest<any>("initialize", {
     processId: process.pid,
@@ -156,15 +212,16 @@ export async function startLaunch(
     throw new Error(`server did not declare userQuestions v1: ${JSON.stringify(init)}`);
   }
   await connection.sendNotification("initialized", {});
+  serverProcess.started();
   return server;
 }
 
-/** A session's event log (host/events.py), read with the project's own store once no server holds the dir. */
+/** A session's event log (host/events.py), read read-only with the project's own store (a host may hold the dir). */
 export function storedEvents(dataDir: string, sessionId: string): Record<string, any>[] {
   const script = [
     "import json, sys",
-    "from askbridge.host.datadir import open_store",
-    "store = open_store(sys.argv[1])",
+    "from askbridge.host.datadir import open_store_read_only",
+    "store = open_store_read_only(sys.argv[1])",
     "try:",
     "    json.dump(store.load(sys.argv[2]), sys.stdout)",
     "finally:",

@@ -188,18 +188,17 @@ describe("the settings reach the real askbridge serve", () => {
 
   test("askbridge.model/askMode/askTimeout are in the session header; askbridge.env carries the model's key", async () => {
     const dataDir = tempDataDir();
+    const launch = launchFor(dataDir, { [KEY_VAR]: "sk-from-settings" });
+    assert.equal(launch.command, path.resolve(ASKBRIDGE_BIN), "the default command found askbridge on PATH");
+    const server = await startLaunch(launch, dataDir);
     try {
-      const launch = launchFor(dataDir, { [KEY_VAR]: "sk-from-settings" });
-      assert.equal(launch.command, path.resolve(ASKBRIDGE_BIN), "the default command found askbridge on PATH");
-      const server = await startLaunch(launch, dataDir);
       const sessionId = await server.sessions.newSession({ cwd: dataDir });
-      await server.shutdown(); // the store is read once the server let go of the directory
-      const [header] = storedEvents(dataDir, sessionId);
+      const [header] = storedEvents(dataDir, sessionId); // committed before session/new answered (D1)
       assert.equal(header.type, "session/header");
       assert.deepEqual(header.model, model);
       assert.deepEqual(header.askUserQuestion, { mode: "timed", timeout: 42 });
     } finally {
-      fs.rmSync(dataDir, { recursive: true, force: true });
+      await server.stop();
     }
   });
 

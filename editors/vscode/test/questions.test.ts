@@ -206,6 +206,9 @@ describe("timed waits (claims, countdown, late replies)", () => {
       ["call-abort"],
       "the card on screen was withdrawn: the extension tells the user",
     );
+    assert.deepEqual(await waitFor("the notice", () => server.notices.length > 0 && server.notices), [
+      'askbridge: "Setup: Which database?" was closed: the agent no longer needs this answer (the turn was cancelled, or the question was dismissed in another window).',
+    ]);
     const result = await finishedTool(server, "call-abort");
     assert.equal(result.status, "failed");
     assert.equal(result.error?.code, "ASK_ABORTED");

@@ -16,7 +16,7 @@ import { CancellationTokenSource } from "vscode-jsonrpc";
 import { Methods } from "../src/protocol";
 import { RpcPeer } from "../src/questions";
 import { SessionClient } from "../src/sessions";
-import { ServerUnderTest, askStep, choose, startServer, tempDataDir, waitFor } from "./harness";
+import { ServerUnderTest, askStep, choose, startServer, stopHost, tempDataDir, waitFor } from "./harness";
 
 const question = (id: string, text: string) => ({
   id,
@@ -154,6 +154,7 @@ describe("a restarted server", () => {
       );
     } finally {
       await server.stop();
+      stopHost(dataDir);
       fs.rmSync(dataDir, { recursive: true, force: true });
     }
   });

@@ -13,10 +13,8 @@ import asyncio
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import anyio
-
 from askbridge.host.host import Host
-from askbridge.jsonrpc import line_connection
+from askbridge.jsonrpc import line_connection, serve_then_close
 
 from .server import AcpServer
 
@@ -38,12 +36,5 @@ async def serve_acp(
     server = AcpServer(host, conn, env, defaults)
     if setup is not None:
         setup(server)
-    try:
-        await conn.serve()
-    finally:
-        server.close()
-        conn.writer.flush()
-        writer.close()  # also when cancelled: the client sees the end of our output
-    with anyio.move_on_after(5, shield=True):
-        await writer.wait_closed()
+    await serve_then_close(conn, writer, server.close)
     return 0

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -45,7 +44,8 @@ from pydantic import TypeAdapter, ValidationError
 
 from askbridge.core import HarnessError, UserQuestionError, UserQuestionRequest, parse_answer
 from askbridge.core.waterfall import NextListener
-from askbridge.host.clients import Client, ClientErrorReply, ClientGone
+from askbridge.host.clients import Client, ClientErrorReply, ClientGone, late_answer_callback
+from askbridge.host.tools import TOOL_CALL_ID
 from askbridge.jsonrpc import Connection, ConnectionClosed, LateReply, RpcResponseError
 from askbridge.protocol.errors import ErrorCode, RpcErrorCode
 from askbridge.protocol.methods import (
@@ -126,26 +126,8 @@ class AcpRelay:
             # The model sees the client's own message (E1), not the RPC error's str.
             raise ClientErrorReply(exc.message, exc.data) from exc
 
-    def _late(
-        self, request: UserQuestionRequest, build: Callable[[Any], Answer]
-    ) -> LateReply | None:
-        """L7: where a late reply to a withdrawn card goes (only calls in the view qualify)."""
-        wait, session_id = request.wait, request.session_id
-        if wait is None or session_id is None:
-            return None
-
-        def on_late(result: Any, error: RpcResponseError | None) -> None:
-            if error is not None or self.client is None:
-                log.info("dropped a late error reply to the card of %s", wait.call_id)
-                return
-            try:
-                answer = build(result)
-            except (HarnessError, ValidationError) as exc:
-                log.info("dropped a late reply to %s: %s", wait.call_id, exc)
-                return
-            self.host.late_answer(self.client, session_id, wait.call_id, answer)
-
-        return on_late
+    def _late(self, request: UserQuestionRequest, build: Any = parse_answer) -> LateReply | None:
+        return late_answer_callback(self.host, self.client, request, build)
 
     # -- tier 1 ---------------------------------------------------------------------------
 
@@ -187,7 +169,7 @@ class AcpRelay:
         return await next_()
 
     async def _ask_form(self, session_id: str, request: UserQuestionRequest) -> Answer:
-        call_id = request.wait.call_id if request.wait is not None else None
+        call_id = _tool_call_id(request)
         questions = request.questions
 
         def accepted(raw: Any) -> Answer:
@@ -214,10 +196,8 @@ class AcpRelay:
     async def _ask_permission(
         self, session_id: str, request: UserQuestionRequest, question: QuestionItem
     ) -> Answer:
-        if request.wait is not None:
-            tool_call_id = request.wait.call_id
-        else:  # a programmatic approval has no tool call of its own
-            tool_call_id = f"askbridge-approval-{next(self._approval_ids)}"
+        # A programmatic approval has no tool call of its own: it gets an id of its own.
+        tool_call_id = _tool_call_id(request) or f"askbridge-approval-{next(self._approval_ids)}"
         raw = await self._request(
             ACP_SESSION_REQUEST_PERMISSION,
             build_permission_request(session_id, tool_call_id, question),
@@ -229,6 +209,14 @@ class AcpRelay:
         if isinstance(reply.outcome, AllowedOutcome):
             return answer_from_permission(question, reply.outcome.option_id)
         raise UserQuestionError.of(ErrorCode.ASK_CANCELLED)
+
+
+def _tool_call_id(request: UserQuestionRequest) -> str | None:
+    """The asking tool call: the wait's, or the one the tool named (legacy mode has no wait)."""
+    if request.wait is not None:
+        return request.wait.call_id
+    named = request.extra.get(TOOL_CALL_ID)
+    return named if isinstance(named, str) else None
 
 
 def _provider_error(method: str, exc: ValidationError) -> UserQuestionError:

@@ -16,6 +16,9 @@ from typing import Any
 
 from askbridge.host.host import Host
 
+# After the data directory is lost, how long requests in flight have to answer STORE_LOST.
+FATAL_GRACE_S = 0.5
+
 
 async def serve_door(
     host: Host,

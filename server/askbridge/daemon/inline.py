@@ -50,12 +50,14 @@ async def _serve(
     early: Any,
     sock: Any,
 ) -> int:
+    import asyncio
+
     import anyio
 
     from askbridge.host.host import Host
     from askbridge.stdio import join_copiers, open_stdio
 
-    from .doors import log_start, serve_door
+    from .doors import FATAL_GRACE_S, log_start, serve_door
     from .listener import HostSocket
 
     # Everything allocated so far (modules, classes, pydantic schemas: ~100,000 objects)
@@ -70,7 +72,8 @@ async def _serve(
             def fatal(code: int) -> None:  # S5: the data directory is gone
                 nonlocal status
                 status = code
-                everything.cancel()
+                # Requests in flight answer STORE_LOST first (nothing is written any more).
+                asyncio.get_running_loop().call_later(FATAL_GRACE_S, everything.cancel)
 
             host.on_fatal = fatal
             listener = HostSocket(host, data_dir, on_stop=everything.cancel, inline=True, sock=sock)

@@ -40,7 +40,7 @@ from askbridge.attach import SOCKET_NAME
 from askbridge.host.host import Host
 from askbridge.stdio import open_read_pipe, open_write_pipe
 
-from .doors import serve_door
+from .doors import log_start, serve_door
 from .hostsock import bind_host_socket
 
 log = logging.getLogger("askbridge.daemon")
@@ -180,6 +180,12 @@ class HostSocket:
                     # The front door process is the server its client started: when it dies
                     # (killed by its editor), its client is done.
                     tg.start_soon(_cancel_when_closed, conn, tg.cancel_scope)
+                    log_start(
+                        door.door,
+                        self.data_dir,
+                        f"attached, pid {door.pid}",
+                        hello.get("options") or {},
+                    )
                     status = await serve_door(self.host, door.door, reader, writer, hello)
                     tg.cancel_scope.cancel()
                 await self.host.settle()  # its sessions' ends are durable before it exits

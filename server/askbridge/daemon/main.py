@@ -26,6 +26,7 @@ from typing import Any
 from askbridge.attach import connect, data_dir_of
 
 STOP_WAIT_S = 10.0
+LOCK_RACE_S = 2.0
 
 
 def _ask(data_dir: str, message: dict[str, Any]) -> dict[str, Any] | None:
@@ -77,11 +78,9 @@ def stop_host(data_dir: str) -> int:
 
 
 def _answers_soon(data_dir: str) -> bool:
-    """A host answers on the socket within START_TIMEOUT_S (the lock's winner binds it
-    right after taking the lock)."""
-    from askbridge.attach import START_TIMEOUT_S
-
-    deadline = time.monotonic() + START_TIMEOUT_S
+    """A host answers on the socket within LOCK_RACE_S: the lock's winner binds it right
+    after taking the lock; a holder that does not listen is not a host (an older askbridge)."""
+    deadline = time.monotonic() + LOCK_RACE_S
     while time.monotonic() < deadline:
         sock = connect(data_dir)
         if sock is not None:
@@ -122,22 +121,30 @@ def run_host(args: argparse.Namespace) -> int:
             return 0  # H2: another host won the race for the lock; front doors attach to it
         print(f"askbridge host: {exc}", file=sys.stderr)
         return 1
+    from .hostsock import bind_host_socket
+
+    sock = bind_host_socket(Path(data_dir))  # at once: racing front doors wait for it (H2)
     try:
         import anyio
 
-        return anyio.run(_serve, store, Path(data_dir), host_settings(args), args.idle_exit)
+        return anyio.run(_serve, store, Path(data_dir), host_settings(args), args.idle_exit, sock)
     finally:
         store.close()
 
 
-async def _serve(store: Any, data_dir: Path, settings: dict[str, Any], idle_exit: float) -> int:
+async def _serve(
+    store: Any, data_dir: Path, settings: dict[str, Any], idle_exit: float, sock: Any
+) -> int:
+    import asyncio
     import gc
+    import logging
 
     import anyio
 
+    from askbridge import __version__
     from askbridge.host.host import Host
 
-    from .doors import log_start, stop_on_signals
+    from .doors import FATAL_GRACE_S, stop_on_signals
     from .listener import HostSocket
 
     gc.freeze()  # what the imports allocated lives as long as the process (see inline.py)
@@ -148,12 +155,19 @@ async def _serve(store: Any, data_dir: Path, settings: dict[str, Any], idle_exit
             def fatal(code: int) -> None:  # S5: the data directory is gone
                 nonlocal status
                 status = code
-                everything.cancel()
+                # Requests in flight answer STORE_LOST first (nothing is written any more).
+                asyncio.get_running_loop().call_later(FATAL_GRACE_S, everything.cancel)
 
             host.on_fatal = fatal
-            listener = HostSocket(host, data_dir, on_stop=tg.cancel_scope.cancel)
+            listener = HostSocket(host, data_dir, on_stop=tg.cancel_scope.cancel, sock=sock)
             await tg.start(listener.run)
-            log_start("", data_dir, f"host, idle exit {idle_exit:g} s", settings)
+            logging.getLogger("askbridge.daemon").info(
+                "askbridge host %s for %s, pid %d, idle exit %g s",
+                __version__,
+                data_dir,
+                os.getpid(),
+                idle_exit,
+            )
             tg.start_soon(_exit_when_idle, listener, idle_exit, tg.cancel_scope)
             tg.start_soon(stop_on_signals, tg.cancel_scope)
     return status

@@ -18,7 +18,8 @@ with it (C4, M4).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
+import logging
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -27,7 +28,10 @@ from askbridge.core.waterfall import NextListener
 from askbridge.protocol.vocabulary import Answer
 
 if TYPE_CHECKING:
+    from .host import Host
     from .session import Session
+
+log = logging.getLogger("askbridge.host")
 
 _client_ids = itertools.count(1)
 
@@ -152,3 +156,27 @@ def publish(
             client.link.send_view_changes(session.id, changes)
         if updates:
             client.link.send_updates(session.id, updates)
+
+
+def late_answer_callback(
+    host: Host, client: Client | None, request: UserQuestionRequest, build: Callable[[Any], Answer]
+) -> Callable[[Any, Exception | None], None] | None:
+    """L7, for a door's card: what to do with a reply that arrives after the card was
+    withdrawn — `build` makes it an Answer, the host takes it as a late reply if its
+    question went pending. None for a blocking ask (not in the view: no late reply)."""
+    wait, session_id = request.wait, request.session_id
+    if wait is None or session_id is None:
+        return None
+
+    def on_late(result: Any, error: Exception | None) -> None:
+        if error is not None or client is None:
+            log.info("dropped a late error reply to the card of %s", wait.call_id)
+            return
+        try:
+            answer = build(result)
+        except (HarnessError, ValueError) as exc:  # pydantic's ValidationError is a ValueError
+            log.info("dropped a late reply to %s: %s", wait.call_id, exc)
+            return
+        host.late_answer(client, session_id, wait.call_id, answer)
+
+    return on_late

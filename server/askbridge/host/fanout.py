@@ -31,12 +31,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from anyio.abc import TaskGroup
 
-from askbridge.core import UserQuestionError, UserQuestionRequest, check_answer
+from askbridge.core import UserQuestionError, UserQuestionRequest, check_answer, error_from_wire
 from askbridge.core.waterfall import NextListener
 from askbridge.protocol.errors import ErrorCode
 from askbridge.protocol.vocabulary import Answer
@@ -126,7 +126,7 @@ class OpenQuestion:
                 return
         if isinstance(error, ClientGone):
             self._drop(None)
-        elif isinstance(error, UserQuestionError) and error.code in _FINAL_CODES:
+        elif _error_code(error) in _FINAL_CODES:
             self._finish(error=error)
         else:  # the client's failure, not the ask's while others remain
             self._drop(error, client)
@@ -219,3 +219,12 @@ class QuestionFanout:
         if client is not None and client.attached:
             return await client.link.fallback(request, next_)
         return await next_()
+
+
+def _error_code(error: Exception) -> Any:
+    """A card's error reply rebuilt as the core would (E2): the user's dismissal and a
+    countdown's end end the question everywhere; anything else is that client's failure."""
+    if isinstance(error, UserQuestionError):
+        return error.code
+    rebuilt = error_from_wire(str(error), getattr(error, "data", None))
+    return rebuilt.code if rebuilt is not None else None

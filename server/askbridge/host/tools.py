@@ -26,6 +26,9 @@ from .agents import Agent
 from .projection_parse import read_questions
 
 ASK_TOOL = "ask_user_question"
+# `UserQuestionRequest.extra` key: the tool call asking, also when it has no wait (legacy),
+# so a client's form can name it (ACP `toolCallId`, protocol.md "ACP front door").
+TOOL_CALL_ID = "toolCallId"
 DELEGATE_TOOL = "delegate"
 MAX_TIMEOUT_S = 2147483
 DEFAULT_TIMEOUT_S = 120
@@ -154,7 +157,11 @@ class AskUserQuestionTool:
                 questions = parse_questions(arguments)
             if self.mode == "legacy":
                 request = UserQuestionRequest(
-                    questions, agent=ctx.agent, signal=ctx.signal, session_id=ctx.session_id
+                    questions,
+                    agent=ctx.agent,
+                    signal=ctx.signal,
+                    session_id=ctx.session_id,
+                    extra={TOOL_CALL_ID: ctx.call_id},
                 )
                 return ToolOutcome(compact((await self.service.ask(request)).dump()))
             return await self._run_timed(ctx, arguments, questions)
@@ -179,7 +186,11 @@ class AskUserQuestionTool:
         if ctx.agent is None:
             raise ToolInputError("timed questions require a live agent")
         request = UserQuestionRequest(
-            questions, agent=ctx.agent, signal=ctx.signal, session_id=ctx.session_id
+            questions,
+            agent=ctx.agent,
+            signal=ctx.signal,
+            session_id=ctx.session_id,
+            extra={TOOL_CALL_ID: ctx.call_id},
         )
         if timeout == -1:
             request = request.with_wait(ctx.signal, Wait(call_id=ctx.call_id))

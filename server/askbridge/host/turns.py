@@ -184,6 +184,8 @@ async def _run_tool(session: Session, call: CheckedCall, signal: AbortSignal) ->
     except Exception as exc:  # a tool bug must not kill the turn; the model sees the failure
         log.exception("tool %s failed", call.name)
         outcome = ToolOutcome.failure(tool_failed(exc))
+    if outcome.error is not None:
+        log.info("tool %s (%s) of %s failed: %s", call.name, call.id, session.id, outcome.content)
     if (
         signal.reason == DETACHED
         and outcome.error is not None

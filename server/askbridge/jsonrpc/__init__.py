@@ -21,6 +21,9 @@ models. Imports only `askbridge.protocol`.
 """
 
 from asyncio import StreamReader, StreamWriter
+from collections.abc import Callable
+
+import anyio
 
 from .connection import ACP, LSP, Connection, Dialect, LateReply
 from .framing import MAX_BODY, Frame, FrameProblem, FrameReader
@@ -48,6 +51,7 @@ __all__ = [
     "line_frame",
     "lsp_connection",
     "lsp_frame",
+    "serve_then_close",
 ]
 
 
@@ -61,3 +65,18 @@ def line_connection(
 ) -> Connection:
     """A connection speaking newline-delimited JSON-RPC (ACP, MCP) on a pair of streams."""
     return Connection(LineReader(reader), MessageWriter(writer, line_frame), dialect=dialect)
+
+
+async def serve_then_close(
+    conn: Connection, writer: StreamWriter, cleanup: Callable[[], None]
+) -> None:
+    """Serve until end of input (or `conn.stop()`), then `cleanup()` and close the output —
+    also when cancelled, so the peer sees the end of our output."""
+    try:
+        await conn.serve()
+    finally:
+        cleanup()
+        conn.writer.flush()
+        writer.close()
+    with anyio.move_on_after(5, shield=True):
+        await writer.wait_closed()

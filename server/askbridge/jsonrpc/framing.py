@@ -69,8 +69,9 @@ class BadHeader(NamedTuple):
 def parse_header_block(block: bytes) -> int | BadHeader:
     """The Content-Length of a header block (CRLF-separated lines, no final blank line).
 
-    A garbage line resumes the search at its own second byte (a valid header may
-    start inside it, S8); a bad Content-Length resumes after the whole block.
+    A garbage line, or a block without Content-Length, resumes the search at its own
+    second byte: a valid header may start inside it (`nullContent-Length: 5` is one
+    header name to a parser, S8); a bad Content-Length resumes after the whole block.
     """
     length: int | None = None
     after_block = len(block) + len(_END_OF_HEADER)
@@ -90,7 +91,7 @@ def parse_header_block(block: bytes) -> int | BadHeader:
         if length is not None and length != int(value):
             return BadHeader("conflicting Content-Length headers", after_block)
         length = int(value)
-    return BadHeader("missing Content-Length", after_block) if length is None else length
+    return BadHeader("missing Content-Length", 1) if length is None else length
 
 
 _HEADER_NAME = b"content-length:"

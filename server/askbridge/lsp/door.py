@@ -15,10 +15,8 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
-import anyio
-
 from askbridge.host.host import Host
-from askbridge.jsonrpc import lsp_connection
+from askbridge.jsonrpc import lsp_connection, serve_then_close
 
 from .early import EarlyStart
 from .server import LspServer
@@ -43,12 +41,5 @@ async def serve_lsp(
     server = LspServer(host, conn, on_exit=conn.stop, env=env, defaults=defaults)
     if early is not None and early.initialize is not None:
         await server.initialize(early.initialize)  # answered already: the same state, no reply
-    try:
-        await conn.serve()
-    finally:
-        server.close()
-        conn.writer.flush()
-        writer.close()  # also when cancelled: the client sees the end of our output
-    with anyio.move_on_after(5, shield=True):
-        await writer.wait_closed()
+    await serve_then_close(conn, writer, server.close)
     return server.exit_code if server.exit_code is not None else 0

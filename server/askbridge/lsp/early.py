@@ -18,12 +18,14 @@ answers exactly as it always does. When the response was sent,
 `initialize` handler on them (without replying again), so the server's state
 is the same as if the regular path had answered.
 
-Only `os`, `json` and `re` are imported here; keep it that way.
+Only `os`, `json`, `re` and `logging` (the command line has it already) are
+imported here; keep it that way.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 from dataclasses import dataclass
@@ -70,6 +72,9 @@ def answer_initialize_early(in_fd: int = 0, out_fd: int = 1) -> EarlyStart:
     if params is None:
         return EarlyStart(data)
     reply = {"jsonrpc": "2.0", "id": msg_id, "result": INITIALIZE_RESULT}
+    logging.getLogger("askbridge.jsonrpc").debug(
+        "← request initialize id=%r (answered early)", msg_id
+    )
     try:
         _write_all(out_fd, _frame(reply))
     except OSError:  # the client is gone: the regular path sees that too and ends

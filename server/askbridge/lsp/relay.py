@@ -27,7 +27,7 @@ import anyio
 
 from askbridge.core import HarnessError, UserQuestionError, UserQuestionRequest, parse_answer
 from askbridge.core.waterfall import NextListener
-from askbridge.host.clients import Client, ClientErrorReply, ClientGone
+from askbridge.host.clients import Client, ClientErrorReply, ClientGone, late_answer_callback
 from askbridge.jsonrpc import Connection, ConnectionClosed, LateReply, RpcResponseError
 from askbridge.jsonrpc.connection import Outcome
 from askbridge.protocol.errors import ErrorCode
@@ -103,23 +103,7 @@ class LspRelay:
             on_done(None, ClientGone("the client has shut down"))
 
     def _late(self, request: UserQuestionRequest, build: Any = parse_answer) -> LateReply | None:
-        """L7: where a late reply to a withdrawn card goes (only calls in the view qualify)."""
-        wait, session_id = request.wait, request.session_id
-        if wait is None or session_id is None:
-            return None
-
-        def on_late(result: Any, error: RpcResponseError | None) -> None:
-            if error is not None or self.client is None:
-                log.info("dropped a late error reply to the card of %s", wait.call_id)
-                return
-            try:
-                answer = build(result)
-            except HarnessError as exc:
-                log.info("dropped a late reply to %s: %s", wait.call_id, exc.message)
-                return
-            self.host.late_answer(self.client, session_id, wait.call_id, answer)
-
-        return on_late
+        return late_answer_callback(self.host, self.client, request, build)
 
     async def ask(self, request: UserQuestionRequest) -> Answer:
         result = await self._request("userQuestions/ask", _ask_params(request), self._late(request))

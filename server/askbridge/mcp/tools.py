@@ -34,6 +34,7 @@ from askbridge.host.external import (
 from askbridge.host.model_output import CheckedCall
 from askbridge.host.tools import (
     ASK_TOOL,
+    TOOL_CALL_ID,
     AskUserQuestionTool,
     ToolContext,
     ToolOutcome,
@@ -259,7 +260,11 @@ class ExternalAgent:
                 return ToolOutcome(compact(failed(name, reason)))
             question = approval_question(tool_name, tool_input)
             request = UserQuestionRequest(
-                [question], agent=ctx.agent, signal=ctx.signal, session_id=ctx.session_id
+                [question],
+                agent=ctx.agent,
+                signal=ctx.signal,
+                session_id=ctx.session_id,
+                extra={TOOL_CALL_ID: ctx.call_id},
             )
             follow_by_renderers(self.host, session)
             try:

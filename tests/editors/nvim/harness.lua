@@ -6,7 +6,8 @@
 --   ASKBRIDGE_TEST_DATA    the server's data directory
 --   ASKBRIDGE_TEST_RESULT  where H.finish() writes H.result as JSON
 --   ASKBRIDGE_TEST_SETUP   JSON object merged into the setup{} options
---   ASKBRIDGE_TEST_MARKS   (optional) file H.mark() appends to
+--   ASKBRIDGE_TEST_MARKS   (optional) file H.mark() appends to and
+--                          H.await_mark() reads (shared by several Neovims)
 --   ASKBRIDGE_TEST_REAL_NOTIFY  (optional) also show vim.notify messages
 --
 -- The user is simulated by replacing vim.ui.select / vim.ui.input with
@@ -38,6 +39,7 @@ local function record_prompt(kind, prompt, items, opts)
     entry.seconds_left = opts.askbridge.seconds_left
   end
   table.insert(H.result.prompts, entry)
+  return entry
 end
 
 local builtin_select = vim.ui.select
@@ -68,23 +70,52 @@ vim.notify = function(msg, level)
   end
 end
 
---- Appends `name` to $ASKBRIDGE_TEST_MARKS, for a test that drives Neovim from
---- outside (test_nvim_tmux.py) and waits for this point.
-function H.mark(name)
+--- Appends the line `name` (or `name value`) to $ASKBRIDGE_TEST_MARKS, for a
+--- test that drives Neovim from outside (test_nvim_tmux.py) or runs several
+--- Neovims that wait for each other (H.await_mark).
+function H.mark(name, value)
   local path = os.getenv('ASKBRIDGE_TEST_MARKS')
   if path then
     local file = assert(io.open(path, 'a'))
-    file:write(name .. '\n')
+    file:write(value and (name .. ' ' .. value) or name, '\n')
     file:close()
   end
+end
+
+--- The value of mark `name` in $ASKBRIDGE_TEST_MARKS (true for a mark without
+--- one), or nil while nobody made it.
+function H.marked(name)
+  local path = assert(os.getenv('ASKBRIDGE_TEST_MARKS'), 'ASKBRIDGE_TEST_MARKS')
+  local file = io.open(path, 'r')
+  if not file then
+    return nil
+  end
+  local found
+  for line in file:lines() do
+    local key, value = line:match('^(%S+) ?(.*)$')
+    if key == name then
+      found = value ~= '' and value or true
+    end
+  end
+  file:close()
+  return found
+end
+
+--- Waits (Neovim keeps serving) until another process made mark `name`; its value.
+function H.await_mark(name, ms)
+  H.wait('the mark ' .. name, function()
+    return H.marked(name) ~= nil
+  end, ms or 20000)
+  return H.marked(name)
 end
 
 --- Puts Neovim's own vim.ui.select back (the blocking inputlist), still
 --- recording every call; the test answers it with typed keys (H.type_when).
 function H.use_builtin_select()
   vim.ui.select = function(items, opts, on_choice)
-    record_prompt('select', opts.prompt, items, opts)
-    return builtin_select(items, opts, on_choice)
+    local entry = record_prompt('select', opts.prompt, items, opts)
+    builtin_select(items, opts, on_choice)
+    entry.returned_at_ms = H.now_ms() -- when the user's keys ended the list
   end
 end
 
@@ -117,6 +148,13 @@ function H.prompt_closed(n)
   end
 end
 
+--- Whether `n` (default 1) late replies were answered (AskbridgeAnswered).
+function H.answered(n)
+  return function()
+    return #H.events('AskbridgeAnswered') >= (n or 1)
+  end
+end
+
 function H.on_select(fn)
   table.insert(selects, fn)
 end
@@ -135,6 +173,44 @@ function H.pick(kind, label)
       end
     end
     error(('no %s item %s'):format(kind, tostring(label)))
+  end
+end
+
+--- A select step that opens a floating window (as an asynchronous picker does)
+--- and never chooses: `picker` gets {win, items, on_choice}, and `closed_at`
+--- once the window is closed.
+function H.float_picker(picker)
+  return function(items, _, on_choice)
+    local buf = vim.api.nvim_create_buf(false, true)
+    picker.win = vim.api.nvim_open_win(buf, true, {
+      relative = 'editor',
+      row = 1,
+      col = 1,
+      width = 30,
+      height = #items,
+      style = 'minimal',
+    })
+    picker.items, picker.on_choice = items, on_choice
+    vim.api.nvim_create_autocmd('WinClosed', {
+      pattern = tostring(picker.win),
+      once = true,
+      callback = function()
+        picker.closed_at = H.now_ms()
+      end,
+    })
+  end
+end
+
+--- A select step for the :AskbridgeSessions list choosing `session_id`.
+function H.pick_session(session_id)
+  return function(items, _, on_choice)
+    for _, item in ipairs(items) do
+      if item.session_id == session_id then
+        on_choice(item)
+        return
+      end
+    end
+    error('the session is not listed: ' .. session_id)
   end
 end
 
@@ -215,6 +291,29 @@ function H.new_session()
   assert(not failure, vim.inspect(failure))
   H.result.session_id = session_id
   return session_id
+end
+
+--- Loads `session_id` through :AskbridgeSessions (the user picks it in the list);
+--- returns once the plugin said it loaded.
+function H.load_through_sessions(session_id)
+  H.on_select(H.pick_session(session_id))
+  local before = #H.result.notes
+  vim.cmd('AskbridgeSessions')
+  H.wait('the session to load', function()
+    for i = before + 1, #H.result.notes do
+      if H.result.notes[i].msg:find('loaded session', 1, true) then
+        return true
+      end
+    end
+    return false
+  end)
+end
+
+--- Whether the session's view in the plugin holds `call_id` in `state`.
+function H.in_state(session_id, call_id, state)
+  return function()
+    return require('askbridge.views').state_of(session_id, call_id) == state
+  end
 end
 
 --- Sends a prompt; returns a table whose `stop_reason` is set when the turn ends.

@@ -14,9 +14,7 @@ return function(H)
     return #H.result.prompts >= 2
   end, '1<CR>') -- the second question, asked late
   local turn = H.prompt('pick a database')
-  H.wait('the late reply to be answered', function()
-    return #H.events('AskbridgeAnswered') > 0
-  end, 20000)
+  H.wait('the late reply to be answered', H.answered(), 20000)
   H.result.stop_reason = turn.stop_reason
   H.wait('the inbox turn to end', function()
     for _, ev in ipairs(H.events('AskbridgeSessionUpdate')) do

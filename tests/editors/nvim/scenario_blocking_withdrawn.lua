@@ -20,7 +20,5 @@ return function(H)
     return turn.done
   end)
   H.result.stop_reason = turn.stop_reason
-  H.wait('the late reply to be answered', function()
-    return #H.events('AskbridgeAnswered') > 0
-  end)
+  H.wait('the late reply to be answered', H.answered())
 end

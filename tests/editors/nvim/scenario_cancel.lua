@@ -5,25 +5,7 @@ return function(H)
   H.setup()
   H.new_session()
   local picker = {}
-  H.on_select(function(items, _, on_choice)
-    local buf = vim.api.nvim_create_buf(false, true)
-    picker.win = vim.api.nvim_open_win(buf, true, {
-      relative = 'editor',
-      row = 1,
-      col = 1,
-      width = 30,
-      height = #items,
-      style = 'minimal',
-    })
-    picker.items, picker.on_choice = items, on_choice
-    vim.api.nvim_create_autocmd('WinClosed', {
-      pattern = tostring(picker.win),
-      once = true,
-      callback = function()
-        picker.closed_at = H.now_ms()
-      end,
-    })
-  end)
+  H.on_select(H.float_picker(picker))
   local turn = H.prompt('pick a database')
   H.wait('the picker to open', function()
     return picker.win ~= nil

@@ -5,16 +5,7 @@ return function(H)
   H.setup()
   local session_id = H.new_session()
   local picker = {}
-  H.on_select(function(items)
-    local buf = vim.api.nvim_create_buf(false, true)
-    picker.win = vim.api.nvim_open_win(buf, false, {
-      relative = 'editor',
-      row = 1,
-      col = 1,
-      width = 30,
-      height = #items,
-    })
-  end)
+  H.on_select(H.float_picker(picker))
   local turn = H.prompt('pick a database')
   H.wait('the first turn to end', function()
     return turn.done
@@ -31,9 +22,7 @@ return function(H)
   end)
   H.on_select(H.pick('option', 'Postgres'))
   vim.cmd('AskbridgeAnswer')
-  H.wait('the late reply to be accepted', function()
-    return #H.events('AskbridgeAnswered') > 0
-  end)
+  H.wait('the late reply to be accepted', H.answered())
   H.wait('the inbox turn to end', function()
     for _, ev in ipairs(H.events('AskbridgeSessionUpdate')) do
       if ev.data.update.sessionUpdate == 'turn_ended' and ev.data.update.turnId ~= 't-1' then

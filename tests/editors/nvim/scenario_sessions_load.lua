@@ -7,27 +7,13 @@ return function(H)
   local wanted = assert(os.getenv('ASKBRIDGE_TEST_SESSION'))
   H.result.session_id = wanted
   H.result.pending_before = #require('askbridge').pending()
-  H.on_select(function(items, _, on_choice)
-    for _, item in ipairs(items) do
-      if item.session_id == wanted then
-        on_choice(item)
-        return
-      end
-    end
-    error('the session is not listed: ' .. wanted)
-  end)
-  vim.cmd('AskbridgeSessions')
-  H.wait('the session to load', function()
-    return #H.result.notes > 0
-  end)
+  H.load_through_sessions(wanted)
   H.result.current = require('askbridge').current_session()
   H.result.pending_loaded = require('askbridge').pending()
   H.result.status_loaded = require('askbridge').status()
   H.on_select(H.pick('option', 'Postgres'))
   vim.cmd('AskbridgeAnswer')
-  H.wait('the late reply to be accepted', function()
-    return #H.events('AskbridgeAnswered') > 0
-  end)
+  H.wait('the late reply to be accepted', H.answered())
   H.wait('the inbox turn to end', function()
     for _, ev in ipairs(H.events('AskbridgeSessionUpdate')) do
       if ev.data.update.sessionUpdate == 'turn_ended' then

@@ -14,9 +14,7 @@ return function(H)
     H.mark('timed_out')
   end)
   local turn = H.prompt('pick a database')
-  H.wait('the late reply to be answered', function()
-    return #H.events('AskbridgeAnswered') > 0
-  end, 30000)
+  H.wait('the late reply to be answered', H.answered(), 30000)
   H.wait('the inbox turn to end', function()
     for _, ev in ipairs(H.events('AskbridgeSessionUpdate')) do
       local update = ev.data.update

@@ -9,7 +9,12 @@
 ---                  not when the coroutine returns: a blocking picker may
 ---                  still hold the coroutine, and the server must not wait.
 --- When the server withdraws the request ($/cancelRequest) the transport has
---- already replied -32800; the card is closed and the user told.
+--- already replied -32800; the card is closed and the user told why, as far
+--- as our copy of the session's view says within `WHY_WAIT_MS` (the server
+--- withdraws the other windows' cards first and settles the call after):
+--- settled — answered elsewhere (another window or client answered first,
+--- M2); continued — its wait ended, it stays answerable late; removed — its
+--- turn was cancelled. A blocking ask has no call id to look up.
 ---
 --- A request answers once, and never with an error the user did not cause: a
 --- choice made after the card's request ended (only possible with a picker
@@ -34,6 +39,17 @@ local MESSAGES = {
 }
 
 local CANCELLED = { code = -32800, message = 'Request cancelled' }
+
+--- How long a withdrawn card waits for the didChange that says why.
+M.WHY_WAIT_MS = 1500
+
+--- Why a withdrawn card was closed, by the call's state in our view.
+local WITHDRAWN = {
+  settled = 'answered elsewhere (in another window or client)',
+  continued = 'no longer waiting on screen; it stays answerable with :AskbridgeAnswer',
+  removed = 'no longer needed (its turn was cancelled or ended)',
+}
+local WITHDRAWN_UNKNOWN = 'answered elsewhere or no longer needed'
 
 --- A domain error reply (protocol.md Errors).
 --- @param code "ASK_CANCELLED"|"ASK_TIMED_OUT"
@@ -64,6 +80,21 @@ local function release_claim_later(card)
   end
 end
 
+--- Tells the user that the server withdrew the card, and why once the view says.
+local function tell_withdrawn(card)
+  local function say(state)
+    local why = WITHDRAWN[state] or WITHDRAWN_UNKNOWN
+    notify.warn(('the question %s was closed: %s'):format(name_of(card), why))
+  end
+  if not card.call_id then
+    say(nil)
+    return
+  end
+  require('askbridge.views').when_state(card.session_id, card.call_id, function(state)
+    return WITHDRAWN[state] ~= nil
+  end, M.WHY_WAIT_MS, say)
+end
+
 --- What happens the moment the card's request ends without our answer.
 local function on_close(card, request, reason)
   if reason == 'timed_out' and request then
@@ -79,10 +110,7 @@ local function on_close(card, request, reason)
       )
     )
   elseif reason == 'server_cancelled' then
-    notify.warn(
-      ('the question %s was closed: '):format(name_of(card))
-        .. 'answered in another window, its turn was cancelled, or its wait ended'
-    )
+    tell_withdrawn(card)
   end
 end
 

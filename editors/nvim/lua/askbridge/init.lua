@@ -10,6 +10,14 @@
 --- countdown + claims (timed waits), views (the folded question views),
 --- replies (late replies), session (session/new, list, load, prompt, cancel,
 --- updates), notify (messages), health (:checkhealth askbridge).
+---
+--- Several windows: every Neovim on one data directory runs its own
+--- `askbridge serve`, and each attaches to the data directory's one host
+--- (started by the first, `--host auto`). A window shows the questions of
+--- the sessions it follows — created or loaded in it — and of every external
+--- agent (`askbridge mcp`), with no command; the first answer wins, and the
+--- server withdraws the question from the other windows, which say why
+--- (ask.lua). See :help askbridge-windows.
 
 local client_mod = require('askbridge.client')
 local config = require('askbridge.config')

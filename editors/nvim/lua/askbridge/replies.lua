@@ -11,8 +11,9 @@
 --- the call "open": a reply sent before the server has turned the question
 --- pending would be refused (L1). Outcomes are told to the user:
 ---   true          the reply is queued for the agent (L4);
----   false         the question is no longer answerable (answered elsewhere,
----                 settled, its turn cancelled; L1/L6);
+---   false         the question is no longer answerable: answered elsewhere
+---                 (settled in our view: another window answered first, M5/L6)
+---                 or its turn was cancelled (L1);
 ---   REPLY_QUEUED  another reply is already queued (L2, M5);
 ---   other errors  the server's message (BAD_ANSWER …).
 --- Fires `User AskbridgeAnswered` (data = {session_id, call_id, accepted, error?}).
@@ -43,6 +44,8 @@ local function tell(entry, accepted, err, late)
     )
   elseif accepted then
     notify.info('reply sent for ' .. call)
+  elseif views.state_of(entry.session_id, call) == 'settled' then
+    notify.warn(('%s was already answered elsewhere: your answer was not sent'):format(call))
   else
     notify.warn(
       ('%s is no longer waiting for a reply (answered elsewhere or its turn ended): '):format(call)

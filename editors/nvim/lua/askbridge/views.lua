@@ -29,6 +29,11 @@ local M = {}
 --- @type table<string, {active: table[], settled: table[]}> our copy, by session id
 M.views = {}
 
+--- Calls that left a session's view ("removed": a failed or aborted tool call), by
+--- session id, so that `M.state_of` can tell them from calls we never knew.
+--- @type table<string, table<string, boolean>>
+local removed = {}
+
 --- Sessions this Neovim has seen, so :AskbridgePending can refresh them.
 --- @type table<string, boolean>
 M.sessions = {}
@@ -113,6 +118,11 @@ function M.on_did_change(_, params)
     end
   end
   M.remember_session(params.sessionId)
+  local gone = removed[params.sessionId] or {}
+  removed[params.sessionId] = gone
+  for _, change in ipairs(changes) do
+    gone[change.callId] = change.state == 'removed' or nil
+  end
   store(params.sessionId, M.apply_changes(M.views[params.sessionId], changes), changes)
 end
 
@@ -122,12 +132,15 @@ end
 function M.forget(session_id)
   if session_id then
     M.views[session_id] = nil
+    removed[session_id] = nil
   else
     M.views = {}
+    removed = {}
   end
 end
 
---- The state of a call in our copy: "open", "continued", "settled" or nil (unknown).
+--- The state of a call in our copy: "open", "continued", "settled", "removed"
+--- (it left the view) or nil (unknown).
 function M.state_of(session_id, call_id)
   local view = M.views[session_id]
   if not view then
@@ -143,22 +156,23 @@ function M.state_of(session_id, call_id)
       return 'settled'
     end
   end
-  return nil
+  return (removed[session_id] or {})[call_id] and 'removed' or nil
 end
 
---- Calls `fn()` once the call is no longer "open" in our copy (its tool call
---- returned), or after `timeout_ms` — whichever comes first; at once when it
---- is not open now.
-function M.when_not_open(session_id, call_id, timeout_ms, fn)
-  if M.state_of(session_id, call_id) ~= 'open' then
-    fn()
+--- Calls `fn(state)` once `cond(state)` holds for the call's state in our copy
+--- (at once when it holds now), or with whatever the state is after `timeout_ms`.
+--- @param cond fun(state: string?): boolean
+--- @param fn fun(state: string?)
+function M.when_state(session_id, call_id, cond, timeout_ms, fn)
+  if cond(M.state_of(session_id, call_id)) then
+    fn(M.state_of(session_id, call_id))
     return
   end
   local done = false
   local function finish()
     if not done then
       done = true
-      fn()
+      fn(M.state_of(session_id, call_id))
     end
     return true
   end
@@ -166,12 +180,23 @@ function M.when_not_open(session_id, call_id, timeout_ms, fn)
     if done then
       return true
     end
-    if changed == session_id and M.state_of(session_id, call_id) ~= 'open' then
+    if changed == session_id and cond(M.state_of(session_id, call_id)) then
       return finish()
     end
     return false
   end)
   vim.defer_fn(finish, timeout_ms)
+end
+
+--- Calls `fn()` once the call is no longer "open" in our copy (its tool call
+--- returned), or after `timeout_ms` — whichever comes first; at once when it
+--- is not open now.
+function M.when_not_open(session_id, call_id, timeout_ms, fn)
+  M.when_state(session_id, call_id, function(state)
+    return state ~= 'open'
+  end, timeout_ms, function()
+    fn()
+  end)
 end
 
 --- Continued questions of every known session, in each view's ask order.
