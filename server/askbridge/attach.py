@@ -27,11 +27,12 @@ from __future__ import annotations
 import json
 import os
 import socket
-import subprocess
 import sys
-import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import subprocess
 
 SOCKET_NAME = "host.sock"
 LOG_NAME = "host.log"
@@ -73,6 +74,8 @@ def connect(data_dir: str) -> socket.socket | None:
 
 
 def _start_host(data_dir: str, idle_exit: float | None, log: list[str]) -> subprocess.Popen[bytes]:
+    import subprocess  # only a front door that starts the host needs it
+
     os.makedirs(data_dir, mode=0o700, exist_ok=True)
     log_fd = os.open(
         os.path.join(data_dir, LOG_NAME),
@@ -188,6 +191,8 @@ def _relay(data_dir: str, token: str) -> None:
             except OSError:
                 pass
 
+    import threading  # only relay mode copies bytes
+
     threading.Thread(target=pump_in, daemon=True).start()
     try:
         while chunk := data.recv(65536):
@@ -236,8 +241,10 @@ def attach(
         if "refused" in answer:
             print(f"askbridge {command}: {answer['refused'].get('reason')}", file=sys.stderr)
             return 1
-        copier: threading.Thread | None = None
+        copier: Any = None  # a threading.Thread, in relay mode only
         if relay:
+            import threading
+
             token = str(answer.get("attached", {}).get("token", ""))
             copier = threading.Thread(target=_relay, args=(data_dir, token), daemon=True)
             copier.start()
