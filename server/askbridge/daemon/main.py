@@ -33,7 +33,7 @@ def _ask(data_dir: str, message: dict[str, Any]) -> dict[str, Any] | None:
     sock = connect(data_dir)
     if sock is None:
         return None
-    with sock:
+    try:
         sock.sendall((json.dumps(message) + "\n").encode())
         data = b""
         while b"\n" not in data:
@@ -41,6 +41,8 @@ def _ask(data_dir: str, message: dict[str, Any]) -> dict[str, Any] | None:
             if not chunk:
                 return None
             data += chunk
+    finally:
+        sock.close()
     answer = json.loads(data.partition(b"\n")[0])
     return answer if isinstance(answer, dict) else None
 
