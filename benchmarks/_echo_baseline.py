@@ -103,11 +103,6 @@ def echo_command() -> list[str]:
     return [sys.executable, os.path.abspath(__file__)]
 
 
-def serve_command(data_dir: str, *args: str) -> list[str]:
-    """The command line that starts `askbridge serve` on `data_dir`."""
-    return [sys.executable, "-m", "askbridge.cli", "serve", "--data-dir", data_dir, *args]
-
-
 INITIALIZE_PARAMS: dict[str, Any] = {
     "processId": os.getpid(),
     "capabilities": {"experimental": {"userQuestions": {"version": 1}}},

@@ -7,6 +7,8 @@ loop. Each question is the whole path (tool call logged → ask → answer
 checked → result committed to the real SQLite store in a temporary data
 directory → next step). Timed: first prompt sent to last prompt answered,
 best of 3 rounds (64 new sessions each), after a warm-up round of 5 steps.
+Measured in both host modes (`_servers.py`): inline, and attached to a running
+`askbridge host`.
 
 Baseline, measured in the same run with the same client (`_echo_baseline.RawClient`):
 the raw-pipe echo server's pipelined rate, 64 requesters each sending its next
@@ -15,14 +17,15 @@ as with the 64 sessions), 3,200 requests carrying one ask's params, best of 3
 rounds after a warm-up round. Target:
 ratio (bridge questions/s ÷ echo requests/s) ≥ 0.15. Prints one line:
 
-    bridge_concurrent: 64 sessions, 3200 questions, 2100 questions/s; echo 21000 requests/s; ratio 0.10x (target >= 0.15x)
+    bridge_concurrent[inline]: 64 sessions, 3200 questions, 2100 questions/s; echo 21000 requests/s; ratio 0.10x (target >= 0.15x)
 
-Run: `.venv/bin/python benchmarks/bench_bridge_concurrent.py`
+Run: `.venv/bin/python benchmarks/bench_bridge_concurrent.py [inline|attached]`
 """
 
 from __future__ import annotations
 
 import asyncio
+import sys
 import tempfile
 import time
 from collections import Counter
@@ -30,14 +33,13 @@ from typing import Any
 
 from _echo_baseline import (
     ASK_PARAMS,
-    INITIALIZE_PARAMS,
     RawClient,
     answer_first_options,
     ask_script,
     echo_command,
-    serve_command,
     text_prompt,
 )
+from _servers import MODES, bridge, shut_down
 
 SESSIONS = 64
 STEPS = 50
@@ -65,7 +67,7 @@ async def echo_rate() -> float:
         return QUESTIONS / best
 
 
-async def bridge_rate(data_dir: str) -> float:
+async def bridge_rate(mode: str, data_dir: str) -> float:
     """Questions per second over SESSIONS concurrent prompts of STEPS asks each."""
     results: Counter[str] = Counter()
 
@@ -78,10 +80,8 @@ async def bridge_rate(data_dir: str) -> float:
         if update.get("sessionUpdate") == "tool_call_update":
             results[update["status"]] += 1
 
-    async with RawClient.spawn(serve_command(data_dir), on_request) as client:
+    async with bridge(mode, data_dir, on_request) as (client, _):
         client.on_notification = count_results
-        await client.request("initialize", INITIALIZE_PARAMS)
-        client.notify("initialized", {})
         best = float("inf")
         for steps in (WARMUP_STEPS, *[STEPS] * REPEATS):
             sessions = [
@@ -95,23 +95,22 @@ async def bridge_rate(data_dir: str) -> float:
                 best = min(best, time.perf_counter() - start)
             assert all(stop == {"stopReason": "end_turn"} for stop in stops), stops
         assert results == {"completed": SESSIONS * (WARMUP_STEPS + STEPS * REPEATS)}, results
-        await client.request("shutdown", None)
-        client.notify("exit")
-        await client.process.wait()
-        assert client.process.returncode == 0, client.process.returncode
+        await shut_down(client)
         return QUESTIONS / best
 
 
-async def main() -> None:
+async def main(modes: list[str]) -> None:
     echo = await echo_rate()
-    with tempfile.TemporaryDirectory(prefix="askbridge-bench-") as data_dir:
-        bridge = await bridge_rate(data_dir)
-    print(
-        f"bridge_concurrent: {SESSIONS} sessions, {QUESTIONS} questions, "
-        f"{bridge:.0f} questions/s; echo {echo:.0f} requests/s; "
-        f"ratio {bridge / echo:.2f}x (target >= 0.15x)"
-    )
+    for mode in modes:
+        with tempfile.TemporaryDirectory(prefix="askbridge-bench-") as data_dir:
+            rate = await bridge_rate(mode, data_dir)
+        print(
+            f"bridge_concurrent[{mode}]: {SESSIONS} sessions, {QUESTIONS} questions, "
+            f"{rate:.0f} questions/s; echo {echo:.0f} requests/s; "
+            f"ratio {rate / echo:.3f}x (target >= 0.15x)",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    asyncio.run(main(sys.argv[1:] or list(MODES)))

@@ -5,7 +5,9 @@ Layout: 100 sessions, each prompted once with a script whose first step makes
 concurrently), so 10,000 `userQuestions/ask` requests are outstanding at once.
 The client receives every ask and never answers (as if 10,000 cards were open).
 
-Measured: the server process's resident set (VmRSS in /proc/<pid>/status).
+Measured: the serving process's resident set (VmRSS in /proc/<pid>/status),
+in both host modes (`_servers.py`): the inline `askbridge serve`, and the
+`askbridge host` a front door attached to.
 
 - idle: after `initialize`, after the 100 sessions were created (their headers,
   scripts and loaded-session state are not per-question cost), and after a
@@ -19,43 +21,39 @@ waiting question costs the server: its tool-call task and coroutine frames,
 the outgoing request's bookkeeping, the question's events in the session log
 and the projection, and allocator slack. The ratio reported is bytes per
 question against the 2 KB (2,048 bytes) target, so ≤ 1.0 meets it; for scale,
-the line also shows the echo baseline's idle RSS. Prints one line:
+the line also shows the echo baseline's idle RSS. A second line per mode
+compares idle RSS with the echo server's (target ≤ 2×, issue 12 c). At the
+end the client sends `shutdown` (which withdraws every card) and `exit`.
+Prints, per mode:
 
-    bridge_memory: 10000 pending questions, 1900 B/question (idle 40.1 MiB, pending 58.2 MiB; echo idle 16.0 MiB); ratio 0.93x of the 2048 B target (target <= 1x)
+    bridge_memory[inline]: 10000 pending questions, 1900 B/question (idle 40.1 MiB, pending 58.2 MiB); ratio 0.93x of the 2048 B target (target <= 1x)
+    bridge_idle_rss[inline]: 40.1 MiB; echo server 16.0 MiB; ratio 2.51x (target <= 2x)
 
-Run: `.venv/bin/python benchmarks/bench_bridge_memory.py`
+Run: `.venv/bin/python benchmarks/bench_bridge_memory.py [inline|attached]`
 """
 
 from __future__ import annotations
 
 import asyncio
+import sys
 import tempfile
 from typing import Any
 
 from _echo_baseline import (
     HOLD,
-    INITIALIZE_PARAMS,
     RawClient,
     answer_first_options,
     ask_script,
     echo_command,
-    serve_command,
     text_prompt,
 )
+from _servers import MODES, bridge, rss_bytes
 
 SESSIONS = 100
 CALLS_PER_STEP = 100
 PENDING = SESSIONS * CALLS_PER_STEP
 TARGET_BYTES = 2048
 SETTLE_S = 0.5
-
-
-def rss_bytes(pid: int) -> int:
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    raise RuntimeError(f"no VmRSS for process {pid}")
 
 
 async def echo_idle_rss() -> int:
@@ -65,7 +63,7 @@ async def echo_idle_rss() -> int:
         return rss_bytes(client.process.pid)
 
 
-async def bridge_rss(data_dir: str) -> tuple[int, int]:
+async def bridge_rss(mode: str, data_dir: str) -> tuple[int, int]:
     """(idle RSS, RSS with PENDING questions outstanding) of the serve process."""
     asks_seen = 0
     all_asked = asyncio.Event()
@@ -81,10 +79,7 @@ async def bridge_rss(data_dir: str) -> tuple[int, int]:
             all_asked.set()
         return HOLD
 
-    async with RawClient.spawn(serve_command(data_dir), on_request) as client:
-        pid = client.process.pid
-        await client.request("initialize", INITIALIZE_PARAMS)
-        client.notify("initialized", {})
+    async with bridge(mode, data_dir, on_request) as (client, pid):
         warm = await client.request("session/new", {"model": ask_script(1)})
         await client.request("session/prompt", text_prompt(warm["sessionId"]))
         answering = False
@@ -99,28 +94,37 @@ async def bridge_rss(data_dir: str) -> tuple[int, int]:
         await asyncio.wait_for(all_asked.wait(), timeout=50)
         await asyncio.sleep(SETTLE_S)
         pending = rss_bytes(pid)
-        await client.request("shutdown", None)  # cancels every outstanding ask
-        stops = await asyncio.gather(*prompts)
-        assert all(stop == {"stopReason": "end_turn"} for stop in stops), stops[:3]
+        # `shutdown` withdraws every card (the client is leaving); the turns end at `exit`
+        # (M6), when the client can no longer hear their replies.
+        await client.request("shutdown", None)
         client.notify("exit")
         await client.process.wait()
         assert client.process.returncode == 0, client.process.returncode
+        for prompt in prompts:
+            assert prompt.done(), "a prompt outlived its client"
+            prompt.exception()  # retrieved: the connection ended before the reply
         return idle, pending
 
 
-async def main() -> None:
+async def main(modes: list[str]) -> None:
     echo_idle = await echo_idle_rss()
-    with tempfile.TemporaryDirectory(prefix="askbridge-bench-") as data_dir:
-        idle, pending = await bridge_rss(data_dir)
-    per_question = (pending - idle) / PENDING
     mib = 1024 * 1024
-    print(
-        f"bridge_memory: {PENDING} pending questions, {per_question:.0f} B/question "
-        f"(idle {idle / mib:.1f} MiB, pending {pending / mib:.1f} MiB; "
-        f"echo idle {echo_idle / mib:.1f} MiB); "
-        f"ratio {per_question / TARGET_BYTES:.2f}x of the {TARGET_BYTES} B target (target <= 1x)"
-    )
+    for mode in modes:
+        with tempfile.TemporaryDirectory(prefix="askbridge-bench-") as data_dir:
+            idle, pending = await bridge_rss(mode, data_dir)
+        per_question = (pending - idle) / PENDING
+        print(
+            f"bridge_memory[{mode}]: {PENDING} pending questions, {per_question:.0f} B/question "
+            f"(idle {idle / mib:.1f} MiB, pending {pending / mib:.1f} MiB); "
+            f"ratio {per_question / TARGET_BYTES:.2f}x of the {TARGET_BYTES} B target "
+            "(target <= 1x)"
+        )
+        print(
+            f"bridge_idle_rss[{mode}]: {idle / mib:.1f} MiB; echo server {echo_idle / mib:.1f} MiB;"
+            f" ratio {idle / echo_idle:.2f}x (target <= 2x)",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    asyncio.run(main(sys.argv[1:] or list(MODES)))

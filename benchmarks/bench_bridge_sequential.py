@@ -6,22 +6,29 @@ every `userQuestions/ask` instantly, inline in its read loop. Each question is
 the whole path: the model's tool call is logged → `userQuestions/ask` goes out
 → the answer comes back and is checked (V8) → the tool result is logged
 (committed to the real SQLite store in a temporary data directory) → the next
-step starts. Timed: `session/prompt` sent to its response, divided by 2,000.
+step starts. Timed: `session/prompt` sent to its response, divided by 2,000;
+the best of 3 such prompts (each in a new session) after a 200-question
+warm-up. Measured in both host modes (`_servers.py`): inline, and attached to
+a running `askbridge host`.
 
 Baseline, measured in the same run with the same client (`_echo_baseline.RawClient`):
 the round trip of one JSON-RPC request through the raw-pipe echo server, 2,000
-in sequence, each carrying the same params as one `userQuestions/ask`. Both
-servers run in a subprocess and are warmed up first. Target: ratio ≤ 3.
-Prints one line:
+in sequence, each carrying the same params as one `userQuestions/ask`, best of
+3. Targets: each mode ≤ 2× the echo round trip (issue 12 a), and attached
+within 10% of inline (issue 10). The server's CPU per question (from
+/proc/<pid>/stat, over the timed prompts) is shown for scale. Prints three lines:
 
-    bridge_sequential: 2000 questions, 412 us/question; echo 135 us/round trip; ratio 3.05x (target <= 3x)
+    bridge_sequential[inline]: 2000 questions, 412 us/question (server CPU 380 us); echo 135 us/round trip; ratio 3.05x (target <= 2x)
+    bridge_sequential[attached]: …
+    bridge_attach_overhead: attached 420 us/question, inline 412 us/question; ratio 1.02x (target <= 1.10x)
 
-Run: `.venv/bin/python benchmarks/bench_bridge_sequential.py`
+Run: `.venv/bin/python benchmarks/bench_bridge_sequential.py [inline|attached]`
 """
 
 from __future__ import annotations
 
 import asyncio
+import sys
 import tempfile
 import time
 from collections import Counter
@@ -29,14 +36,13 @@ from typing import Any
 
 from _echo_baseline import (
     ASK_PARAMS,
-    INITIALIZE_PARAMS,
     RawClient,
     answer_first_options,
     ask_script,
     echo_command,
-    serve_command,
     text_prompt,
 )
+from _servers import MODES, bridge, cpu_seconds, shut_down
 
 QUESTIONS = 2_000
 WARMUP = 200
@@ -59,9 +65,9 @@ async def echo_round_trip() -> float:
         return best / QUESTIONS
 
 
-async def bridge_question(data_dir: str) -> float:
-    """Seconds per question: the best of REPEATS prompts of QUESTIONS asks, each in a new
-    session (after a warm-up prompt)."""
+async def bridge_question(mode: str, data_dir: str) -> tuple[float, float]:
+    """(seconds per question, server CPU seconds per question): the best of REPEATS
+    prompts of QUESTIONS asks, each in a new session, after a warm-up prompt."""
     results: Counter[str] = Counter()
 
     def count_results(method: str, params: Any) -> None:
@@ -73,35 +79,43 @@ async def bridge_question(data_dir: str) -> float:
         assert method == "userQuestions/ask", method
         return answer_first_options(params)
 
-    async with RawClient.spawn(serve_command(data_dir, *SERVE_ARGS), on_request) as client:
+    async with bridge(mode, data_dir, on_request, SERVE_ARGS) as (client, pid):
         client.on_notification = count_results
-        await client.request("initialize", INITIALIZE_PARAMS)
-        client.notify("initialized", {})
-        best = float("inf")
+        best, cpu = float("inf"), float("inf")
         for questions in (WARMUP, *[QUESTIONS] * REPEATS):
             new = await client.request("session/new", {"model": ask_script(questions)})
-            start = time.perf_counter()
+            cpu_start, start = cpu_seconds(pid), time.perf_counter()
             result = await client.request("session/prompt", text_prompt(new["sessionId"]))
             if questions == QUESTIONS:
                 best = min(best, time.perf_counter() - start)
+                cpu = min(cpu, cpu_seconds(pid) - cpu_start)
             assert result == {"stopReason": "end_turn"}, result
         assert results == {"completed": WARMUP + QUESTIONS * REPEATS}, results
-        await client.request("shutdown", None)
-        client.notify("exit")
-        await client.process.wait()
-        assert client.process.returncode == 0, client.process.returncode
-        return best / QUESTIONS
+        await shut_down(client)
+        return best / QUESTIONS, cpu / QUESTIONS
 
 
-async def main() -> None:
+async def main(modes: list[str]) -> None:
     echo = await echo_round_trip()
-    with tempfile.TemporaryDirectory(prefix="askbridge-bench-") as data_dir:
-        bridge = await bridge_question(data_dir)
-    print(
-        f"bridge_sequential: {QUESTIONS} questions, {bridge * 1e6:.0f} us/question; "
-        f"echo {echo * 1e6:.0f} us/round trip; ratio {bridge / echo:.2f}x (target <= 3x)"
-    )
+    per_question: dict[str, float] = {}
+    for mode in modes:
+        with tempfile.TemporaryDirectory(prefix="askbridge-bench-") as data_dir:
+            seconds, cpu = await bridge_question(mode, data_dir)
+        per_question[mode] = seconds
+        print(
+            f"bridge_sequential[{mode}]: {QUESTIONS} questions, {seconds * 1e6:.0f} us/question "
+            f"(server CPU {cpu * 1e6:.0f} us); echo {echo * 1e6:.0f} us/round trip; "
+            f"ratio {seconds / echo:.2f}x (target <= 2x)",
+            flush=True,
+        )
+    if len(per_question) == 2:
+        attached, inline = per_question["attached"], per_question["inline"]
+        print(
+            f"bridge_attach_overhead: attached {attached * 1e6:.0f} us/question, "
+            f"inline {inline * 1e6:.0f} us/question; ratio {attached / inline:.2f}x "
+            "(target <= 1.10x)"
+        )
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    asyncio.run(main(sys.argv[1:] or list(MODES)))

@@ -19,19 +19,29 @@ or `ASKBRIDGE_RELAY=1`), the hello says `"relay": true` and this process
 copies bytes between its stdio and a second connection instead.
 
 Standard library only, and nothing of askbridge's but the version: attaching
-is what an editor waits for on every start (benchmarks/bench_attach.py).
+is what an editor waits for on every start (benchmarks/bench_bridge_startup.py).
+For the same reason it uses the C modules under `socket` and `json` (`_socket`,
+`_json`) and no `typing`: the Python modules import `re`, `enum`, `selectors`
+and `functools`, which cost more than the rest of an attach together (~15 ms
+of ~30 ms, measured). Their behaviour here is the same: compact JSON lines,
+ASCII-escaped, and fds passed as SCM_RIGHTS ancillary data.
 """
 
 from __future__ import annotations
 
-import json
+import _json
+import _socket
 import os
-import socket
-import subprocess
 import sys
-import threading
 import time
-from typing import Any
+from struct import pack
+
+TYPE_CHECKING = False  # not `typing`'s: see the module docstring (mypy knows the name)
+if TYPE_CHECKING:
+    import subprocess
+    from typing import Any
+
+    Socket = _socket.socket
 
 SOCKET_NAME = "host.sock"
 LOG_NAME = "host.log"
@@ -58,9 +68,9 @@ def socket_path(data_dir: str) -> str:
     return os.path.join(data_dir, SOCKET_NAME)
 
 
-def connect(data_dir: str) -> socket.socket | None:
+def connect(data_dir: str) -> Socket | None:
     """A connection to the running host of `data_dir`, or None when none listens."""
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         sock.connect(socket_path(data_dir))
     except (FileNotFoundError, ConnectionRefusedError):
@@ -73,6 +83,8 @@ def connect(data_dir: str) -> socket.socket | None:
 
 
 def _start_host(data_dir: str, idle_exit: float | None, log: list[str]) -> subprocess.Popen[bytes]:
+    import subprocess  # only a front door that starts the host needs it
+
     os.makedirs(data_dir, mode=0o700, exist_ok=True)
     log_fd = os.open(
         os.path.join(data_dir, LOG_NAME),
@@ -98,7 +110,7 @@ def _start_host(data_dir: str, idle_exit: float | None, log: list[str]) -> subpr
 
 def connect_or_start(
     data_dir: str, idle_exit: float | None = None, log: list[str] | None = None
-) -> socket.socket:
+) -> Socket:
     """H2: the host's socket, starting a host first when none runs (with `log`: the
     front door's `--log-file`/`--log-level`, which a host it starts takes over)."""
     sock = connect(data_dir)
@@ -132,17 +144,56 @@ def _log_tail(data_dir: str) -> str:
     return last or f"the askbridge host for {data_dir} could not start"
 
 
-def _send_line(sock: socket.socket, message: dict[str, Any], fds: list[int] | None = None) -> None:
-    data = (json.dumps(message, separators=(",", ":")) + "\n").encode()
+def _unencodable(value: object) -> object:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+_encode = _json.make_encoder(
+    None, _unencodable, _json.encode_basestring_ascii, None, ":", ",", False, False, True
+)
+
+
+class _ScanContext:
+    """What `_json.make_scanner` reads off a `json.JSONDecoder`: the defaults."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = float
+    memo: dict[str, str] = {}
+
+
+_scan = _json.make_scanner(_ScanContext())  # type: ignore[arg-type]  # typeshed wants a scanner
+
+
+def dumps(message: dict[str, Any]) -> str:
+    """`json.dumps(message, separators=(",", ":"))`."""
+    return "".join(_encode(message, 0))
+
+
+def loads(line: bytes) -> Any:
+    """`json.loads` of one compact JSON line; ValueError when it is not JSON."""
+    try:
+        value, _end = _scan(line.decode(), 0)
+    except (StopIteration, UnicodeDecodeError) as exc:
+        raise ValueError(f"not a JSON line: {line[:80]!r}") from exc
+    return value
+
+
+def _send_line(sock: Socket, message: dict[str, Any], fds: list[int] | None = None) -> None:
+    data = (dumps(message) + "\n").encode()
     if fds:
-        sent = socket.send_fds(sock, [data], fds)
+        rights = [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, pack(f"{len(fds)}i", *fds))]
+        sent = sock.sendmsg([data], rights)
         data = data[sent:]
     if data:
         sock.sendall(data)
 
 
 class _Lines:
-    def __init__(self, sock: socket.socket) -> None:
+    def __init__(self, sock: Socket) -> None:
         self._sock = sock
         self._buf = b""
 
@@ -153,12 +204,12 @@ class _Lines:
                 return None
             self._buf += chunk
         line, _, self._buf = self._buf.partition(b"\n")
-        value = json.loads(line)
+        value = loads(line)
         return value if isinstance(value, dict) else {}
 
 
 def _can_pass_fds() -> bool:
-    return hasattr(socket, "send_fds") and os.environ.get("ASKBRIDGE_RELAY") != "1"
+    return hasattr(_socket.socket, "sendmsg") and os.environ.get("ASKBRIDGE_RELAY") != "1"
 
 
 def _hand_over_stdio() -> None:
@@ -184,9 +235,11 @@ def _relay(data_dir: str, token: str) -> None:
             pass
         finally:
             try:
-                data.shutdown(socket.SHUT_WR)
+                data.shutdown(_socket.SHUT_WR)
             except OSError:
                 pass
+
+    import threading  # only relay mode copies bytes
 
     threading.Thread(target=pump_in, daemon=True).start()
     try:
@@ -236,8 +289,10 @@ def attach(
         if "refused" in answer:
             print(f"askbridge {command}: {answer['refused'].get('reason')}", file=sys.stderr)
             return 1
-        copier: threading.Thread | None = None
+        copier: Any = None  # a threading.Thread, in relay mode only
         if relay:
+            import threading
+
             token = str(answer.get("attached", {}).get("token", ""))
             copier = threading.Thread(target=_relay, args=(data_dir, token), daemon=True)
             copier.start()

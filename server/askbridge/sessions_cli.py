@@ -179,7 +179,7 @@ def _tool_result(event: dict[str, Any]) -> Iterable[str]:
         outcome = read_tool_outcome(event)
         if error.get("code") == ErrorCode.TOOL_OUTCOME_UNKNOWN:
             return [f"  -> {call_id}: interrupted, outcome unknown; still answerable"]
-        if isinstance(outcome, tuple):
+        if isinstance(outcome, list):
             return [f"  -> {call_id} answered: {_answers(outcome)}"]
         if outcome is not None:
             return [f"  -> {call_id}: pending (no answer before the timeout; still answerable)"]

@@ -44,6 +44,7 @@ from askbridge.host.datadir import open_store
 from askbridge.host.host import Host
 from askbridge.host.inbox import Inbox
 from askbridge.protocol import Answer, AnswerItem, ErrorCode
+from settling import settle
 
 DRIVER = Path(__file__).with_name("host_driver.py")
 MARKER_TIMEOUT_S = 30.0
@@ -206,7 +207,7 @@ async def test_kill_9_with_a_timed_question_open(tmp_path: Path) -> None:
             assert repaired[0]["error"] == UNKNOWN and repaired[0]["callId"] == "call-1"
             assert state(host, sid, "call-1") == "continued"
             assert await host.answer_reply(sid, "call-1", reply("db", "y")) is True
-            await anyio.wait_all_tasks_blocked()
+            await settle()
             # The woken turn took the script's next unused step: call-2, asked normally.
             assert state(host, sid, "call-1") == "settled"
             assert state(host, sid, "call-2") == "open"
@@ -237,7 +238,7 @@ async def test_kill_9_after_pending_with_the_turn_busy(tmp_path: Path) -> None:
             assert result(store.load(sid), "call-2")["error"] == UNKNOWN
             assert await host.answer_reply(sid, "call-2", reply("os", "x")) is True
             assert await host.answer_reply(sid, "call-1", reply("db", "y")) is True
-            await anyio.wait_all_tasks_blocked()
+            await settle()
             log = store.load(sid)
             # Both replies went into one inbox turn, in arrival order (L5).
             assert replies(log) == [
@@ -274,7 +275,7 @@ async def test_kill_9_after_a_reply_was_accepted_but_not_admitted(
             if withdraw:
                 # The queue is durable: a reply queued before the kill can still be withdrawn.
                 assert host.withdraw_reply(sid, "call-1") is True
-                await anyio.wait_all_tasks_blocked()
+                await settle()
                 assert replies(store.load(sid)) == []
                 assert state(host, sid, "call-1") == "continued"
                 assert await host.answer_reply(sid, "call-1", reply("db", "x")) is True
@@ -284,7 +285,7 @@ async def test_kill_9_after_a_reply_was_accepted_but_not_admitted(
                     await host.answer_reply(sid, "call-1", reply("db", "x"))
                 assert info.value.code == ErrorCode.REPLY_QUEUED
                 expected = [{"id": "db", "selected": ["y"]}]
-            await anyio.wait_all_tasks_blocked()
+            await settle()
             log = store.load(sid)
             assert replies(log) == [("call-1", expected)]
             assert state(host, sid, "call-1") == "settled"

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from bench import Agent, Editor, bench, db_question, settle, text_of
+from bench import CAPABLE, Agent, Editor, bench, db_question, settle, text_of
 
 ASK_TIMEOUT_S = 30
 
@@ -222,3 +222,22 @@ async def test_X3_editor_answers_while_the_elicitation_is_withdrawn(tmp_path: Pa
         assert cancelled["params"]["requestId"] == form["id"]
         result = await agent.result(call)
         assert json.loads(text_of(result)) == {"answers": [{"id": "db", "selected": ["Postgres"]}]}
+
+
+async def test_M1_an_editor_gets_the_open_question_only_after_its_initialize_result(
+    tmp_path: Path,
+) -> None:
+    """LSP allows no server request before the InitializeResult: the external session's
+    open card reaches a capable editor right after it, not ahead of it."""
+    async with bench(tmp_path) as b:
+        agent = await b.agent()
+        call = agent.call_tool("ask_user_question", ask_args(timeout=ASK_TIMEOUT_S))
+        await settle()
+        editor = await b.editor(initialize=False)
+        init = editor.call("initialize", {"processId": None, "capabilities": CAPABLE})
+        first = await editor.receive()
+        assert first.get("id") == init and "result" in first, first
+        ask = await editor.request("userQuestions/ask")
+        editor.respond(ask["id"], {"answers": [{"id": "db", "selected": ["SQLite"]}]})
+        result = await agent.result(call)
+        assert json.loads(text_of(result)) == {"answers": [{"id": "db", "selected": ["SQLite"]}]}

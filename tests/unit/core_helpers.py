@@ -11,7 +11,6 @@ all are blocked; no helper sleeps on real time.
 
 from __future__ import annotations
 
-import asyncio
 import heapq
 import itertools
 from collections.abc import Awaitable, Callable, Sequence
@@ -33,6 +32,7 @@ from askbridge.core import (
 )
 from askbridge.core.waterfall import NextListener
 from askbridge.protocol import FIXED_MESSAGES, Answer, AnswerItem, PendingResult, QuestionItem
+from settling import settle  # noqa: F401  (re-exported for the core tests)
 
 
 @dataclass(frozen=True)
@@ -182,30 +182,6 @@ class WireError(Exception):
     def __init__(self, message: str, data: Any) -> None:
         super().__init__(message)
         self.data = data
-
-
-async def settle() -> None:
-    """Let every task run until all are blocked on something, without real time passing.
-
-    Like anyio's `wait_all_tasks_blocked`, but it yields with `sleep(0)` instead
-    of sleeping 0.1 s between looks, so a test with many steps stays fast.
-    """
-    loop = asyncio.get_running_loop()
-    this = asyncio.current_task()
-    for _ in range(10_000):
-        await asyncio.sleep(0)
-        # A blocked task may still be woken by a callback already queued on the loop
-        # (e.g. a task group's task_done), so the ready queue must be empty too.
-        if not getattr(loop, "_ready", ()) and all(
-            task is this or _blocked(task) for task in asyncio.all_tasks()
-        ):
-            return
-    raise AssertionError("tasks never settled: something is spinning")
-
-
-def _blocked(task: asyncio.Task[Any]) -> bool:
-    waiter = getattr(task, "_fut_waiter", None)  # what anyio's own helper inspects
-    return waiter is not None and not waiter.done()
 
 
 class DeferredClock:

@@ -38,22 +38,9 @@ from askbridge.host.store_api import EventStore
 from askbridge.host.store_memory import MemoryEventStore
 from askbridge.protocol import Answer, AnswerItem, ProjectionView
 from askbridge.protocol.views import apply_view_changes, empty_view
+from settling import settle  # noqa: F401  (re-exported for the host tests)
 
 ANY = "*"
-
-
-async def settle() -> None:
-    """Let every task run until all are blocked (no real time passes).
-
-    anyio's check sleeps 0.1 s whenever some task is still runnable; yielding
-    a few times first lets it find everything blocked on its first look.
-    """
-    for _ in range(_YIELDS_BEFORE_CHECK):
-        await anyio.lowlevel.checkpoint()
-    await anyio.wait_all_tasks_blocked()
-
-
-_YIELDS_BEFORE_CHECK = 20
 
 
 # -- script model steps ---------------------------------------------------------------------

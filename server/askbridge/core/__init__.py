@@ -3,30 +3,81 @@
 No I/O and no pygls here; only `askbridge.protocol` is imported. The host
 supplies agent identity (`AgentIdentity`) and late-reply handling
 (`LateReplyHandler`); front doors register listeners on the waterfall.
+
+Its names are imported on first use (PEP 562 `__getattr__`), so that importing one
+light submodule (the errors, for the data directory check before the early
+`initialize` answer, lsp/early.py) does not import pydantic and every model.
 """
 
-from .clock import Clock, ManualClock, MonotonicClock
-from .errors import (
-    HarnessError,
-    ModelError,
-    SessionError,
-    StoreDamaged,
-    StoreError,
-    StoreLost,
-    ToolError,
-    ToolInputError,
-    UserQuestionError,
-    error_from_wire,
-    tool_failed,
-    tool_outcome_unknown,
-    unknown_tool,
-)
-from .identity import AgentIdentity, AgentLike, SimpleAgentRegistry
-from .service import LateReplyHandler, UserQuestionService
-from .signal import AbortSignal
-from .timed_wait import ClaimStream, TimedQuestionWait, WaitClaim
-from .validation import check_answer, check_batch_ids, parse_answer, validate_intents
-from .waterfall import Listener, NextListener, UserQuestionRequest, UserQuestionWaterfall
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from .clock import Clock, ManualClock, MonotonicClock
+    from .errors import (
+        HarnessError,
+        ModelError,
+        SessionError,
+        StoreDamaged,
+        StoreError,
+        StoreLost,
+        ToolError,
+        ToolInputError,
+        UserQuestionError,
+        error_from_wire,
+        tool_failed,
+        tool_outcome_unknown,
+        unknown_tool,
+    )
+    from .identity import AgentIdentity, AgentLike, SimpleAgentRegistry
+    from .service import LateReplyHandler, UserQuestionService
+    from .signal import AbortSignal
+    from .timed_wait import ClaimStream, TimedQuestionWait, WaitClaim
+    from .validation import check_answer, check_batch_ids, parse_answer, validate_intents
+    from .waterfall import Listener, NextListener, UserQuestionRequest, UserQuestionWaterfall
+
+_EXPORTS = {
+    "Clock": ".clock",
+    "ManualClock": ".clock",
+    "MonotonicClock": ".clock",
+    "HarnessError": ".errors",
+    "ModelError": ".errors",
+    "SessionError": ".errors",
+    "StoreDamaged": ".errors",
+    "StoreError": ".errors",
+    "StoreLost": ".errors",
+    "ToolError": ".errors",
+    "ToolInputError": ".errors",
+    "UserQuestionError": ".errors",
+    "error_from_wire": ".errors",
+    "tool_failed": ".errors",
+    "tool_outcome_unknown": ".errors",
+    "unknown_tool": ".errors",
+    "AgentIdentity": ".identity",
+    "AgentLike": ".identity",
+    "SimpleAgentRegistry": ".identity",
+    "LateReplyHandler": ".service",
+    "UserQuestionService": ".service",
+    "AbortSignal": ".signal",
+    "ClaimStream": ".timed_wait",
+    "TimedQuestionWait": ".timed_wait",
+    "WaitClaim": ".timed_wait",
+    "check_answer": ".validation",
+    "check_batch_ids": ".validation",
+    "parse_answer": ".validation",
+    "validate_intents": ".validation",
+    "Listener": ".waterfall",
+    "NextListener": ".waterfall",
+    "UserQuestionRequest": ".waterfall",
+    "UserQuestionWaterfall": ".waterfall",
+}
+
+
+__getattr__ = lazy_exports(__name__, _EXPORTS)
+
 
 __all__ = [
     "AbortSignal",

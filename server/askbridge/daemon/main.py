@@ -33,7 +33,7 @@ def _ask(data_dir: str, message: dict[str, Any]) -> dict[str, Any] | None:
     sock = connect(data_dir)
     if sock is None:
         return None
-    with sock:
+    try:
         sock.sendall((json.dumps(message) + "\n").encode())
         data = b""
         while b"\n" not in data:
@@ -41,6 +41,8 @@ def _ask(data_dir: str, message: dict[str, Any]) -> dict[str, Any] | None:
             if not chunk:
                 return None
             data += chunk
+    finally:
+        sock.close()
     answer = json.loads(data.partition(b"\n")[0])
     return answer if isinstance(answer, dict) else None
 
@@ -136,6 +138,7 @@ async def _serve(
     store: Any, data_dir: Path, settings: dict[str, Any], idle_exit: float, sock: Any
 ) -> int:
     import asyncio
+    import gc
     import logging
 
     import anyio
@@ -146,6 +149,7 @@ async def _serve(
     from .doors import FATAL_GRACE_S, stop_on_signals
     from .listener import HostSocket
 
+    gc.freeze()  # what the imports allocated lives as long as the process (see inline.py)
     status = 0
     with anyio.CancelScope() as everything:
         async with Host(store, **settings) as host, anyio.create_task_group() as tg:

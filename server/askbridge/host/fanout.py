@@ -30,7 +30,8 @@ every card at once (A9).
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from anyio.abc import TaskGroup
@@ -56,7 +57,9 @@ class OpenQuestion:
         self.request = request
         self._tg = tg
         self._asked: set[int] = set()
+        self._withdraws: list[Callable[[], None]] = []  # cards asked without a task
         self._running = 0
+        self.tasks = 0  # cards (and the fallback) that run as tasks in the listener's group
         self._failure: Exception | None = None
         self.done = anyio.Event()
         self.answer: Answer | None = None
@@ -73,33 +76,60 @@ class OpenQuestion:
             return
         self._asked.add(client.id)
         self._running += 1
-        self._tg.start_soon(self._ask, client)
+        # A link that can ask with a callback (the LSP relay) costs no task per card.
+        ask_soon = getattr(client.link, "ask_soon", None)
+        if ask_soon is None:
+            self.tasks += 1
+            self._tg.start_soon(self._ask, client)
+            return
+
+        def on_done(answer: Answer | None, error: Exception | None) -> None:
+            self._outcome(client, answer, error)
+
+        try:
+            self._withdraws.append(ask_soon(self.request, on_done))
+        except Exception as exc:
+            self._outcome(client, None, exc)
+
+    def withdraw(self) -> None:
+        """Withdraw every card still shown (M2); the one that answered is settled already."""
+        withdraws, self._withdraws = self._withdraws, []
+        for withdraw in withdraws:
+            withdraw()
 
     def ask_rest(self, rest: NextListener) -> None:
         """No follower renders questions: the prompting client's fallback, or the waterfall."""
         self._running += 1
+        self.tasks += 1
         self._tg.start_soon(self._ask_rest, rest)
 
     async def _ask(self, client: Client) -> None:
         try:
             answer = await client.link.ask(self.request)
-            checked = check_answer(self.request.questions, answer, self.call_id)  # V8
-        except ClientGone:
-            self._drop(None)
         except Exception as exc:
-            # A card's error reply is rebuilt as the core would (E2): the user's dismissal
-            # and a countdown's end end the question everywhere; anything else is that
-            # client's failure, not the ask's while others remain.
-            code = getattr(exc, "code", None) if isinstance(exc, UserQuestionError) else None
-            if code is None:
-                rebuilt = error_from_wire(str(exc), getattr(exc, "data", None))
-                code = rebuilt.code if rebuilt is not None else None
-            if code in _FINAL_CODES:
-                self._finish(error=exc)
-            else:
-                self._drop(exc, client)
+            self._outcome(client, None, exc)
         else:
-            self._finish(answer=checked)
+            self._outcome(client, answer, None)
+
+    def _outcome(self, client: Client, answer: Answer | None, error: Exception | None) -> None:
+        """One card's end: a valid answer (V8) settles the question; the user's or the
+        clock's word ends it; a client's failure drops that card; a departed client
+        drops out silently."""
+        if error is None:
+            assert answer is not None
+            try:
+                checked = check_answer(self.request.questions, answer, self.call_id)  # V8
+            except Exception as exc:
+                error = exc
+            else:
+                self._finish(answer=checked)
+                return
+        if isinstance(error, ClientGone):
+            self._drop(None)
+        elif _error_code(error) in _FINAL_CODES:
+            self._finish(error=error)
+        else:  # the client's failure, not the ask's while others remain
+            self._drop(error, client)
 
     async def _ask_rest(self, rest: NextListener) -> None:
         try:
@@ -173,7 +203,9 @@ class QuestionFanout:
                 questions.remove(question)
                 if not questions:
                     self._open.pop(session.id, None)
-                tg.cancel_scope.cancel()  # withdraw every other card (M2)
+                question.withdraw()  # withdraw every other card (M2)
+                if question.tasks:  # cancelling a scope is not free: only when it holds some
+                    tg.cancel_scope.cancel()
         return question.outcome()
 
     async def _rest(
@@ -187,3 +219,12 @@ class QuestionFanout:
         if client is not None and client.attached:
             return await client.link.fallback(request, next_)
         return await next_()
+
+
+def _error_code(error: Exception) -> Any:
+    """A card's error reply rebuilt as the core would (E2): the user's dismissal and a
+    countdown's end end the question everywhere; anything else is that client's failure."""
+    if isinstance(error, UserQuestionError):
+        return error.code
+    rebuilt = error_from_wire(str(error), getattr(error, "data", None))
+    return rebuilt.code if rebuilt is not None else None

@@ -44,6 +44,7 @@ from askbridge.protocol.vocabulary import Answer, AnswerItem, ProjectionView, Qu
 from . import events as ev
 from .agents import Agent, AgentRegistry, new_id
 from .clients import Client, ClientLink, Subscribers, publish
+from .commits import GroupCommit
 from .fanout import QuestionFanout
 from .models.base import Model
 from .options import merge_settings
@@ -91,6 +92,7 @@ class Host:
         unload_after: float = UNLOAD_AFTER_S,
     ) -> None:
         self.store = store
+        self.commits = GroupCommit(store, self.store_lost)
         self.default_model: dict[str, Any] = model or {"kind": "none"}  # UnconfiguredModel
         self.default_ask: dict[str, Any] = ask_user_question or {
             "mode": "legacy",
@@ -144,6 +146,7 @@ class Host:
             return await self._tg.__aexit__(*exc)
         finally:
             self._tg = None
+            self.commits.flush()  # what the last turns logged is durable before we return
 
     def spawn(self, fn: Callable[[], Coroutine[Any, Any, Any]]) -> None:
         if self._tg is None:
@@ -321,7 +324,7 @@ class Host:
             repairs.append(
                 ev.tool_result(call_id, name, failure.content, is_error=True, error=failure.error)
             )
-        open_turn = _open_turn(events)
+        open_turn = session.open_turn
         if open_turn is not None:
             repairs.append(ev.turn_end(open_turn, "cancelled"))
         if repairs:
@@ -475,13 +478,3 @@ class Host:
         from .delegate import run_delegate
 
         return await run_delegate(self, parent, ctx, arguments)
-
-
-def _open_turn(events: list[ev.Event]) -> str | None:
-    current: str | None = None
-    for event in events:
-        if event.get("type") == ev.TURN_START:
-            current = event.get("turnId")
-        elif event.get("type") == ev.TURN_END:
-            current = None
-    return current

@@ -24,7 +24,7 @@ from typing import Any
 
 from askbridge.core import HarnessError, ToolInputError, UserQuestionError
 from askbridge.core.limits import check_question_limits
-from askbridge.protocol.text import scrub
+from askbridge.protocol.text import has_lone_surrogate, scrub
 from askbridge.protocol.vocabulary import QuestionItem
 
 from .models.base import ToolCallRequest
@@ -50,19 +50,30 @@ def clean_text(text: str) -> str:
     return cleaned
 
 
-def _arguments_problem(value: Any) -> str | None:
-    """Why `value` cannot be stored as JSON (NaN, Infinity, too deep), or None."""
+def _arguments_problem(value: Any) -> tuple[str | None, bool]:
+    """Why `value` cannot be stored as JSON (NaN, Infinity, too deep), or None; and whether
+    a string in it holds a lone surrogate (to scrub). One walk for both."""
+    surrogates = False
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
         item, depth = stack.pop()
-        if isinstance(item, float) and not math.isfinite(item):
-            return f"tool arguments hold {item}, which is not JSON"
-        if isinstance(item, dict | list):
+        kind = type(item)
+        if kind is str:
+            if not surrogates and not item.isascii():
+                surrogates = has_lone_surrogate(item)
+        elif kind is dict or kind is list or isinstance(item, dict | list):
             if depth > MAX_ARGUMENT_DEPTH:
-                return f"tool arguments are nested deeper than {MAX_ARGUMENT_DEPTH} levels"
-            children = item.values() if isinstance(item, dict) else item
-            stack.extend((child, depth + 1) for child in children)
-    return None
+                return f"tool arguments are nested deeper than {MAX_ARGUMENT_DEPTH} levels", False
+            if isinstance(item, dict):
+                for key, child in item.items():
+                    if not surrogates and isinstance(key, str) and not key.isascii():
+                        surrogates = has_lone_surrogate(key)
+                    stack.append((child, depth + 1))
+            else:
+                stack.extend((child, depth + 1) for child in item)
+        elif isinstance(item, float) and not math.isfinite(item):
+            return f"tool arguments hold {item}, which is not JSON", False
+    return None, surrogates
 
 
 def _omitted(why: str) -> dict[str, str]:
@@ -71,10 +82,10 @@ def _omitted(why: str) -> dict[str, str]:
 
 def check_call(call: ToolCallRequest) -> CheckedCall:
     call_id, name = clean_text(call.id), clean_text(call.name)
-    why = _arguments_problem(call.arguments)
+    why, surrogates = _arguments_problem(call.arguments)
     if why is not None:
         return CheckedCall(call_id, name, _omitted(why), ToolInputError(why))
-    arguments = scrub(call.arguments)
+    arguments = scrub(call.arguments) if surrogates else call.arguments
     if name != ASK_TOOL:
         return CheckedCall(call_id, name, arguments)
     try:

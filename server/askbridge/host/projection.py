@@ -11,7 +11,9 @@ plain dicts of host/events.py.
     projection.snapshot()                              # every active entry, for a new subscriber
 
 The fold works in place: one event costs the same whatever the log length,
-and what stays in memory is the view itself, not the events (S10).
+and what stays in memory is the view itself, not the events (S10). A load
+folds without building changes (`report=False`); the changes a live fold
+reports share the fold's (read-only) question and answer lists.
 
 `apply` returns the view's changes in the order they happened, in the wire
 form of `userQuestions/didChange` (protocol.md): `{callId, state: "open",
@@ -28,12 +30,13 @@ projection_parse.py.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from askbridge.protocol.vocabulary import ProjectionView
 
 from .events import REPLY_SOURCE_KIND, REQUEST_HEADER, TOOL_CALL, TOOL_RESULT, USER_MESSAGE, Event
+from .gcpause import paused_gc
 from .projection_parse import (
     ASK_USER_QUESTION,
     CONTINUED,
@@ -60,14 +63,6 @@ class ActiveCall:
         self.state: QuestionState = state
 
 
-def _questions_wire(questions: Questions) -> list[dict[str, Any]]:
-    return [_copy_question(q) for q in questions]
-
-
-def _answers_wire(answers: Answers) -> list[dict[str, Any]]:
-    return [_copy_answer(a) for a in answers]
-
-
 def _copy_question(question: dict[str, Any]) -> dict[str, Any]:
     copy = dict(question)
     if "options" in copy:
@@ -86,70 +81,85 @@ class Projection:
 
     def __init__(self, events: Iterable[Event] = ()) -> None:
         self.timed = False  # P1: the latest request/header declares the timed ask_user_question
+        self._tools: Any = None  # the latest header's tools (a session logs one list per step)
         self.active: dict[str, ActiveCall] = {}  # insertion order is ask order (V7)
         self.settled: list[tuple[str, Answers]] = []  # settlement order
-        self.apply(events)
+        with paused_gc():  # a whole log: many objects, no cycles (gcpause.py)
+            self.apply(events, report=False)
 
     # -- folding --------------------------------------------------------------------------
 
-    def apply(self, events: Iterable[Event]) -> list[Change]:
-        """Fold newly committed events; the view's changes in order ([] when none, P5)."""
+    def apply(self, events: Iterable[Event], *, report: bool = True) -> list[Change]:
+        """Fold newly committed events; the view's changes in order ([] when none, P5).
+
+        `report=False` folds without building the changes (a load: nobody hears them).
+        The changes share the fold's question and answer lists: read-only, like events.
+        """
         changes: list[Change] = []
-        handlers = _HANDLERS
+        active = self.active
         for event in events:
-            handler = handlers.get(event.get("type"))
-            if handler is not None:
-                change = handler(self, event)
+            kind = event.get("type")
+            if kind == TOOL_RESULT:
+                if not active:
+                    continue
+                call_id = event.get("callId")
+                entry = active.get(call_id) if type(call_id) is str else None
+                if entry is not None:
+                    change = self._on_result(entry, event, report)
+                    if change is not None:
+                        changes.append(change)
+            elif kind == TOOL_CALL:
+                # P1: a call is tracked only while the latest header declares the timed
+                # schema. The header gates what starts being tracked; a call already
+                # tracked keeps folding its result and late reply if a later one is legacy.
+                if not self.timed or event.get("name") != ASK_USER_QUESTION:
+                    continue
+                call_id = event.get("callId")
+                questions = parse_questions(event.get("arguments"))
+                if type(call_id) is not str or questions is None:
+                    continue  # P2: unparseable arguments change nothing
+                active.pop(call_id, None)  # a re-ask moves to the end (P2)
+                active[call_id] = ActiveCall(call_id, questions, "open")
+                if report:
+                    changes.append({"callId": call_id, "state": "open", "questions": questions})
+            elif kind == REQUEST_HEADER:
+                tools = event.get("tools")
+                if tools is not self._tools:
+                    self._tools = tools
+                    self.timed = declares_timed_tool(tools)
+            elif kind == USER_MESSAGE:
+                if not active:
+                    continue
+                source = event.get("source")
+                if type(source) is not dict or source.get("kind") != REPLY_SOURCE_KIND:
+                    continue
+                call_id = source.get("callId")
+                if type(call_id) is not str or call_id not in active:
+                    continue  # P4: a reply naming an inactive call changes nothing
+                answers = read_reply_answers(event.get("content"))
+                change = self._settle(call_id, answers, report)
                 if change is not None:
                     changes.append(change)
+            # P5: every other event (inbox events included: an admitted reply is its
+            # user/message) never changes the view.
         return changes
 
-    def _on_request_header(self, event: Event) -> None:
-        self.timed = declares_timed_tool(event.get("tools"))
-
-    def _on_tool_call(self, event: Event) -> Change | None:
-        # P1: a call is tracked only while the latest header declares the timed schema.
-        # The header gates what starts being tracked; a call already tracked keeps
-        # folding its result and late reply even if a later header is legacy.
-        if not self.timed or event.get("name") != ASK_USER_QUESTION:
-            return None
-        call_id = event.get("callId")
-        questions = parse_questions(event.get("arguments"))
-        if not isinstance(call_id, str) or questions is None:
-            return None  # P2: unparseable arguments change nothing
-        self.active.pop(call_id, None)  # a re-ask moves to the end (P2)
-        self.active[call_id] = ActiveCall(call_id, questions, "open")
-        return {"callId": call_id, "state": "open", "questions": _questions_wire(questions)}
-
-    def _settle(self, call_id: str, answers: Answers) -> Change:
+    def _settle(self, call_id: str, answers: Answers, report: bool) -> Change | None:
         del self.active[call_id]
         self.settled.append((call_id, answers))
-        return {"callId": call_id, "state": "settled", "answers": _answers_wire(answers)}
+        return {"callId": call_id, "state": "settled", "answers": answers} if report else None
 
-    def _on_tool_result(self, event: Event) -> Change | None:
-        call_id = event.get("callId")
-        entry = self.active.get(call_id) if isinstance(call_id, str) else None
-        if entry is None:
-            return None
+    def _on_result(self, entry: ActiveCall, event: Event, report: bool) -> Change | None:
         outcome = read_tool_outcome(event)  # P3
         if outcome is CONTINUED:
             if entry.state == "continued":
                 return None
             entry.state = "continued"  # in place: its position does not change
-            return {"callId": entry.call_id, "state": "continued"}
+            return {"callId": entry.call_id, "state": "continued"} if report else None
         if outcome is None:
             del self.active[entry.call_id]
-            return {"callId": entry.call_id, "state": "removed"}
-        return self._settle(entry.call_id, outcome)
-
-    def _on_user_message(self, event: Event) -> Change | None:
-        source = event.get("source")
-        if not isinstance(source, dict) or source.get("kind") != REPLY_SOURCE_KIND:
-            return None
-        call_id = source.get("callId")
-        if not isinstance(call_id, str) or call_id not in self.active:
-            return None  # P4: a reply naming an inactive call changes nothing
-        return self._settle(call_id, read_reply_answers(event.get("content")))
+            return {"callId": entry.call_id, "state": "removed"} if report else None
+        return self._settle(entry.call_id, outcome, report)
 
     # -- reading --------------------------------------------------------------------------
 
@@ -157,9 +167,10 @@ class Projection:
         return self.active.get(call_id)
 
     def snapshot(self) -> list[Change]:
-        """Every active entry with its questions: the first didChange of a new subscriber."""
+        """Every active entry with its questions: the first didChange of a new subscriber
+        (sharing the fold's question lists: read-only)."""
         return [
-            {"callId": e.call_id, "state": e.state, "questions": _questions_wire(e.questions)}
+            {"callId": e.call_id, "state": e.state, "questions": e.questions}
             for e in self.active.values()
         ]
 
@@ -167,11 +178,15 @@ class Projection:
         """The V7 view in wire form (camelCase, absent fields left out); fresh objects."""
         return {
             "active": [
-                {"callId": e.call_id, "questions": _questions_wire(e.questions), "state": e.state}
+                {
+                    "callId": e.call_id,
+                    "questions": [_copy_question(q) for q in e.questions],
+                    "state": e.state,
+                }
                 for e in self.active.values()
             ],
             "settled": [
-                {"callId": call_id, "answers": _answers_wire(answers)}
+                {"callId": call_id, "answers": [_copy_answer(a) for a in answers]}
                 for call_id, answers in self.settled
             ],
         }
@@ -179,16 +194,6 @@ class Projection:
     def view(self) -> ProjectionView:
         """The V7 view as the protocol model (a new object each call)."""
         return ProjectionView.model_validate(self.view_dict())
-
-
-# P5: every other event (inbox events included: an admitted reply is its user/message)
-# has no handler and never changes the view.
-_HANDLERS: dict[Any, Callable[[Projection, Event], Change | None]] = {
-    REQUEST_HEADER: Projection._on_request_header,
-    TOOL_CALL: Projection._on_tool_call,
-    TOOL_RESULT: Projection._on_tool_result,
-    USER_MESSAGE: Projection._on_user_message,
-}
 
 
 def fold_all(events: Iterable[Event]) -> Projection:

@@ -2,7 +2,7 @@
 
 The projection (projection.py) folds whatever the log holds, including what a
 model or a crash produced, so every reader here is total: malformed input
-yields None (or `()` for reply texts, P4), never an exception. Results are
+yields None (or `[]` for reply texts, P4), never an exception. Results are
 normalized to the wire vocabulary (V1, V2, V4) and are safe to build a
 `ProjectionView` from: question ids are non-empty strings, option labels are
 non-empty strings, `selected` holds strings.
@@ -11,8 +11,12 @@ non-empty strings, `selected` holds strings.
   `ask_user_question` whose JSON Schema `parameters.properties` has `timeout`.
 - `parse_questions(arguments)` — P2: the question items of a tool/call, in
   view form (`multi_select` becomes `multiSelect`, other keys are dropped).
+- `read_questions(arguments)` — the same pass, which also says what T4 finds
+  wrong with them (the tool's input error, host/tools.py): one reader of the
+  tool's arguments for the tool and the view alike.
 - `read_tool_outcome(event)` — P3: CONTINUED, the answer batch, or None (drop).
-- `read_reply_answers(content)` — P4: the batch inside a late reply's text.
+- `read_reply_answers(content)` — P4: the batch inside a late reply's text (`[]`
+  when none is readable).
 """
 
 from __future__ import annotations
@@ -25,9 +29,10 @@ from askbridge.protocol.errors import ErrorCode
 
 ASK_USER_QUESTION: Final = "ask_user_question"
 
-# A question or answer item in wire form; stored read-only, copied when a view is built.
-Questions = tuple[dict[str, Any], ...]
-Answers = tuple[dict[str, Any], ...]
+# Question or answer items in wire form. Read-only once parsed: the fold keeps them and
+# hands the same objects to the changes it reports (host/projection.py).
+Questions = list[dict[str, Any]]
+Answers = list[dict[str, Any]]
 
 
 class Continued(Enum):
@@ -37,6 +42,7 @@ class Continued(Enum):
 
 
 CONTINUED: Final = Continued.CONTINUED
+_OUTCOME_UNKNOWN: Final = str(ErrorCode.TOOL_OUTCOME_UNKNOWN)
 
 
 def declares_timed_tool(tools: Any) -> bool:
@@ -50,116 +56,196 @@ def declares_timed_tool(tools: Any) -> bool:
     return False
 
 
+# json.loads without its Python wrapper layers (the decoder's C scanner; untyped in typeshed)
+_scan_once: Any = getattr(json.JSONDecoder(), "scan_once")  # noqa: B009
+
+
 def _loads(text: Any) -> Any:
-    if not isinstance(text, str):
+    """`json.loads(text)`, or None for anything that is not JSON text.
+
+    What the log holds is compact JSON without surrounding whitespace, which the
+    C scanner reads directly; anything else goes through `json.loads` itself, so
+    the result is always exactly its result.
+    """
+    if type(text) is not str:
         return None
+    try:
+        value, end = _scan_once(text, 0)
+        if end == len(text):
+            return value
+    except (StopIteration, ValueError, RecursionError):
+        pass
     try:
         return json.loads(text)
     except (ValueError, RecursionError):  # bad JSON, huge numbers, absurd nesting
         return None
 
 
-def _option(raw: Any) -> dict[str, Any] | None:
-    if not isinstance(raw, dict):
-        return None
-    label = raw.get("label")
-    if not isinstance(label, str) or not label:
-        return None
-    option: dict[str, Any] = {"label": label}
-    description = raw.get("description")
-    if isinstance(description, str):
-        option["description"] = description
-    return option
+def read_questions(arguments: Any) -> tuple[Questions | None, str | None]:
+    """P2's question items of an ask_user_question call (None when unparseable) and T4's
+    complaint about the arguments (None when the tool can ask them), in one pass.
+
+    P2 is lenient where T4 is not: optional fields that do not fit the vocabulary
+    are left out of the view, while the tool refuses them naming the first one.
+    """
+    if isinstance(arguments, str):  # some adapters log the model's raw JSON text
+        arguments = _loads(arguments)
+    if not isinstance(arguments, dict):
+        return None, "arguments must be a JSON object"
+    raw = arguments.get("questions")
+    if not isinstance(raw, list):
+        return None, "questions must be an array of question objects"
+    valid = _valid_questions(raw)
+    if valid is not None:
+        return (valid or None), None
+    questions: Questions = []
+    problem: str | None = None
+    for index, item in enumerate(raw):
+        if not isinstance(item, dict):
+            return None, problem or f"questions[{index}] must be an object"
+        qid, text = item.get("id"), item.get("question")
+        if not isinstance(qid, str) or not qid:
+            return None, problem or f"questions[{index}].id must be a non-empty string"
+        if not isinstance(text, str):
+            return None, problem or f"questions[{index}].question must be a string"
+        question: dict[str, Any] = {"id": qid, "question": text}
+        header = item.get("header")
+        if type(header) is str:
+            question["header"] = header
+        elif header is not None and problem is None:
+            problem = f"questions[{index}].header must be a string"
+        multi = item.get("multi_select")
+        if multi is not None and type(multi) is not bool and problem is None:
+            problem = f"questions[{index}].multi_select must be a boolean"
+        raw_options = item.get("options")
+        if raw_options is not None:
+            options, why = _read_options(raw_options, index)
+            if options is not None:
+                question["options"] = options
+            problem = problem or why
+        if type(multi) is bool:
+            question["multiSelect"] = multi
+        questions.append(question)
+    return (questions or None), problem
 
 
-def _question(raw: Any) -> dict[str, Any] | None:
-    if not isinstance(raw, dict):
-        return None
-    qid, text = raw.get("id"), raw.get("question")
-    if not isinstance(qid, str) or not qid or not isinstance(text, str):
-        return None
-    question: dict[str, Any] = {"id": qid, "question": text}
-    header = raw.get("header")
-    if isinstance(header, str):
-        question["header"] = header
-    # Optional fields that do not fit the vocabulary are left out, not fatal:
-    # P2 asks only for string ids and questions, and the tool reports bad input.
-    raw_options = raw.get("options")
-    if isinstance(raw_options, list):
-        options = [_option(o) for o in raw_options]
-        if all(o is not None for o in options):
+def _valid_questions(raw: list[Any]) -> Questions | None:
+    """`read_questions` of a batch that T4 accepts whole (the usual case), in one tight
+    loop; None as soon as anything is off, for the careful pass to say what."""
+    questions: Questions = []
+    for item in raw:
+        if type(item) is not dict:
+            return None
+        qid, text = item.get("id"), item.get("question")
+        if type(qid) is not str or not qid or type(text) is not str:
+            return None
+        question: dict[str, Any] = {"id": qid, "question": text}
+        header = item.get("header")
+        if header is not None:
+            if type(header) is not str:
+                return None
+            question["header"] = header
+        raw_options = item.get("options")
+        if raw_options is not None:
+            if type(raw_options) is not list:
+                return None
+            options: list[dict[str, str]] = []
+            for option in raw_options:
+                if type(option) is not dict:
+                    return None
+                label, description = option.get("label"), option.get("description")
+                if type(label) is not str or not label:
+                    return None
+                if description is None:
+                    options.append({"label": label})
+                elif type(description) is str:
+                    options.append({"label": label, "description": description})
+                else:
+                    return None
             question["options"] = options
-    multi = raw.get("multi_select")
-    if isinstance(multi, bool):
-        question["multiSelect"] = multi
-    return question
+        multi = item.get("multi_select")
+        if multi is not None:
+            if type(multi) is not bool:
+                return None
+            question["multiSelect"] = multi
+        questions.append(question)
+    return questions
+
+
+def _read_options(raw: Any, index: int) -> tuple[list[dict[str, Any]] | None, str | None]:
+    """A question's options in view form (None unless every one is valid) and T4's
+    complaint about them."""
+    if not isinstance(raw, list):
+        return None, f"questions[{index}].options must be an array"
+    options: list[dict[str, Any]] = []
+    problem: str | None = None
+    for j, opt in enumerate(raw):
+        label = opt.get("label") if isinstance(opt, dict) else None
+        if type(label) is not str or not label:
+            why = f"questions[{index}].options[{j}].label must be a non-empty string"
+            return None, problem or why
+        description = opt.get("description")
+        if type(description) is str:
+            options.append({"label": label, "description": description})
+        else:
+            if description is not None and problem is None:
+                problem = f"questions[{index}].options[{j}].description must be a string"
+            options.append({"label": label})
+    return options, problem
 
 
 def parse_questions(arguments: Any) -> Questions | None:
     """P2: the question items of an ask_user_question call, or None when unparseable."""
-    if isinstance(arguments, str):  # some adapters log the model's raw JSON text
-        arguments = _loads(arguments)
-    if not isinstance(arguments, dict):
-        return None
-    raw = arguments.get("questions")
-    if not isinstance(raw, list) or not raw:
-        return None
-    questions = tuple(_question(q) for q in raw)
-    if any(q is None for q in questions):
-        return None
-    return questions  # type: ignore[return-value]  # None ruled out just above
-
-
-def _answer_item(raw: Any) -> dict[str, Any] | None:
-    if not isinstance(raw, dict):
-        return None
-    qid, selected = raw.get("id"), raw.get("selected")
-    if not isinstance(qid, str) or not isinstance(selected, list):
-        return None
-    if not all(isinstance(label, str) for label in selected):
-        return None
-    item: dict[str, Any] = {"id": qid, "selected": tuple(selected)}
-    custom = raw.get("custom")
-    if isinstance(custom, str):
-        item["custom"] = custom
-    elif custom is not None:
-        return None
-    return item
+    return read_questions(arguments)[0]
 
 
 def read_answers(payload: Any) -> Answers | None:
     """The V4 batch of `{"answers": [...]}`, or None when it is not one."""
-    if not isinstance(payload, dict):
+    if type(payload) is not dict:
         return None
     raw = payload.get("answers")
-    if not isinstance(raw, list):
+    if type(raw) is not list:
         return None
-    items = tuple(_answer_item(a) for a in raw)
-    if any(item is None for item in items):
-        return None
-    return items  # type: ignore[return-value]  # None ruled out just above
+    items: Answers = []
+    for answer in raw:
+        if type(answer) is not dict:
+            return None
+        qid, selected = answer.get("id"), answer.get("selected")
+        if type(qid) is not str or type(selected) is not list:
+            return None
+        for label in selected:
+            if type(label) is not str:
+                return None
+        custom = answer.get("custom")
+        if custom is None:
+            items.append({"id": qid, "selected": selected})
+        elif type(custom) is str:
+            items.append({"id": qid, "selected": selected, "custom": custom})
+        else:
+            return None
+    return items
 
 
 def read_tool_outcome(event: dict[str, Any]) -> Literal[Continued.CONTINUED] | Answers | None:
     """P3: CONTINUED (pending, or outcome unknown), the answer batch, or None (drop the call)."""
     error = event.get("error")
-    if isinstance(error, dict) and error.get("code") == ErrorCode.TOOL_OUTCOME_UNKNOWN:
+    if error is not None and type(error) is dict and error.get("code") == _OUTCOME_UNKNOWN:
         return CONTINUED  # P7's synthetic result after a crash
     if event.get("isError"):
         return None
     payload = _loads(event.get("content"))
-    if isinstance(payload, dict) and payload.get("pending") is True:
+    if type(payload) is dict and payload.get("pending") is True:
         return CONTINUED
     return read_answers(payload)
 
 
 def read_reply_answers(content: Any) -> Answers:
-    """P4: the batch in a late reply's text blocks (L4), or `()` when none is readable."""
+    """P4: the batch in a late reply's text blocks (L4), or `[]` when none is readable."""
     if not isinstance(content, list):
-        return ()
+        return []
     for block in content:
         if isinstance(block, dict) and block.get("type") == "text":
             answers = read_answers(_loads(block.get("text")))
             if answers is not None:
                 return answers
-    return ()
+    return []

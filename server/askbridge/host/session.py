@@ -1,15 +1,23 @@
-"""A loaded session: its log, its root agent, its queue; its turns run in turns.py.
+"""A loaded session: its folds, its root agent, its queue; its turns run in turns.py.
 
-Everything a restart needs is a fold of the log (`events`): the projection,
-the inbox (queued late replies), the model's position (`request_index`).
-Only queued prompts live in memory: their `session/prompt` callers are gone
-after a restart anyway.
+Everything a restart needs is a fold of the log: the projection, the inbox
+(queued late replies), the model's position (`request_index`), the calls
+without a result and the open turn (P7), the last text (a child's result,
+T8). A loaded session keeps these folds, never its events (S10): `history()`
+reads the log from the store for the one reader that needs all of it (an
+endpoint model's conversation, an ACP replay). Only queued prompts live in
+memory: their `session/prompt` callers are gone after a restart anyway.
 
-`log(*events)` is the only way a session changes: it commits, folds, and then
-the host tells the session's followers what changed (host/updates.py), so
-nothing derived from an event reaches a client before it is durable (D1). A
-store failure there ends at most the turn that logged (S4); a lost data
-directory stops the host (S5).
+A session changes only by appending events, in one of two ways:
+- `log(*events)` commits at once (with whatever else is pending, commits.py);
+- `log_soon(*events)` joins the group committed at the end of this loop turn;
+  `await committed()` returns once it is durable.
+Either way the events are folded and the host tells the followers what changed
+(host/updates.py) only after the commit (`committed_events`), so nothing
+derived from an event reaches a client before it is durable (D1) and the folds
+hold exactly what the log holds. A store failure ends at most the turn that
+logged (S4): it is raised by `log`, by `committed()`, or by the session's next
+`log_soon`; a lost data directory stops the host (S5).
 """
 
 from __future__ import annotations
@@ -17,18 +25,20 @@ from __future__ import annotations
 import itertools
 import logging
 from collections import deque
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import anyio
 
-from askbridge.core import AbortSignal, HarnessError, StoreLost
+from askbridge.core import AbortSignal, HarnessError, StoreError
 
 from . import events as ev
 from .agents import Agent, new_id
 from .inbox import Inbox, InboxItem
 from .models.base import Model
 from .projection import Projection
+from .store_api import encode_event
 from .tools import DELEGATE_SCHEMA, AskUserQuestionTool
 
 if TYPE_CHECKING:
@@ -69,12 +79,16 @@ class Session:
         self.id: str = header["sessionId"]
         self.ask_tool = ask_tool
         self._tools: list[dict[str, Any]] | None = None
-        self.events = events
-        self.projection = Projection(events)
+        self._request_header: tuple[ev.Event, str] | None = None
+        self.commit_error: StoreError | None = None  # a failed log_soon not yet raised
+        self.request_index = 0  # model requests so far: request/header events
+        self.turns = 0  # turn/start events
+        self.open_calls: dict[str, str] = {}  # P7: tool calls without a result → their name
+        self.open_turn: str | None = None  # P7: a turn/start without its turn/end
+        self.last_text = ""  # the latest assistant text (a child's final result, T8)
+        self.projection = Projection()
         self.inbox = Inbox()
-        self.inbox.apply(events)
-        self.request_index = sum(1 for e in events if e.get("type") == ev.REQUEST_HEADER)
-        self.turns = sum(1 for e in events if e.get("type") == ev.TURN_START)
+        self._fold(events, initial=True)
         self.prompts: deque[QueuedPrompt] = deque()
         self.reply_arrival = {item.inbox_id: next(_arrivals) for item in self.inbox.items.values()}
         self.running = False
@@ -93,17 +107,82 @@ class Session:
     # -- the log --------------------------------------------------------------------------
 
     def log(self, *events: ev.Event, publish: bool = True) -> None:
-        """Commit, then fold, then tell the followers (D1)."""
-        try:
-            self.host.store.append(self.id, events)
-        except StoreLost as exc:
-            self.host.store_lost(exc)
-            raise
-        self.events.extend(events)
-        self.inbox.apply(events)
-        changes = self.projection.apply(events)
+        """Commit now (with everything pending), then fold, then tell the followers (D1)."""
+        self.log_soon(*events, publish=publish)
+        self.host.commits.flush()
+        self.raise_commit_error()
+
+    def log_soon(self, *events: ev.Event, publish: bool = True) -> None:
+        """Commit with the group at the end of this loop turn (commits.py); `committed()`
+        waits for it. Raises at once for an event that cannot be stored (nothing is
+        queued then) and for an earlier log_soon whose commit failed."""
+        self.raise_commit_error()
+        batch = list(events)
+        texts = [self._encoded(event) for event in batch]
+        self.host.commits.add(self, batch, texts, publish)
+
+    async def committed(self) -> None:
+        """Return once everything this session logged is durable (StoreError if not)."""
+        await self.host.commits.wait(self)
+
+    def raise_commit_error(self) -> None:
+        error, self.commit_error = self.commit_error, None
+        if error is not None:
+            raise error
+
+    def committed_events(self, events: list[ev.Event], publish: bool) -> None:
+        """The events are durable: fold them, then tell the followers (D1)."""
+        changes = self._fold(events, initial=False)
         if publish and self.is_root:  # P6: a delegated child has no followers
             self.host.publish(self, events, changes)
+
+    def _fold(self, events: list[ev.Event], *, initial: bool) -> list[dict[str, Any]]:
+        """Every fold a loaded session keeps; the view's changes, unless `initial` (a load:
+        nobody needs them). Live, the turn loop counts requests and turns as it makes
+        them (the model's position is needed before its header is logged)."""
+        self.inbox.apply(events)
+        open_calls = self.open_calls
+        for event in events:
+            kind = event.get("type")
+            if kind == ev.TOOL_CALL:
+                open_calls[event["callId"]] = event.get("name", "")
+            elif kind == ev.TOOL_RESULT:
+                open_calls.pop(event.get("callId", ""), None)
+            elif kind == ev.REQUEST_HEADER:
+                if initial:
+                    self.request_index += 1
+            elif kind == ev.ASSISTANT_MESSAGE:
+                if event.get("text"):
+                    self.last_text = str(event["text"])
+            elif kind == ev.TURN_START:
+                self.open_turn = event.get("turnId")
+                if initial:
+                    self.turns += 1
+            elif kind == ev.TURN_END:
+                self.open_turn = None
+        return self.projection.apply(events, report=not initial)
+
+    def _encoded(self, event: ev.Event) -> str:
+        header = self._request_header
+        if header is not None and event is header[0]:
+            return header[1]  # the same tools every step: encoded once
+        return encode_event(event)
+
+    def history(self) -> list[ev.Event]:
+        """Every event of the log, read from the store (the session keeps none, S10)."""
+        if self.host.commits.pending(self):
+            self.host.commits.flush()
+            self.raise_commit_error()
+        return self.host.store.load(self.id)
+
+    def lazy_history(self) -> Sequence[ev.Event]:
+        """`history()`, read only if the model looks at it (a script never does)."""
+        return _History(self)
+
+    @property
+    def events(self) -> list[ev.Event]:
+        """`history()`: the whole log, read from the store on each use."""
+        return self.history()
 
     # -- queueing -------------------------------------------------------------------------
 
@@ -214,22 +293,47 @@ class Session:
             self._tools = [self.ask_tool.schema(), DELEGATE_SCHEMA]
         return self._tools
 
+    def request_header(self) -> ev.Event:
+        """The `request/header` every step logs: one event (read-only), encoded once."""
+        if self._request_header is None:
+            header = ev.request_header(self.tool_schemas())
+            self._request_header = (header, encode_event(header))
+        return self._request_header[0]
+
     def unanswered_calls(self) -> list[tuple[str, str]]:
         """P7: tool calls of the log that never got a result."""
-        open_calls: dict[str, str] = {}
-        for event in self.events:
-            kind = event.get("type")
-            if kind == ev.TOOL_CALL:
-                open_calls[event["callId"]] = event.get("name", "")
-            elif kind == ev.TOOL_RESULT:
-                open_calls.pop(event.get("callId", ""), None)
-        return list(open_calls.items())
+        return list(self.open_calls.items())
 
     def final_text(self) -> str:
-        for event in reversed(self.events):
-            if event.get("type") == ev.ASSISTANT_MESSAGE and event.get("text"):
-                return str(event["text"])
-        return ""
+        return self.last_text
+
+
+class _History(Sequence[ev.Event]):
+    """A session's log as a sequence, read from the store on first use."""
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+        self._events: list[ev.Event] | None = None
+
+    def _loaded(self) -> list[ev.Event]:
+        if self._events is None:
+            self._events = self._session.history()
+        return self._events
+
+    def __len__(self) -> int:
+        return len(self._loaded())
+
+    @overload
+    def __getitem__(self, index: int) -> ev.Event: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[ev.Event]: ...
+
+    def __getitem__(self, index: int | slice) -> ev.Event | Sequence[ev.Event]:
+        return self._loaded()[index]
+
+    def __iter__(self) -> Iterator[ev.Event]:
+        return iter(self._loaded())
 
 
 __all__ = ["CANCELLED", "DETACHED", "QueuedPrompt", "Session"]

@@ -70,6 +70,11 @@ class EventStore(Protocol):
         """Append and commit `events` in one transaction."""
         ...
 
+    def append_encoded(self, batches: Sequence[tuple[str, Sequence[str]]]) -> None:
+        """Append the events of several sessions, each given as its `encode_event` text,
+        and commit them all in one transaction (group commit)."""
+        ...
+
     def load(self, session_id: str) -> list[Event]:
         """Every event of the session, in order; KeyError when there is no such session,
         StoreDamaged when it exists but cannot be read."""

@@ -40,6 +40,12 @@ class MemoryEventStore:
         texts = [encode_event(event) for event in events]
         log.extend(texts)
 
+    def append_encoded(self, batches: Sequence[tuple[str, Sequence[str]]]) -> None:
+        self._check_open()
+        logs = [self._log(session_id) for session_id, _ in batches]  # KeyError: none kept
+        for log, (_, texts) in zip(logs, batches, strict=True):
+            log.extend(texts)
+
     def load(self, session_id: str) -> list[Event]:
         self._check_open()
         return [json.loads(text) for text in self._log(session_id)]

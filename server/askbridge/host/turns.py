@@ -4,7 +4,12 @@ A turn admits the queued items up to and including the first queued prompt
 (arrival order, L5), then loops model request → tool calls (run concurrently)
 → results, and at each step boundary admits late replies that arrived
 meanwhile (L4). Every step is logged before anything it causes is shown (D1):
-the request header, the model's message and its tool calls share one commit.
+a step's results, the next request header, the model's message and its tool
+calls join one group commit (`Session.log_soon`, commits.py), which the loop
+awaits before any tool runs; so a question costs one commit, shared with every
+other session that logged in the same loop turn. The turn's start and end
+commit at once (`Session.log`): its prompt is answered only after its end is
+durable.
 
 Nothing inside a turn takes the process down (S4): what the model returns is
 made storable first (model_output.py, S3); a model failure ends the turn with
@@ -102,36 +107,49 @@ def _answer(prompt: QueuedPrompt | None, stop: str, error: HarnessError | None) 
 
 
 async def _steps(session: Session, signal: AbortSignal) -> str:
+    model = session.model
+    # A model that answers without waiting (the script) cannot be interrupted while it
+    # answers: spare each step the cancel scope that would let a turn's abort cut it off.
+    never_waits = getattr(model, "never_waits", False) is True
     for _ in range(session.max_turn_requests):
         if signal.aborted:
             return "cancelled"
         tools = session.tool_schemas()
-        # The header is committed with the response it led to (one commit per step,
-        # D1 still holds: both precede any ask they cause); alone when none came.
-        header = ev.request_header(tools)
+        # The header is committed with the response it led to (D1 still holds: both
+        # precede any ask they cause); alone when none came.
+        header = session.request_header()
         index, session.request_index = session.request_index, session.request_index + 1
         response = None
-        with anyio.CancelScope() as scope:
-            remove = signal.on_abort(scope.cancel)
+        history = session.lazy_history()
+        if never_waits:
             try:
-                response = await session.model.complete(session.events, tools, index)
+                response = await model.complete(history, tools, index)
             except BaseException:
-                session.log(header)
+                session.log_soon(header)
                 raise
-            finally:
-                remove()
+        else:
+            with anyio.CancelScope() as scope:
+                remove = signal.on_abort(scope.cancel)
+                try:
+                    response = await model.complete(history, tools, index)
+                except BaseException:
+                    session.log_soon(header)
+                    raise
+                finally:
+                    remove()
         if response is None:
-            session.log(header)
+            session.log_soon(header)
             return "cancelled"
         text = clean_text(response.text)
         calls = checked_calls(response.tool_calls)
-        session.log(
+        session.log_soon(
             header,
             ev.assistant_message(text, [c.as_json() for c in calls]),
             *[ev.tool_call(c.id, c.name, c.arguments) for c in calls],
         )
         if not calls:
             return "end_turn"
+        await session.committed()  # D1: the calls are durable before anything asks
         if len(calls) == 1:  # the common step: spare it a task group and a task
             await _run_tool(session, calls[0], signal)
         else:
@@ -144,7 +162,7 @@ async def _steps(session: Session, signal: AbortSignal) -> str:
             session.prompts[0].arrival if session.prompts else float("inf"), step=True
         )
         if boundary:  # L4: claimed at the next step boundary
-            session.log(*[event for item in boundary for event in _admit(item)])
+            session.log_soon(*[event for item in boundary for event in _admit(item)])
     return "max_turn_requests"
 
 
@@ -154,7 +172,7 @@ async def _run_tool(session: Session, call: CheckedCall, signal: AbortSignal) ->
         if call.problem is not None:
             outcome = ToolOutcome.failure(call.problem)
         elif call.name == ASK_TOOL:
-            outcome = await session.ask_tool.run(ctx, call.arguments)
+            outcome = await session.ask_tool.run(ctx, call.arguments, call.questions)
         elif call.name == DELEGATE_TOOL:
             outcome = await session.host.run_delegate(session, ctx, call.arguments)
         else:
@@ -179,7 +197,9 @@ async def _run_tool(session: Session, call: CheckedCall, signal: AbortSignal) ->
 
 
 def record_result(session: Session, call_id: str, name: str, outcome: ToolOutcome) -> None:
-    session.log(
+    """The result joins the next group commit (with the next step, D1: its update is sent
+    after that commit)."""
+    session.log_soon(
         ev.tool_result(
             call_id, name, outcome.content, is_error=outcome.is_error, error=outcome.error
         )

@@ -17,9 +17,11 @@ body that is not JSON is -32700 (after which the LSP reader resyncs inside
 it); JSON that is not a request or notification is -32600; a request holding a
 lone surrogate is -32602 naming the field (S3).
 
-`request()` sends with string ids (`ab-1`, …). When the awaiting task is
-cancelled or times out, the cancel notification is queued without waiting
-for the peer (A9). Its late reply then goes, in this one place, to the
+`request()` sends with string ids (`ab-1`, …); `request_soon()` sends the
+same way with a callback instead of a waiting task (10,000 questions may be
+out at once). When the awaiting task is cancelled or times out, or the
+request is withdrawn, the cancel notification is queued without waiting for
+the peer (A9). Its late reply then goes, in this one place, to the
 request's `on_late(result, error)` callback when it has one (the relays take
 a late answer to a question as a late reply, L7), else it is dropped with a
 log line. A response that is neither result nor error, or an error that is not
@@ -111,11 +113,25 @@ class _Done:
         await self._future
 
 
+# What `request_soon` calls with the outcome: (result, None) or (None, the error).
+Outcome = Callable[[Any, Exception | None], None]
+
+
 @dataclass(slots=True)
 class _Pending:
     done: _Done = field(default_factory=_Done)
     result: Any = None
     error: Exception | None = None
+    on_done: Outcome | None = None  # request_soon's callback instead of a waiting task
+
+    def settle(self, result: Any, error: Exception | None) -> None:
+        self.result, self.error = result, error
+        self.done.set()
+        if self.on_done is not None:
+            try:
+                self.on_done(result, error)
+            except Exception:
+                logger.exception("the callback of an outgoing request failed")
 
 
 class Connection:
@@ -188,10 +204,11 @@ class Connection:
 
     def _close(self) -> None:
         self._closed = True
-        for pending in self._outgoing.values():
+        for msg_id, pending in list(self._outgoing.items()):
             if not pending.done.is_set():
-                pending.error = ConnectionClosed("the peer's input ended")
-                pending.done.set()
+                if pending.on_done is not None:
+                    del self._outgoing[msg_id]
+                pending.settle(None, ConnectionClosed("the peer's input ended"))
 
     def stop(self) -> None:
         """Stop reading: serve() returns as at end of input (LSP `exit`)."""
@@ -327,8 +344,9 @@ class Connection:
         value, err = m.response_outcome(msg)
         pending = self._outgoing.get(msg_id)
         if pending is not None and not pending.done.is_set():
-            pending.result, pending.error = value, err
-            pending.done.set()
+            if pending.on_done is not None:
+                del self._outgoing[msg_id]  # nobody waits to clean up after it
+            pending.settle(value, err)
             return
         if msg_id in self._abandoned:
             on_late = self._abandoned.pop(msg_id)
@@ -389,16 +407,7 @@ class Connection:
         first, TimeoutError after `timeout` seconds. On timeout or cancellation the
         peer gets the cancel notification, and a late reply goes to `on_late`.
         """
-        if self._closed:
-            raise ConnectionClosed("the peer's input ended")
-        msg_id = f"{self._id_prefix}{next(self._ids)}"
-        if self._debug:
-            logger.debug("→ request %s id=%s", method, msg_id)
-        try:
-            self._out.write_nowait(m.call(method, params, msg_id))
-        except ConnectionError as exc:
-            self._on_output_error(exc, method)
-            raise ConnectionClosed(f"output closed; {method} not sent") from exc
+        msg_id = self._send_request(method, params)
         pending = self._outgoing[msg_id] = _Pending()
         try:
             if timeout is None:  # no deadline: skip fail_after's cancel scope (a hot path)
@@ -415,6 +424,38 @@ class Connection:
         if pending.error is not None:
             raise pending.error
         return pending.result
+
+    def request_soon(
+        self, method: str, params: Any, on_done: Outcome, on_late: LateReply | None = None
+    ) -> Callable[[], None]:
+        """`request` without a waiting task: `on_done(result, error)` is called once with
+        its outcome (the errors of `request`), unless the returned `withdraw()` is called
+        first, which sends the cancel notification (A9) and routes a late reply to
+        `on_late`, as a cancelled `request` does. Raises ConnectionClosed at once when
+        the request cannot be sent."""
+        msg_id = self._send_request(method, params)
+        pending = self._outgoing[msg_id] = _Pending(on_done=on_done)
+
+        def withdraw() -> None:
+            if self._outgoing.get(msg_id) is pending and not pending.done.is_set():
+                del self._outgoing[msg_id]
+                pending.done.set()
+                self._abandon(msg_id, on_late)
+
+        return withdraw
+
+    def _send_request(self, method: str, params: Any) -> str:
+        if self._closed:
+            raise ConnectionClosed("the peer's input ended")
+        msg_id = f"{self._id_prefix}{next(self._ids)}"
+        if self._debug:
+            logger.debug("→ request %s id=%s", method, msg_id)
+        try:
+            self._out.write_nowait(m.call(method, params, msg_id))
+        except ConnectionError as exc:
+            self._on_output_error(exc, method)
+            raise ConnectionClosed(f"output closed; {method} not sent") from exc
+        return msg_id
 
     def _abandon(self, msg_id: str, on_late: LateReply | None) -> None:
         self._abandoned[msg_id] = on_late

@@ -8,10 +8,11 @@
   `window/showMessageRequest` and shows a timed wait as work-done progress;
   unrepresentable batches are declined (`next()`).
 - Withdrawal: cancelling an ask (another window answered, turn cancelled,
-  deadline, shutdown) makes the connection send `$/cancelRequest` without
-  waiting for the client (A9). A valid answer that still arrives is handed to
-  the host as a late answer (L7): it becomes a late reply if the question went
-  pending, and is dropped (logged) otherwise.
+  deadline, shutdown) — or withdrawing a card asked with `ask_soon`, the
+  fan-out's way to ask without a task per card — makes the connection send
+  `$/cancelRequest` without waiting for the client (A9). A valid answer that
+  still arrives is handed to the host as a late answer (L7): it becomes a late
+  reply if the question went pending, and is dropped (logged) otherwise.
 - After `shutdown` every outstanding card is withdrawn and no new one is sent:
   the client is leaving (the host treats it as gone for its questions).
 """
@@ -19,6 +20,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -27,6 +29,7 @@ from askbridge.core import HarnessError, UserQuestionError, UserQuestionRequest,
 from askbridge.core.waterfall import NextListener
 from askbridge.host.clients import Client, ClientErrorReply, ClientGone, late_answer_callback
 from askbridge.jsonrpc import Connection, ConnectionClosed, LateReply, RpcResponseError
+from askbridge.jsonrpc.connection import Outcome
 from askbridge.protocol.errors import ErrorCode
 from askbridge.protocol.vocabulary import Answer, AnswerItem, QuestionItem
 
@@ -55,6 +58,8 @@ class LspRelay:
         self.work_done_progress = False
         self._progress_ids = 0
         self._outstanding: set[anyio.CancelScope] = set()
+        self._cards: dict[int, tuple[Callable[[], None], Outcome]] = {}  # ask_soon's, in flight
+        self._card_ids = 0
         self._shut = False
 
     # -- updates --------------------------------------------------------------------------
@@ -81,11 +86,8 @@ class LspRelay:
             self._outstanding.add(scope)
             try:
                 return await self.conn.request(method, params, on_late=on_late)
-            except RpcResponseError as exc:
-                # The model sees the client's own message (E1), not the RPC error's str.
-                raise ClientErrorReply(exc.message, exc.data) from exc
-            except ConnectionClosed as exc:
-                raise ClientGone(str(exc)) from exc
+            except (RpcResponseError, ConnectionClosed) as exc:
+                raise _client_failure(exc) from exc
             finally:
                 self._outstanding.discard(scope)
         raise ClientGone("the client has shut down")  # withdrawn by cancel_outstanding
@@ -95,20 +97,52 @@ class LspRelay:
         self._shut = True
         for scope in list(self._outstanding):
             scope.cancel()
+        cards, self._cards = self._cards, {}
+        for withdraw, on_done in cards.values():
+            withdraw()
+            on_done(None, ClientGone("the client has shut down"))
 
     def _late(self, request: UserQuestionRequest, build: Any = parse_answer) -> LateReply | None:
         return late_answer_callback(self.host, self.client, request, build)
 
     async def ask(self, request: UserQuestionRequest) -> Answer:
-        params: dict[str, Any] = {
-            "sessionId": request.session_id,
-            "agentId": request.agent.id if request.agent is not None else None,
-            "questions": [q.dump() for q in request.questions],
-        }
-        if request.wait is not None:
-            params["wait"] = request.wait.dump()
-        result = await self._request("userQuestions/ask", params, self._late(request))
+        result = await self._request("userQuestions/ask", _ask_params(request), self._late(request))
         return parse_answer(result)
+
+    def ask_soon(self, request: UserQuestionRequest, on_done: Outcome) -> Callable[[], None]:
+        """`ask` without a task (host/fanout.py): `on_done(answer, None)` or `(None, error)`
+        — the errors `ask` raises — is called once, unless the returned `withdraw()` comes
+        first (then the client gets $/cancelRequest and a late answer goes to L7)."""
+        if self._shut:
+            raise ClientGone("the client has shut down")
+        self._card_ids += 1
+        card = self._card_ids
+
+        def settled(result: Any, error: Exception | None) -> None:
+            self._cards.pop(card, None)
+            if error is not None:
+                on_done(None, _client_failure(error))
+                return
+            try:
+                answer = parse_answer(result)
+            except HarnessError as exc:
+                on_done(None, exc)
+            else:
+                on_done(answer, None)
+
+        try:
+            withdraw_request = self.conn.request_soon(
+                "userQuestions/ask", _ask_params(request), settled, self._late(request)
+            )
+        except ConnectionClosed as exc:
+            raise ClientGone(str(exc)) from exc
+
+        def withdraw() -> None:
+            self._cards.pop(card, None)
+            withdraw_request()
+
+        self._cards[card] = (withdraw_request, on_done)
+        return withdraw
 
     async def fallback(self, request: UserQuestionRequest, next_: NextListener) -> Answer:
         if self.renders_questions or not representable(list(request.questions)):
@@ -173,6 +207,27 @@ class LspRelay:
                 )
         finally:
             self.conn.notify("$/progress", {"token": token, "value": {"kind": "end"}})
+
+
+def _ask_params(request: UserQuestionRequest) -> dict[str, Any]:
+    params: dict[str, Any] = {
+        "sessionId": request.session_id,
+        "agentId": request.agent.id if request.agent is not None else None,
+        "questions": [q.dump() for q in request.questions],
+    }
+    if request.wait is not None:
+        params["wait"] = request.wait.dump()
+    return params
+
+
+def _client_failure(exc: Exception) -> Exception:
+    """What a card's RPC failure means to the host: the client's error reply, or gone."""
+    if isinstance(exc, RpcResponseError):
+        # The model sees the client's own message (E1), not the RPC error's str.
+        return ClientErrorReply(exc.message, exc.data)
+    if isinstance(exc, ConnectionClosed):
+        return ClientGone(str(exc))
+    return exc
 
 
 def _chosen(q: QuestionItem, result: Any) -> AnswerItem:

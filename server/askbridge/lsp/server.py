@@ -9,6 +9,7 @@ connection (`rpc.py`). Host events reach the client as `session/update` and
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -86,7 +87,9 @@ class LspServer:
         self.relay.renders_questions = lsp_client_renders_questions(caps.get("experimental"))
         self.relay.work_done_progress = _object(caps.get("window")).get("workDoneProgress") is True
         if self.relay.renders_questions:
-            self.host.follow_external(self.client)  # M1: every external (MCP) session
+            # M1: every external (MCP) session — once the InitializeResult is queued: its
+            # open cards are asked at once, and LSP allows no server request before it.
+            asyncio.get_running_loop().call_soon(self._follow_external)
         options = params.get("initializationOptions")
         if options is not None:
             opts = parse_params(
@@ -97,6 +100,10 @@ class LspServer:
             "capabilities": {"experimental": server_experimental_capabilities()},
             "serverInfo": {"name": "askbridge", "version": __version__},
         }
+
+    def _follow_external(self) -> None:
+        if self.client.attached and not self.shutdown_requested:
+            self.host.follow_external(self.client)
 
     async def shutdown(self, params: Any) -> None:
         """After shutdown every outstanding question request is cancelled ($/cancelRequest)."""

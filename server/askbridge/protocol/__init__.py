@@ -8,49 +8,109 @@ Map: vocabulary (V1–V8 shapes), common (shared small shapes), model_spec
 payloads), acp (the ACP door's `_askbridge/*` and `_meta` payloads), methods
 (method-name constants), payloads (method → params/result types), parsing
 (`parse_params`, `InvalidParams` → -32602), schema (`write_schemas`, `main`).
+
+Its names are imported on first use (PEP 562 `__getattr__`), so that importing one
+light submodule (the errors, for the data directory check before the early
+`initialize` answer, lsp/early.py) does not import pydantic and every model.
 """
 
-from . import methods
-from .base import WireModel
-from .common import (
-    ErrorData,
-    MessageSource,
-    QuestionsCapability,
-    StopReason,
-    TextContent,
-    TurnCause,
-)
-from .errors import FIXED_MESSAGES, ErrorCode, RpcErrorCode
-from .model_spec import (
-    AskUserQuestionConfig,
-    ModelSpec,
-    OpenAIModelSpec,
-    ScriptModelSpec,
-    Step,
-    ToolCallSpec,
-    parse_model_spec,
-    parse_model_spec_option,
-)
-from .parsing import InvalidParams, parse_params, parse_value, validation_errors
-from .payloads import ACP_EXT_METHODS, LSP_METHODS, MethodPayloads
-from .vocabulary import (
-    ActiveQuestion,
-    Answer,
-    AnswerItem,
-    ApprovalIntent,
-    Intent,
-    IntentSubject,
-    Option,
-    PendingResult,
-    PlanReviewIntent,
-    ProjectionView,
-    QuestionItem,
-    SettledQuestion,
-    TimedResult,
-    UnknownIntent,
-    Wait,
-    WaitFrame,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from . import methods
+    from .base import WireModel
+    from .common import (
+        ErrorData,
+        MessageSource,
+        QuestionsCapability,
+        StopReason,
+        TextContent,
+        TurnCause,
+    )
+    from .errors import FIXED_MESSAGES, ErrorCode, RpcErrorCode
+    from .model_spec import (
+        AskUserQuestionConfig,
+        ModelSpec,
+        OpenAIModelSpec,
+        ScriptModelSpec,
+        Step,
+        ToolCallSpec,
+        parse_model_spec,
+        parse_model_spec_option,
+    )
+    from .parsing import InvalidParams, parse_params, parse_value, validation_errors
+    from .payloads import ACP_EXT_METHODS, LSP_METHODS, MethodPayloads
+    from .vocabulary import (
+        ActiveQuestion,
+        Answer,
+        AnswerItem,
+        ApprovalIntent,
+        Intent,
+        IntentSubject,
+        Option,
+        PendingResult,
+        PlanReviewIntent,
+        ProjectionView,
+        QuestionItem,
+        SettledQuestion,
+        TimedResult,
+        UnknownIntent,
+        Wait,
+        WaitFrame,
+    )
+
+_EXPORTS = {
+    "methods": ".",
+    "WireModel": ".base",
+    "ErrorData": ".common",
+    "MessageSource": ".common",
+    "QuestionsCapability": ".common",
+    "StopReason": ".common",
+    "TextContent": ".common",
+    "TurnCause": ".common",
+    "FIXED_MESSAGES": ".errors",
+    "ErrorCode": ".errors",
+    "RpcErrorCode": ".errors",
+    "AskUserQuestionConfig": ".model_spec",
+    "ModelSpec": ".model_spec",
+    "OpenAIModelSpec": ".model_spec",
+    "ScriptModelSpec": ".model_spec",
+    "Step": ".model_spec",
+    "ToolCallSpec": ".model_spec",
+    "parse_model_spec": ".model_spec",
+    "parse_model_spec_option": ".model_spec",
+    "InvalidParams": ".parsing",
+    "parse_params": ".parsing",
+    "parse_value": ".parsing",
+    "validation_errors": ".parsing",
+    "ACP_EXT_METHODS": ".payloads",
+    "LSP_METHODS": ".payloads",
+    "MethodPayloads": ".payloads",
+    "ActiveQuestion": ".vocabulary",
+    "Answer": ".vocabulary",
+    "AnswerItem": ".vocabulary",
+    "ApprovalIntent": ".vocabulary",
+    "Intent": ".vocabulary",
+    "IntentSubject": ".vocabulary",
+    "Option": ".vocabulary",
+    "PendingResult": ".vocabulary",
+    "PlanReviewIntent": ".vocabulary",
+    "ProjectionView": ".vocabulary",
+    "QuestionItem": ".vocabulary",
+    "SettledQuestion": ".vocabulary",
+    "TimedResult": ".vocabulary",
+    "UnknownIntent": ".vocabulary",
+    "Wait": ".vocabulary",
+    "WaitFrame": ".vocabulary",
+}
+
+
+__getattr__ = lazy_exports(__name__, _EXPORTS)
+
 
 __all__ = [
     "ACP_EXT_METHODS",

@@ -89,6 +89,10 @@ def parse_step(raw: Any, index: int) -> ModelResponse:
 class ScriptModel:
     """Answers request N with step N of a fixed script (see the module docstring)."""
 
+    # `complete` returns without waiting for anything: the turn loop need not make it
+    # interruptible (host/turns.py).
+    never_waits = True
+
     def __init__(self, steps: Sequence[Any]) -> None:
         if not isinstance(steps, Sequence) or isinstance(steps, str):
             raise ValueError("script model steps must be a list")

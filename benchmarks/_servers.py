@@ -1,0 +1,120 @@
+"""The two ways a client reaches askbridge, as the bridge benchmarks start them.
+
+- `inline`: `askbridge serve --host inline`, one process that is its data
+  directory's host and serves its own client (H3);
+- `attached`: `askbridge host` started first (as the first front door of a
+  workday would), then `askbridge serve --host auto`, which hands its stdio to
+  that host (H4) and only waits. The host reads and writes the client's pipes
+  itself, so the client's bytes never pass through the front door.
+
+    async with bridge("attached", data_dir, on_request) as (client, server_pid):
+        ...   # server_pid: the process that does the work (the host when attached)
+
+Every process a benchmark starts is gone when the block ends: the front door
+exits with its client, the host is stopped (`askbridge host --stop`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Sequence
+
+from _echo_baseline import INITIALIZE_PARAMS, RawClient, RequestHandler
+
+MODES = ("inline", "attached")
+HOST_IDLE_EXIT_S = "600"
+
+
+def askbridge(*args: str) -> list[str]:
+    """The `askbridge` command as an editor runs it: the installed console script (no
+    `runpy`, as `python -m askbridge.cli` would add), else the module."""
+    script = os.path.join(os.path.dirname(sys.executable), "askbridge")
+    if os.access(script, os.X_OK):
+        return [script, *args]
+    return [sys.executable, "-m", "askbridge.cli", *args]
+
+
+def serve_command(mode: str, data_dir: str, *args: str) -> list[str]:
+    """`askbridge serve` reaching its host the way `mode` says."""
+    host = "inline" if mode == "inline" else "auto"
+    return askbridge("serve", "--data-dir", data_dir, "--host", host, *args)
+
+
+def start_host(data_dir: str, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen:
+    """`askbridge host` on `data_dir`, answering on its socket when this returns."""
+    os.makedirs(data_dir, mode=0o700, exist_ok=True)
+    with open(os.path.join(data_dir, "host.log"), "ab") as log:
+        host = subprocess.Popen(
+            askbridge("host", "--data-dir", data_dir, "--idle-exit", HOST_IDLE_EXIT_S, *args),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            env=env,
+        )
+    socket_path = os.path.join(data_dir, "host.sock")
+    deadline = time.monotonic() + 10
+    while not os.path.exists(socket_path):
+        if host.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"askbridge host did not start (status {host.poll()})")
+        time.sleep(0.005)
+    return host
+
+
+def stop_host(data_dir: str, host: subprocess.Popen | None = None) -> None:
+    """Stop the data directory's host (`--stop`); the one we started must be gone."""
+    subprocess.run(
+        askbridge("host", "--data-dir", data_dir, "--stop"), capture_output=True, check=False
+    )
+    if host is not None:
+        try:
+            host.wait(10)
+        except subprocess.TimeoutExpired:
+            host.kill()
+            host.wait()
+
+
+@contextlib.asynccontextmanager
+async def bridge(
+    mode: str,
+    data_dir: str,
+    on_request: RequestHandler | None = None,
+    args: Sequence[str] = (),
+) -> AsyncIterator[tuple[RawClient, int]]:
+    """An initialized client of askbridge in `mode`, and the pid of the serving process."""
+    host = start_host(data_dir, *args) if mode == "attached" else None
+    try:
+        async with RawClient.spawn(serve_command(mode, data_dir, *args), on_request) as client:
+            await client.request("initialize", INITIALIZE_PARAMS)
+            client.notify("initialized", {})
+            yield client, (host.pid if host is not None else client.process.pid)
+    finally:
+        if host is not None:
+            await asyncio.to_thread(stop_host, data_dir, host)
+
+
+async def shut_down(client: RawClient) -> None:
+    """`shutdown` + `exit`; the front door must exit 0."""
+    await client.request("shutdown", None)
+    client.notify("exit")
+    await client.process.wait()
+    assert client.process.returncode == 0, client.process.returncode
+
+
+def rss_bytes(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError(f"no VmRSS for process {pid}")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of `pid` so far (from /proc/<pid>/stat)."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
