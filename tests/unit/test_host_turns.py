@@ -131,3 +131,25 @@ async def test_host_shutdown_answers_every_prompt_cancelled() -> None:
         await settle()
         assert [run.stop for run in runs] == ["cancelled", "cancelled"]
         outside.cancel_scope.cancel()
+
+
+class _WaitingModel:
+    """A model that waits for its endpoint until the turn is cancelled."""
+
+    async def complete(self, history: object, tools: object, request_index: int) -> object:
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+
+async def test_cancel_during_a_model_request_logs_its_request_header_once() -> None:
+    async with host_env() as env:
+        s = env.host.new_session(model=script(text_step("unused")))
+        s.model = _WaitingModel()  # type: ignore[assignment]
+        run = env.prompt(s.id, "go")
+        await settle()
+        env.host.cancel(s.id)
+        await settle()
+        assert run.stop == "cancelled"
+        log = env.log(s.id)
+        assert len(of_type(log, ev.REQUEST_HEADER)) == 1, [e["type"] for e in log]
+        assert of_type(log, ev.TURN_END)[-1]["stopReason"] == "cancelled"

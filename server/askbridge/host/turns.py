@@ -121,22 +121,20 @@ async def _steps(session: Session, signal: AbortSignal) -> str:
         index, session.request_index = session.request_index, session.request_index + 1
         response = None
         history = session.lazy_history()
-        if never_waits:
-            try:
+        try:
+            if never_waits:
                 response = await model.complete(history, tools, index)
-            except BaseException:
-                session.log_soon(header)
-                raise
-        else:
-            with anyio.CancelScope() as scope:
-                remove = signal.on_abort(scope.cancel)
-                try:
-                    response = await model.complete(history, tools, index)
-                except BaseException:
-                    session.log_soon(header)
-                    raise
-                finally:
-                    remove()
+            else:
+                # The turn's abort cuts the request off: the scope absorbs it (None below).
+                with anyio.CancelScope() as scope:
+                    remove = signal.on_abort(scope.cancel)
+                    try:
+                        response = await model.complete(history, tools, index)
+                    finally:
+                        remove()
+        except BaseException:
+            session.log_soon(header)
+            raise
         if response is None:
             session.log_soon(header)
             return "cancelled"
