@@ -71,7 +71,7 @@ def stop_host(data_dir: str) -> int:
     pid = int(answer["stopping"])
     deadline = time.monotonic() + STOP_WAIT_S
     while time.monotonic() < deadline:
-        if connect(data_dir) is None and not _alive(pid):
+        if connect(data_dir) is None and not process_alive(pid):
             print(f"stopped the askbridge host (pid {pid})")
             return 0
         time.sleep(0.02)
@@ -92,7 +92,8 @@ def _answers_soon(data_dir: str) -> bool:
     return False
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """True while `pid` runs (a zombie counts as gone); also used by askbridge.testing."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

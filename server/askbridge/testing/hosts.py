@@ -18,6 +18,8 @@ import socket
 import time
 from pathlib import Path
 
+from askbridge.daemon.main import process_alive
+
 HOST_MODE_ENV = "ASKBRIDGE_HOST"
 GONE_TIMEOUT_S = 10.0
 
@@ -37,23 +39,9 @@ def host_pid(data_dir: str | Path) -> int | None:
     return int(first) if first.isdigit() else None
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        with open(f"/proc/{pid}/stat") as stat:  # a zombie is gone for our purposes
-            return stat.read().rsplit(")", 1)[-1].split()[0] != "Z"
-    except OSError:
-        return True
-
-
 def wait_gone(pid: int, timeout: float = GONE_TIMEOUT_S) -> bool:
     deadline = time.monotonic() + timeout
-    while _alive(pid):
+    while process_alive(pid):
         if time.monotonic() > deadline:
             return False
         time.sleep(0.01)
