@@ -43,6 +43,8 @@ if TYPE_CHECKING:
 
     Socket = _socket.socket
 
+HOST_MODES = ("auto", "inline")
+DEFAULT_HOST_MODE_ENV = "ASKBRIDGE_HOST"  # changes the default of `--host`
 SOCKET_NAME = "host.sock"
 LOG_NAME = "host.log"
 START_TIMEOUT_S = 10.0
@@ -51,6 +53,12 @@ _POLL_S = 0.01
 
 class AttachError(Exception):
     """The host could not be reached or started; the message says what to do."""
+
+
+def default_host_mode() -> str:
+    """`--host`'s default: `$ASKBRIDGE_HOST` when it names a mode, else `auto`."""
+    mode = os.environ.get(DEFAULT_HOST_MODE_ENV, "auto")
+    return mode if mode in HOST_MODES else "auto"
 
 
 def data_dir_of(arg: str | None) -> str:

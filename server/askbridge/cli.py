@@ -152,7 +152,7 @@ def _seconds(value: str) -> float:
 
 
 def add_front_door_flags(p: argparse.ArgumentParser) -> None:
-    from askbridge.daemon.front import DEFAULT_HOST_MODE_ENV, default_host_mode
+    from askbridge.attach import DEFAULT_HOST_MODE_ENV, default_host_mode
 
     p.add_argument(
         "--host",

@@ -13,8 +13,9 @@ those command lines.
 
 from __future__ import annotations
 
-import os
 import sys
+
+from askbridge.attach import default_host_mode  # stdlib only: no cost on the attach path
 
 _DOORS = {"serve": "lsp", "acp": "acp", "mcp": "mcp"}
 _EXIT_INTERRUPTED = 130
@@ -25,7 +26,7 @@ def plain_front_door(argv: list[str], stdin_is_terminal: bool) -> tuple[str, str
     if not argv or argv[0] not in _DOORS:
         return None
     data_dir: str | None = None
-    host = os.environ.get("ASKBRIDGE_HOST", "auto")  # as daemon/front.py reads it
+    host = default_host_mode()
     rest = iter(argv[1:])
     for arg in rest:
         flag, eq, value = arg.partition("=")

@@ -20,14 +20,6 @@ import argparse
 import os
 from typing import Any
 
-HOST_MODES = ("auto", "inline")
-DEFAULT_HOST_MODE_ENV = "ASKBRIDGE_HOST"
-
-
-def default_host_mode() -> str:
-    mode = os.environ.get(DEFAULT_HOST_MODE_ENV, "auto")
-    return mode if mode in HOST_MODES else "auto"
-
 
 def door_defaults(args: argparse.Namespace) -> dict[str, Any]:
     """The front door's flags as its client's session defaults (only the ones given)."""

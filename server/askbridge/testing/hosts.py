@@ -18,9 +18,10 @@ import socket
 import time
 from pathlib import Path
 
+from askbridge.attach import DEFAULT_HOST_MODE_ENV
 from askbridge.daemon.main import process_alive
 
-HOST_MODE_ENV = "ASKBRIDGE_HOST"
+HOST_MODE_ENV = DEFAULT_HOST_MODE_ENV
 GONE_TIMEOUT_S = 10.0
 
 
