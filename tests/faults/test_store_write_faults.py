@@ -17,7 +17,6 @@ Needs root (mount); every mount is undone in a `finally`.
 
 from __future__ import annotations
 
-import errno
 import os
 import shutil
 import subprocess
@@ -30,6 +29,7 @@ from askbridge.host import events as ev
 from askbridge.host.datadir import DB_FILE_NAME, open_store, open_store_read_only
 from askbridge.host.store_api import StoreError
 from askbridge.testing.wire import serve_command
+from full_disk import fill
 
 pytestmark = [
     pytest.mark.timeout(120),
@@ -67,22 +67,6 @@ def tmpfs(tmp_path: Path) -> Iterator[Path]:
         yield mount_point
     finally:
         subprocess.run(["umount", str(mount_point)], check=False, capture_output=True)
-
-
-def fill(directory: Path) -> Path:
-    """Write a filler file until the filesystem has no room left, not even one byte."""
-    filler = directory / "filler"
-    fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
-    try:
-        for size in (65536, 4096, 1):
-            try:
-                while os.write(fd, b"\0" * size) == size:
-                    pass
-            except OSError as exc:
-                assert exc.errno == errno.ENOSPC
-    finally:
-        os.close(fd)
-    return filler
 
 
 def test_S4_D2_disk_full_fails_one_write_whole_and_the_store_recovers(tmpfs: Path) -> None:

@@ -6,7 +6,6 @@ attached); without one nothing can ask, and the tool says so without hanging.
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import sqlite3
@@ -31,6 +30,7 @@ from sdk_client import (
 )
 
 from askbridge.testing.hosts import stop_host
+from full_disk import fill
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -271,19 +271,3 @@ async def test_S4_a_full_disk_fails_one_call_and_serving_goes_on(tmp_path: Path)
     finally:
         await anyio.to_thread.run_sync(stop_host, mount_point / "data")  # auto: it holds files
         await anyio.run_process(["umount", str(mount_point)], check=False)
-
-
-def fill(directory: Path) -> Path:
-    """Write a filler file until the filesystem has no room left, not even one byte."""
-    filler = directory / "filler"
-    fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
-    try:
-        for size in (65536, 4096, 1):
-            try:
-                while os.write(fd, b"\0" * size) == size:
-                    pass
-            except OSError as exc:
-                assert exc.errno == errno.ENOSPC
-    finally:
-        os.close(fd)
-    return filler
