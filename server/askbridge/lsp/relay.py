@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from askbridge.core import HarnessError, UserQuestionError, UserQuestionRequest, parse_answer
+from askbridge.core.beside import beside
 from askbridge.core.waterfall import NextListener
 from askbridge.host.clients import Client, ClientErrorReply, ClientGone, late_answer_callback
 from askbridge.jsonrpc import Connection, ConnectionClosed, LateReply, RpcResponseError
@@ -147,21 +148,16 @@ class LspRelay:
     async def fallback(self, request: UserQuestionRequest, next_: NextListener) -> Answer:
         if self.renders_questions or not representable(list(request.questions)):
             return await next_()
-        answers: list[AnswerItem] = []
-        failure: Exception | None = None
-        async with anyio.create_task_group() as tg:
-            if self.work_done_progress and request.wait is not None and request.wait.timed:
-                tg.start_soon(self._countdown, request)
-            try:
-                for index, q in enumerate(request.questions):
-                    answers.append(await self._show_message(request, q, index, answers))
-            except Exception as exc:  # raised below: a task group would wrap it in a group
-                failure = exc
-            finally:
-                tg.cancel_scope.cancel()
-        if failure is not None:
-            raise failure
-        return Answer(answers=answers)
+
+        async def show_each() -> Answer:
+            answers: list[AnswerItem] = []
+            for index, q in enumerate(request.questions):
+                answers.append(await self._show_message(request, q, index, answers))
+            return Answer(answers=answers)
+
+        if self.work_done_progress and request.wait is not None and request.wait.timed:
+            return await beside(show_each(), self._countdown, request)
+        return await show_each()
 
     async def _show_message(
         self, request: UserQuestionRequest, q: QuestionItem, index: int, earlier: list[AnswerItem]

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 
 from askbridge.core import HarnessError, ToolInputError, UserQuestionRequest
+from askbridge.core.beside import beside
 from askbridge.host.external import (
     ExternalSession,
     follow_by_renderers,
@@ -195,18 +196,7 @@ class ExternalAgent:
         """`work`, with progress notifications while it waits."""
         if progress is None:
             return await work
-        failure: Exception | None = None
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(self._report, progress, ctx)
-            try:
-                result = await work
-            except Exception as exc:  # raised below: the task group would wrap it in a group
-                failure = exc
-            finally:
-                tg.cancel_scope.cancel()
-        if failure is not None:
-            raise failure
-        return result
+        return await beside(work, self._report, progress, ctx)
 
     async def _report(self, progress: Progress, ctx: ToolContext) -> None:
         elapsed = 0.0
