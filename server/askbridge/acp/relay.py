@@ -35,14 +35,13 @@ import anyio
 from acp.schema import (
     AcceptElicitationResponse,
     AllowedOutcome,
-    CancelElicitationResponse,
     CreateElicitationResponse,
-    DeclineElicitationResponse,
     RequestPermissionResponse,
 )
 from pydantic import TypeAdapter, ValidationError
 
 from askbridge.core import HarnessError, UserQuestionError, UserQuestionRequest, parse_answer
+from askbridge.core.forms import form_answer
 from askbridge.core.waterfall import NextListener
 from askbridge.host.clients import Client, ClientErrorReply, ClientGone, late_answer_callback
 from askbridge.host.tools import TOOL_CALL_ID
@@ -57,7 +56,7 @@ from askbridge.protocol.methods import (
 )
 from askbridge.protocol.vocabulary import Answer, QuestionItem
 
-from .forms import answer_from_form, answer_from_permission, approval_question, form_request
+from .forms import answer_from_permission, approval_question, form_request
 from .forms import permission_request as build_permission_request
 from .updates import notifications
 
@@ -171,26 +170,19 @@ class AcpRelay:
     async def _ask_form(self, session_id: str, request: UserQuestionRequest) -> Answer:
         call_id = _tool_call_id(request)
         questions = request.questions
+        timed = request.wait is not None and bool(request.wait.timed)
 
-        def accepted(raw: Any) -> Answer:
-            reply = _ELICITATION_REPLY.validate_python(raw)
-            if not isinstance(reply, AcceptElicitationResponse):
-                raise UserQuestionError.of(ErrorCode.ASK_CANCELLED)
-            return answer_from_form(questions, reply.content)
+        def answer(raw: Any) -> Answer:
+            try:
+                reply = _ELICITATION_REPLY.validate_python(raw)
+            except ValidationError as exc:
+                raise _provider_error("elicitation/create", exc) from exc
+            content = reply.content if isinstance(reply, AcceptElicitationResponse) else None
+            return form_answer(questions, reply.action, content, timed=timed)  # F3
 
         params = form_request(session_id, call_id, questions)
-        raw = await self._request(ACP_ELICITATION_CREATE, params, self._late(request, accepted))
-        try:
-            reply = _ELICITATION_REPLY.validate_python(raw)
-        except ValidationError as exc:
-            raise _provider_error("elicitation/create", exc) from exc
-        if isinstance(reply, AcceptElicitationResponse):
-            return answer_from_form(questions, reply.content)
-        if isinstance(reply, CancelElicitationResponse | DeclineElicitationResponse):
-            raise UserQuestionError.of(ErrorCode.ASK_CANCELLED)
-        raise UserQuestionError(
-            f"the client answered the form with an unknown action {reply.action!r}",
-            ErrorCode.PROVIDER_ERROR,
+        return answer(
+            await self._request(ACP_ELICITATION_CREATE, params, self._late(request, answer))
         )
 
     async def _ask_permission(
