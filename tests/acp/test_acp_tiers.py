@@ -34,6 +34,9 @@ APPROVAL = {
 }
 
 
+OTHER = {"type": "string", "title": "Other", "description": "Your own answer (replaces the choice)"}
+
+
 def error_of(update: dict[str, Any]) -> str:
     return str(update["_meta"]["askbridge"]["error"]["code"])
 
@@ -110,9 +113,9 @@ async def test_acp_q1_extension_ask_multi_select_and_other(tmp_path: Path) -> No
     assert started == ["prompt", "prompt"] and ended == ["end_turn", "end_turn"]
 
 
-async def test_acp_q2_form_elicitation_schema_answer_and_decline(tmp_path: Path) -> None:
-    """ACP-q2, V8: one session-scoped form per batch with the documented message and
-    schema; accept → the answer (Other becomes custom); decline → ASK_CANCELLED."""
+async def test_acp_q2_F1_F2_F3_form_elicitation_schema_answer_and_decline(tmp_path: Path) -> None:
+    """ACP-q2, V8, F1–F3: one session-scoped form per batch with the documented message and
+    schema; accept → the answer (a non-empty Other wins as custom); decline → ASK_DECLINED."""
     db = question("db", "SQLite", "Postgres", header="Setup")
     db["options"][0]["description"] = "embedded"
     langs = question("langs", "py", "rs", multi_select=True)
@@ -126,15 +129,15 @@ async def test_acp_q2_form_elicitation_schema_answer_and_decline(tmp_path: Path)
         {
             "action": "accept",
             "content": {
-                "db": "SQLite",
-                "db.other": "",
-                "langs": ["rs"],
-                "langs.other": "zig",
-                "notes": "ship it",
+                "q1": "SQLite",
+                "q1_other": "",
+                "q2": ["rs"],
+                "q2_other": "zig",
+                "q3": "ship it",
             },
         },
         {"action": "decline"},
-        {"action": "accept", "content": {"apply": "Skip"}},
+        {"action": "accept", "content": {"q1": "Skip"}},
     ]
 
     async def on_elicitation(request: dict[str, Any]) -> Any:
@@ -155,41 +158,43 @@ async def test_acp_q2_form_elicitation_schema_answer_and_decline(tmp_path: Path)
         )
     assert approval == {"answer": {"answers": [{"id": "apply", "selected": ["Skip"]}]}}
     forms = [m["params"] for m in client.wire if m.get("method") == "elicitation/create"]
-    assert forms[2]["message"] == "[Patch] Apply the patch?\n\n--- a\n+++ b"
+    assert forms[2]["message"] == "Apply the patch?\n\n--- a\n+++ b"  # F1: plain text
     assert "toolCallId" not in forms[2]  # a programmatic ask has no tool call
 
     form = next(m["params"] for m in client.wire if m.get("method") == "elicitation/create")
     assert form["mode"] == "form" and form["sessionId"] == sid and form["toolCallId"] == "call-1"
-    assert form["message"] == "[Setup] Which db?\n\nWhich langs?\n\nWhich notes?"
+    assert form["message"] == "3 questions\n1. Which db?\n2. Which langs?\n3. Which notes?"
     schema = form["requestedSchema"]
     assert schema["type"] == "object" and schema["required"] == []
     assert schema["properties"] == {
-        "db": {
+        "q1": {
             "type": "string",
             "title": "Setup",
+            "description": "Which db?",
             "oneOf": [
                 {"const": "SQLite", "title": "SQLite", "description": "embedded"},
                 {"const": "Postgres", "title": "Postgres"},
             ],
         },
-        "db.other": {"type": "string", "title": "Other"},
-        "langs": {
+        "q1_other": OTHER,
+        "q2": {
             "type": "array",
             "title": "Which langs?",
             "items": {"anyOf": [{"const": "py", "title": "py"}, {"const": "rs", "title": "rs"}]},
         },
-        "langs.other": {"type": "string", "title": "Other"},
-        "notes": {"type": "string", "title": "Which notes?"},
+        "q2_other": OTHER,
+        "q3": {"type": "string", "title": "Which notes?"},
     }
+    assert list(schema["properties"]) == sorted(schema["properties"])  # F2: ask order
     text = client.tool_result("call-1")["content"][0]["content"]["text"]  # type: ignore[index]
     assert json.loads(text) == {
         "answers": [
             {"id": "db", "selected": ["SQLite"]},
-            {"id": "langs", "selected": ["rs"], "custom": "zig"},
+            {"id": "langs", "selected": [], "custom": "zig"},
             {"id": "notes", "selected": [], "custom": "ship it"},
         ]
     }
-    assert error_of(client.tool_result("call-2")) == "ASK_CANCELLED"  # type: ignore[arg-type]
+    assert error_of(client.tool_result("call-2")) == "ASK_DECLINED"  # type: ignore[arg-type]
     assert not client.ext("ask")
 
 
@@ -271,7 +276,7 @@ async def test_acp_q2_a_legacy_mode_form_names_its_tool_call_too(tmp_path: Path)
     client = RecordingClient()
 
     async def on_elicitation(request: dict[str, Any]) -> Any:
-        return {"action": "accept", "content": {"db": "Postgres"}}
+        return {"action": "accept", "content": {"q1": "Postgres"}}
 
     client.on_elicitation = on_elicitation
     async with start_agent(client, tmp_path / "d", model=model, unstable=True) as (conn, _proc):

@@ -85,7 +85,7 @@ def form_schema(questions: Sequence[QuestionItem]) -> dict[str, Any]:
             "title": OTHER_TITLE,
             "description": OTHER_DESCRIPTION,
         }
-    return {"type": "object", "properties": properties}
+    return {"type": "object", "properties": properties, "required": []}
 
 
 def _bad(message: str) -> UserQuestionError:
