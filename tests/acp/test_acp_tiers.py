@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from acp import text_block
 from acp_harness import (
@@ -290,3 +291,36 @@ async def test_acp_q2_a_legacy_mode_form_names_its_tool_call_too(tmp_path: Path)
     assert json.loads(client.tool_result("call-7")["content"][0]["content"]["text"]) == {
         "answers": [{"id": "db", "selected": ["Postgres"]}]
     }
+
+
+@pytest.mark.parametrize("timeout", [600, -1])
+async def test_F3_acp_form_cancel_is_pending_at_once_when_timed_else_ASK_CANCELLED(
+    tmp_path: Path, timeout: int
+) -> None:
+    """F3, X3: a cancelled form is not the user's answer: a timed ask returns pending at
+    once (not after 600 s) and stays continued; a blocking ask ends ASK_CANCELLED."""
+    model = script(ask_step("call-1", question("db", "a", "b"), timeout=timeout), {"text": "ok"})
+    client = RecordingClient()
+
+    async def on_elicitation(request: dict[str, Any]) -> Any:
+        return {"action": "cancel"}
+
+    client.on_elicitation = on_elicitation
+    flags = ("--ask-mode", "timed")
+    async with start_agent(client, tmp_path / "d", *flags, model=model, unstable=True) as (
+        conn,
+        _proc,
+    ):
+        await conn.initialize(protocol_version=1, client_capabilities=capabilities(form=True))
+        sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+        with anyio.fail_after(20):
+            await conn.prompt(session_id=sid, prompt=[text_block("go")])
+        view = await conn.ext_method("askbridge/list", {"sessionId": sid})
+    result = client.tool_result("call-1")
+    assert result is not None
+    if timeout == -1:
+        assert error_of(result) == "ASK_CANCELLED"
+        assert view["active"] == []
+    else:
+        assert json.loads(result["content"][0]["content"]["text"])["pending"] is True
+        assert [(a["callId"], a["state"]) for a in view["active"]] == [("call-1", "continued")]
