@@ -130,14 +130,15 @@ async def test_acp_timed_pending_when_client_declines_then_late_reply_inbox_turn
         assert view["settled"] == [{"callId": "call-1", "answers": reply["answers"]}]
 
 
-@pytest.mark.parametrize("answered_by", ["form", "extension answer"])
+@pytest.mark.parametrize("answered_by", ["form", "extension answer", "session/cancel"])
 async def test_F4_acp_timed_form_stays_open_past_its_deadline(
     tmp_path: Path, answered_by: str
 ) -> None:
     """F4, TW6, L7: the deadline passing while a form is open returns pending to the model
     but does not withdraw the form; the client's later accept is the late reply that wakes
-    the agent. Settled another way (here `_askbridge/answer`), the form is withdrawn then
-    with `$/cancel_request`, and its reply after that is dropped."""
+    the agent. Settled another way (here `_askbridge/answer`) or on `session/cancel`, the
+    form is withdrawn with `$/cancel_request`; a reply to it after that is a late reply
+    only while the question is still pending (protocol.md, L7)."""
     model = script(ask_step("call-1", question("db", "a", "b"), timeout=5), {"text": "later"})
     client = RecordingClient()
     shown, submit = anyio.Event(), anyio.Event()
@@ -178,7 +179,13 @@ async def test_F4_acp_timed_form_stays_open_past_its_deadline(
                 {"requestId": form["id"]}
             ]
             expected = answer["answers"]
-        submit.set()
+        if answered_by == "session/cancel":  # the user stopped the agent: the form goes
+            await conn.cancel(session_id=sid)
+            await client.wait_for(lambda: client.messages("$/cancel_request"))
+            assert [m["params"] for m in client.messages("$/cancel_request")] == [
+                {"requestId": form["id"]}
+            ]
+        submit.set()  # after a withdrawal too, a reply while still pending is a late reply (L7)
         await client.wait_for(lambda: len(client.turns("ended")) == 2)
         view = await conn.ext_method("askbridge/list", {"sessionId": sid})
         assert view == {"active": [], "settled": [{"callId": "call-1", "answers": expected}]}

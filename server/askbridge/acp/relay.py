@@ -97,6 +97,11 @@ class AcpRelay:
             for method, params in translated:
                 self.conn.notify(method, params)
 
+    def withdraw_forms(self, session_id: str) -> None:
+        """F4: `session/cancel` withdraws the forms left open past their deadline."""
+        for key in [k for k in self._open_forms if k[0] == session_id]:
+            self._open_forms.pop(key)()
+
     def send_view_changes(self, session_id: str, changes: list[dict[str, Any]]) -> None:
         for change in changes:  # F4: a form left open past its deadline goes when it settles
             if change.get("state") in ("settled", "removed"):
