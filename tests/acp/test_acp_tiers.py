@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from acp import text_block
 from acp_harness import (
@@ -32,6 +33,9 @@ APPROVAL = {
     "options": [{"label": "Apply"}, {"label": "Always apply"}, {"label": "Skip"}],
     "intent": {"kind": "approval", "approve": "Apply", "reject": "Skip", "always": "Always apply"},
 }
+
+
+OTHER = {"type": "string", "title": "Other", "description": "Your own answer (replaces the choice)"}
 
 
 def error_of(update: dict[str, Any]) -> str:
@@ -110,9 +114,9 @@ async def test_acp_q1_extension_ask_multi_select_and_other(tmp_path: Path) -> No
     assert started == ["prompt", "prompt"] and ended == ["end_turn", "end_turn"]
 
 
-async def test_acp_q2_form_elicitation_schema_answer_and_decline(tmp_path: Path) -> None:
-    """ACP-q2, V8: one session-scoped form per batch with the documented message and
-    schema; accept → the answer (Other becomes custom); decline → ASK_CANCELLED."""
+async def test_acp_q2_F1_F2_F3_form_elicitation_schema_answer_and_decline(tmp_path: Path) -> None:
+    """ACP-q2, V8, F1–F3: one session-scoped form per batch with the documented message and
+    schema; accept → the answer (a non-empty Other wins as custom); decline → ASK_DECLINED."""
     db = question("db", "SQLite", "Postgres", header="Setup")
     db["options"][0]["description"] = "embedded"
     langs = question("langs", "py", "rs", multi_select=True)
@@ -126,15 +130,15 @@ async def test_acp_q2_form_elicitation_schema_answer_and_decline(tmp_path: Path)
         {
             "action": "accept",
             "content": {
-                "db": "SQLite",
-                "db.other": "",
-                "langs": ["rs"],
-                "langs.other": "zig",
-                "notes": "ship it",
+                "q1": "SQLite",
+                "q1_other": "",
+                "q2": ["rs"],
+                "q2_other": "zig",
+                "q3": "ship it",
             },
         },
         {"action": "decline"},
-        {"action": "accept", "content": {"apply": "Skip"}},
+        {"action": "accept", "content": {"q1": "Skip"}},
     ]
 
     async def on_elicitation(request: dict[str, Any]) -> Any:
@@ -155,41 +159,43 @@ async def test_acp_q2_form_elicitation_schema_answer_and_decline(tmp_path: Path)
         )
     assert approval == {"answer": {"answers": [{"id": "apply", "selected": ["Skip"]}]}}
     forms = [m["params"] for m in client.wire if m.get("method") == "elicitation/create"]
-    assert forms[2]["message"] == "[Patch] Apply the patch?\n\n--- a\n+++ b"
+    assert forms[2]["message"] == "Apply the patch?\n\n--- a\n+++ b"  # F1: plain text
     assert "toolCallId" not in forms[2]  # a programmatic ask has no tool call
 
     form = next(m["params"] for m in client.wire if m.get("method") == "elicitation/create")
     assert form["mode"] == "form" and form["sessionId"] == sid and form["toolCallId"] == "call-1"
-    assert form["message"] == "[Setup] Which db?\n\nWhich langs?\n\nWhich notes?"
+    assert form["message"] == "3 questions\n1. Which db?\n2. Which langs?\n3. Which notes?"
     schema = form["requestedSchema"]
     assert schema["type"] == "object" and schema["required"] == []
     assert schema["properties"] == {
-        "db": {
+        "q1": {
             "type": "string",
             "title": "Setup",
+            "description": "Which db?",
             "oneOf": [
                 {"const": "SQLite", "title": "SQLite", "description": "embedded"},
                 {"const": "Postgres", "title": "Postgres"},
             ],
         },
-        "db.other": {"type": "string", "title": "Other"},
-        "langs": {
+        "q1_other": OTHER,
+        "q2": {
             "type": "array",
             "title": "Which langs?",
             "items": {"anyOf": [{"const": "py", "title": "py"}, {"const": "rs", "title": "rs"}]},
         },
-        "langs.other": {"type": "string", "title": "Other"},
-        "notes": {"type": "string", "title": "Which notes?"},
+        "q2_other": OTHER,
+        "q3": {"type": "string", "title": "Which notes?"},
     }
+    assert list(schema["properties"]) == sorted(schema["properties"])  # F2: ask order
     text = client.tool_result("call-1")["content"][0]["content"]["text"]  # type: ignore[index]
     assert json.loads(text) == {
         "answers": [
             {"id": "db", "selected": ["SQLite"]},
-            {"id": "langs", "selected": ["rs"], "custom": "zig"},
+            {"id": "langs", "selected": [], "custom": "zig"},
             {"id": "notes", "selected": [], "custom": "ship it"},
         ]
     }
-    assert error_of(client.tool_result("call-2")) == "ASK_CANCELLED"  # type: ignore[arg-type]
+    assert error_of(client.tool_result("call-2")) == "ASK_DECLINED"  # type: ignore[arg-type]
     assert not client.ext("ask")
 
 
@@ -271,7 +277,7 @@ async def test_acp_q2_a_legacy_mode_form_names_its_tool_call_too(tmp_path: Path)
     client = RecordingClient()
 
     async def on_elicitation(request: dict[str, Any]) -> Any:
-        return {"action": "accept", "content": {"db": "Postgres"}}
+        return {"action": "accept", "content": {"q1": "Postgres"}}
 
     client.on_elicitation = on_elicitation
     async with start_agent(client, tmp_path / "d", model=model, unstable=True) as (conn, _proc):
@@ -285,3 +291,36 @@ async def test_acp_q2_a_legacy_mode_form_names_its_tool_call_too(tmp_path: Path)
     assert json.loads(client.tool_result("call-7")["content"][0]["content"]["text"]) == {
         "answers": [{"id": "db", "selected": ["Postgres"]}]
     }
+
+
+@pytest.mark.parametrize("timeout", [600, -1])
+async def test_F3_acp_form_cancel_is_pending_at_once_when_timed_else_ASK_CANCELLED(
+    tmp_path: Path, timeout: int
+) -> None:
+    """F3, X3: a cancelled form is not the user's answer: a timed ask returns pending at
+    once (not after 600 s) and stays continued; a blocking ask ends ASK_CANCELLED."""
+    model = script(ask_step("call-1", question("db", "a", "b"), timeout=timeout), {"text": "ok"})
+    client = RecordingClient()
+
+    async def on_elicitation(request: dict[str, Any]) -> Any:
+        return {"action": "cancel"}
+
+    client.on_elicitation = on_elicitation
+    flags = ("--ask-mode", "timed")
+    async with start_agent(client, tmp_path / "d", *flags, model=model, unstable=True) as (
+        conn,
+        _proc,
+    ):
+        await conn.initialize(protocol_version=1, client_capabilities=capabilities(form=True))
+        sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+        with anyio.fail_after(20):
+            await conn.prompt(session_id=sid, prompt=[text_block("go")])
+        view = await conn.ext_method("askbridge/list", {"sessionId": sid})
+    result = client.tool_result("call-1")
+    assert result is not None
+    if timeout == -1:
+        assert error_of(result) == "ASK_CANCELLED"
+        assert view["active"] == []
+    else:
+        assert json.loads(result["content"][0]["content"]["text"])["pending"] is True
+        assert [(a["callId"], a["state"]) for a in view["active"]] == [("call-1", "continued")]

@@ -130,10 +130,15 @@ async def test_acp_timed_pending_when_client_declines_then_late_reply_inbox_turn
         assert view["settled"] == [{"callId": "call-1", "answers": reply["answers"]}]
 
 
-async def test_acp_form_outstanding_at_deadline_returns_pending(tmp_path: Path) -> None:
-    """ACP-q2, TW6, L7: a timed deadline passing while an elicitation is outstanding returns
-    pending to the model and withdraws the form (`$/cancel_request`); the client's later
-    accept is taken as a late reply, which wakes the agent."""
+@pytest.mark.parametrize("answered_by", ["form", "extension answer", "session/cancel"])
+async def test_F4_acp_timed_form_stays_open_past_its_deadline(
+    tmp_path: Path, answered_by: str
+) -> None:
+    """F4, TW6, L7: the deadline passing while a form is open returns pending to the model
+    but does not withdraw the form; the client's later accept is the late reply that wakes
+    the agent. Settled another way (here `_askbridge/answer`) or on `session/cancel`, the
+    form is withdrawn with `$/cancel_request`; a reply to it after that is a late reply
+    only while the question is still pending (protocol.md, L7)."""
     model = script(ask_step("call-1", question("db", "a", "b"), timeout=5), {"text": "later"})
     client = RecordingClient()
     shown, submit = anyio.Event(), anyio.Event()
@@ -141,7 +146,7 @@ async def test_acp_form_outstanding_at_deadline_returns_pending(tmp_path: Path) 
     async def on_elicitation(request: dict[str, Any]) -> Any:
         shown.set()
         await submit.wait()
-        return {"action": "accept", "content": {"db": "a"}}
+        return {"action": "accept", "content": {"q1": "a"}}
 
     client.on_elicitation = on_elicitation
     flags = ("--ask-mode", "timed")
@@ -161,17 +166,29 @@ async def test_acp_form_outstanding_at_deadline_returns_pending(tmp_path: Path) 
             "message": text_of(client.tool_result("call-1"))["message"],
         }
         [form] = client.messages("elicitation/create")
-        await client.wait_for(lambda: client.messages("$/cancel_request"))
-        assert [m["params"] for m in client.messages("$/cancel_request")] == [
-            {"requestId": form["id"]}
-        ]
-        submit.set()
+        await conn.ext_method("askbridgeTest/advance", {"ms": 60_000})  # long past it
+        assert not client.messages("$/cancel_request")  # F4: still open
+        expected = [{"id": "db", "selected": ["a"]}]
+        if answered_by == "extension answer":
+            answer = {"answers": [{"id": "db", "selected": ["b"]}]}
+            await conn.ext_method(
+                "askbridge/answer", {"sessionId": sid, "callId": "call-1", "answer": answer}
+            )
+            await client.wait_for(lambda: client.messages("$/cancel_request"))
+            assert [m["params"] for m in client.messages("$/cancel_request")] == [
+                {"requestId": form["id"]}
+            ]
+            expected = answer["answers"]
+        if answered_by == "session/cancel":  # the user stopped the agent: the form goes
+            await conn.cancel(session_id=sid)
+            await client.wait_for(lambda: client.messages("$/cancel_request"))
+            assert [m["params"] for m in client.messages("$/cancel_request")] == [
+                {"requestId": form["id"]}
+            ]
+        submit.set()  # after a withdrawal too, a reply while still pending is a late reply (L7)
         await client.wait_for(lambda: len(client.turns("ended")) == 2)
         view = await conn.ext_method("askbridge/list", {"sessionId": sid})
-        assert view == {
-            "active": [],
-            "settled": [{"callId": "call-1", "answers": [{"id": "db", "selected": ["a"]}]}],
-        }
+        assert view == {"active": [], "settled": [{"callId": "call-1", "answers": expected}]}
 
 
 async def test_acp_claims_attach_release_and_late_reply_errors(tmp_path: Path) -> None:

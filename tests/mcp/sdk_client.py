@@ -1,6 +1,6 @@
 """The official `mcp` SDK's own client (`stdio_client` + `ClientSession`) on a real `askbridge mcp`.
 
-    async with mcp_session(tmp_path, elicitation=accept_with({"db": "SQLite"})) as s:
+    async with mcp_session(tmp_path, elicitation=accept_with({"q1": "SQLite"})) as s:
         result = await s.call_tool("ask_user_question", {...})
 
 The process runs `askbridge mcp --data-dir <tmp>/data --log-level INFO` with

@@ -35,6 +35,16 @@ from full_disk import fill
 pytestmark = pytest.mark.timeout(60)
 
 
+def only_one_text(result: types.CallToolResult) -> bool:
+    """X5's whole shape: one text content, no structuredContent, not an error."""
+    return (
+        len(result.content) == 1
+        and isinstance(result.content[0], types.TextContent)
+        and result.structured_content is None
+        and not result.is_error
+    )
+
+
 def ask(*questions: dict[str, Any], timeout: int | None = None) -> dict[str, Any]:
     args: dict[str, Any] = {"questions": list(questions) or [QUESTION]}
     if timeout is not None:
@@ -62,7 +72,7 @@ async def test_X1_initialize_and_tools(tmp_path: Path) -> None:
 
 async def test_X2_X3_the_mcp_clients_own_form_answers(tmp_path: Path) -> None:
     seen: list[Any] = []
-    elicit = accept_with({"db": "Postgres", "db.other": ""}, seen)
+    elicit = accept_with({"q1": "Postgres", "q1_other": ""}, seen)
     async with mcp_session(tmp_path, elicitation=elicit) as s:
         result = await s.call_tool("ask_user_question", ask(timeout=30))
         assert isinstance(result, types.CallToolResult)
@@ -70,30 +80,83 @@ async def test_X2_X3_the_mcp_clients_own_form_answers(tmp_path: Path) -> None:
         assert text(result) == '{"answers":[{"id":"db","selected":["Postgres"]}]}'
         assert result.structured_content == {"answers": [{"id": "db", "selected": ["Postgres"]}]}
         (params,) = seen
-        assert params.message == "[Setup] Which database?"
+        assert params.message == "Which database?"  # F1: plain text, no [header]
         schema = params.requested_schema
-        assert [o["const"] for o in schema["properties"]["db"]["oneOf"]] == ["SQLite", "Postgres"]
-        assert schema["properties"]["db.other"] == {"title": "Other", "type": "string"}
+        assert list(schema["properties"]) == ["q1", "q1_other"]  # F2
+        db = schema["properties"]["q1"]
+        assert (db["title"], db["description"]) == ("Setup", "Which database?")
+        assert [o["const"] for o in db["oneOf"]] == ["SQLite", "Postgres"]
+        assert schema["properties"]["q1_other"] == {
+            "title": "Other",
+            "type": "string",
+            "description": "Your own answer (replaces the choice)",
+        }
+        assert "required" not in schema or schema["required"] == []
 
 
 async def test_X2_free_text_in_other_is_custom(tmp_path: Path) -> None:
-    async with mcp_session(tmp_path, elicitation=accept_with({"db.other": "DuckDB"})) as s:
+    async with mcp_session(
+        tmp_path, elicitation=accept_with({"q1": "SQLite", "q1_other": "DuckDB"})
+    ) as s:
         result = await s.call_tool("ask_user_question", ask(timeout=30))
         assert json.loads(text(result)) == {
             "answers": [{"id": "db", "selected": [], "custom": "DuckDB"}]
         }
 
 
-async def test_X3_decline_is_ASK_CANCELLED(tmp_path: Path) -> None:
+async def test_F3_decline_is_ASK_DECLINED(tmp_path: Path) -> None:
     async with mcp_session(tmp_path, elicitation=respond("decline")) as s:
         result = await s.call_tool("ask_user_question", ask(timeout=30))
         assert result.is_error is True
-        assert text(result) == "Error: the user cancelled ask_user_question"
+        assert text(result) == "Error: the user declined to answer ask_user_question"
         assert result.structured_content == {
             "name": "UserQuestionError",
-            "code": "ASK_CANCELLED",
-            "message": "the user cancelled ask_user_question",
+            "code": "ASK_DECLINED",
+            "message": "the user declined to answer ask_user_question",
         }
+
+
+async def test_F3_X3_cancel_of_a_timed_ask_is_pending_at_once_and_answerable(
+    tmp_path: Path,
+) -> None:
+    # `claude -p` cancels every form unseen: that is not the user's answer.
+    async with mcp_session(tmp_path, elicitation=respond("cancel")) as s:
+        with anyio.fail_after(20):  # at once, not after the 600 s wait
+            result = await s.call_tool("ask_user_question", ask(timeout=600))
+        body = json.loads(text(result))
+        assert result.is_error is False and body["pending"] is True
+        answers = await s.call_tool("get_answers", {})
+        assert json.loads(text(answers))["pending"] == [body["callId"]]  # still continued
+
+
+async def test_F3_cancel_of_a_blocking_ask_is_ASK_CANCELLED(tmp_path: Path) -> None:
+    async with mcp_session(tmp_path, elicitation=respond("cancel")) as s:
+        result = await s.call_tool("ask_user_question", ask(timeout=-1))
+        assert result.is_error is True
+        assert result.structured_content["code"] == "ASK_CANCELLED"
+
+
+async def test_F1_F2_a_batch_is_numbered_and_keys_sort_in_ask_order(tmp_path: Path) -> None:
+    seen: list[Any] = []
+    questions = [
+        {"id": f"k{n}", "question": f"Question {n}?", "options": [{"label": "yes"}]}
+        for n in range(1, 11)
+    ]
+    content = {f"q{n:02d}": "yes" for n in range(1, 11)} | {"q10_other": "no way"}
+    async with mcp_session(tmp_path, elicitation=accept_with(content, seen)) as s:
+        result = await s.call_tool("ask_user_question", ask(*questions, timeout=30))
+        answers = json.loads(text(result))["answers"]
+        assert answers[0] == {"id": "k1", "selected": ["yes"]}
+        assert answers[9] == {"id": "k10", "selected": [], "custom": "no way"}
+    (params,) = seen
+    assert params.message.splitlines()[:3] == ["10 questions", "1. Question 1?", "2. Question 2?"]
+    keys = list(params.requested_schema["properties"])
+    assert keys == sorted(keys) and keys[:2] == ["q01", "q01_other"] and keys[-1] == "q10_other"
+    assert params.requested_schema["properties"]["q01"] == {
+        "type": "string",
+        "title": "Question 1?",
+        "oneOf": [{"const": "yes", "title": "yes"}],
+    }
 
 
 async def test_X3_no_answerer_indefinite_is_NO_PROVIDER(tmp_path: Path) -> None:
@@ -164,19 +227,18 @@ async def test_S1_limits_are_checked_before_anything_is_logged(tmp_path: Path) -
 async def test_X5_approval_allow_deny_and_no_answerer(tmp_path: Path) -> None:
     tool_input = {"file_path": "src/app.py", "old_string": "a = 1", "new_string": "a = 2"}
     seen: list[Any] = []
-    async with mcp_session(tmp_path, elicitation=accept_with({"approval": "Allow"}, seen)) as s:
+    async with mcp_session(tmp_path, elicitation=accept_with({"q1": "Allow"}, seen)) as s:
         allowed = await s.call_tool("approval_prompt", {"tool_name": "Edit", "input": tool_input})
         assert json.loads(text(allowed)) == {"behavior": "allow", "updatedInput": tool_input}
-        assert allowed.structured_content == json.loads(text(allowed))
-        assert seen[0].message == (
-            "[Permission] Allow Edit?\n\n`src/app.py`\n\n```diff\n-a = 1\n+a = 2\n```"
-        )
-    async with mcp_session(tmp_path, elicitation=accept_with({"approval": "Deny"})) as s:
+        assert only_one_text(allowed)  # X5: Claude Code rejects any other shape
+        assert seen[0].message == ("Allow Edit?\n\n`src/app.py`\n\n```diff\n-a = 1\n+a = 2\n```")
+    async with mcp_session(tmp_path, elicitation=accept_with({"q1": "Deny"})) as s:
         denied = await s.call_tool("approval_prompt", {"tool_name": "Edit", "input": tool_input})
         assert json.loads(text(denied)) == {
             "behavior": "deny",
             "message": "The user denied this Edit call.",
         }
+        assert only_one_text(denied)
     async with mcp_session(tmp_path, elicitation=respond("cancel")) as s:
         cancelled = await s.call_tool(
             "approval_prompt", {"tool_name": "Bash", "input": {"command": "ls"}}
@@ -188,7 +250,7 @@ async def test_X5_approval_allow_deny_and_no_answerer(tmp_path: Path) -> None:
             "approval_prompt", {"tool_name": "Bash", "input": {"command": "ls"}}
         )
         body = json.loads(text(alone))
-        assert body["behavior"] == "deny"
+        assert body["behavior"] == "deny" and only_one_text(alone)
         assert "no user-questions answerer accepted the request" in body["message"]
         broken = await s.call_tool("approval_prompt", {"tool_name": "Bash"})
         assert json.loads(text(broken))["behavior"] == "deny"
@@ -196,21 +258,26 @@ async def test_X5_approval_allow_deny_and_no_answerer(tmp_path: Path) -> None:
 
 async def test_X5_exit_plan_mode_is_a_plan_review(tmp_path: Path) -> None:
     seen: list[Any] = []
-    elicit = accept_with({"approval": "Approve plan"}, seen)
+    elicit = accept_with({"q1": "Approve plan"}, seen)
     plan_input = {"plan": "1. Do it\n2. Test it"}
     async with mcp_session(tmp_path, elicitation=elicit) as s:
         result = await s.call_tool(
             "approval_prompt", {"tool_name": "ExitPlanMode", "input": plan_input}
         )
         assert json.loads(text(result)) == {"behavior": "allow", "updatedInput": plan_input}
-        assert seen[0].message == "[Plan] Approve this plan?\n\n1. Do it\n2. Test it"
-        labels = [o["const"] for o in seen[0].requested_schema["properties"]["approval"]["oneOf"]]
+        assert only_one_text(result)
+        assert seen[0].message == "Approve this plan?\n\n1. Do it\n2. Test it"
+        labels = [o["const"] for o in seen[0].requested_schema["properties"]["q1"]["oneOf"]]
         assert labels == ["Approve plan", "Keep planning"]
+        # Claude Code >= 2.1 sends {plan, planFilePath} only when the plan file was written.
+        bare = await s.call_tool("approval_prompt", {"tool_name": "ExitPlanMode", "input": {}})
+        assert only_one_text(bare)
+        assert seen[1].message == "Approve this plan?\n\nThe agent gave no plan text"
 
 
 async def test_X1_the_external_session_is_listed_with_its_calls(tmp_path: Path) -> None:
     async with mcp_session(
-        tmp_path, elicitation=accept_with({"db": "SQLite"}), name="claude-code"
+        tmp_path, elicitation=accept_with({"q1": "SQLite"}), name="claude-code"
     ) as s:
         await s.call_tool("ask_user_question", ask(timeout=30))
     data = str(tmp_path / "data")
@@ -256,7 +323,7 @@ async def test_S4_a_full_disk_fails_one_call_and_serving_goes_on(tmp_path: Path)
     mount = ["mount", "-t", "tmpfs", "-o", "size=4m,mode=0700", "tmpfs", str(mount_point)]
     await anyio.run_process(mount)
     try:
-        async with mcp_session(mount_point, elicitation=accept_with({"db": "SQLite"})) as s:
+        async with mcp_session(mount_point, elicitation=accept_with({"q1": "SQLite"})) as s:
             first = await s.call_tool("ask_user_question", ask(timeout=30))
             assert first.is_error is False
             filler = await anyio.to_thread.run_sync(fill, mount_point)

@@ -170,7 +170,7 @@ async def test_L7_a_form_accepted_after_the_deadline_is_a_late_reply(tmp_path: P
             {
                 "jsonrpc": "2.0",
                 "id": form["id"],
-                "result": {"action": "accept", "content": {"db": "SQLite"}},
+                "result": {"action": "accept", "content": {"q1": "SQLite"}},
             }
         )
         for _ in range(50):  # the late reply is queued by the host in its own task
@@ -191,7 +191,9 @@ async def test_L7_a_form_accepted_after_the_deadline_is_a_late_reply(tmp_path: P
         }
 
 
-async def test_X2_cancelled_call_ends_ASK_ABORTED_and_end_of_input_exits_0(tmp_path: Path) -> None:
+async def test_X3_a_cancelled_timed_ask_stays_answerable_and_end_of_input_exits_0(
+    tmp_path: Path,
+) -> None:
     async with raw_mcp(tmp_path) as mcp:
         await mcp.initialize({"elicitation": {}})
         call = mcp.call(
@@ -199,13 +201,51 @@ async def test_X2_cancelled_call_ends_ASK_ABORTED_and_end_of_input_exits_0(tmp_p
             {"name": "ask_user_question", "arguments": {"questions": [QUESTION], "timeout": 30}},
         )
         form = await mcp.expect(lambda m: m.get("method") == "elicitation/create")
-        mcp.send(
+        mcp.send(  # the agent's own tool timeout (Claude Code MCP_TOOL_TIMEOUT)
             {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": call}}
         )
         cancelled = await mcp.expect(lambda m: m.get("method") == "notifications/cancelled")
         assert cancelled["params"]["requestId"] == form["id"]
         state = await mcp.reply(mcp.call("tools/call", {"name": "get_answers", "arguments": {}}))
-        assert json.loads(state["result"]["content"][0]["text"]) == {"answers": [], "pending": []}
+        pending = json.loads(state["result"]["content"][0]["text"])["pending"]
+        assert len(pending) == 1  # continued, not aborted
+        mcp.send(  # the form the user filled in anyway is the late reply (L7)
+            {
+                "jsonrpc": "2.0",
+                "id": form["id"],
+                "result": {"action": "accept", "content": {"q1": "SQLite"}},
+            }
+        )
+        for _ in range(50):  # the late reply is queued by the host in its own task
+            got = await mcp.reply(mcp.call("tools/call", {"name": "get_answers", "arguments": {}}))
+            answers = json.loads(got["result"]["content"][0]["text"])
+            if answers["answers"]:
+                break
+            await anyio.sleep(0.05)
+        assert answers["answers"][0]["callId"] == pending[0]
+        assert answers["answers"][0]["answers"] == [{"id": "db", "selected": ["SQLite"]}]
         mcp.stdin.close()
         with anyio.fail_after(10):
             assert await mcp.process.wait() == 0
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"name": "ask_user_question", "arguments": {"questions": [QUESTION], "timeout": -1}},
+        {"name": "approval_prompt", "arguments": {"tool_name": "Bash", "input": {"command": "ls"}}},
+    ],
+)
+async def test_X3_a_cancelled_blocking_ask_or_approval_is_ASK_ABORTED(
+    tmp_path: Path, arguments: dict[str, Any]
+) -> None:
+    async with raw_mcp(tmp_path) as mcp:
+        await mcp.initialize({"elicitation": {}})
+        call = mcp.call("tools/call", arguments)
+        await mcp.expect(lambda m: m.get("method") == "elicitation/create")
+        mcp.send(
+            {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": call}}
+        )
+        await mcp.expect(lambda m: m.get("method") == "notifications/cancelled")
+        state = await mcp.reply(mcp.call("tools/call", {"name": "get_answers", "arguments": {}}))
+        assert json.loads(state["result"]["content"][0]["text"]) == {"answers": [], "pending": []}

@@ -29,20 +29,21 @@ from __future__ import annotations
 
 import itertools
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
 from acp.schema import (
     AcceptElicitationResponse,
     AllowedOutcome,
-    CancelElicitationResponse,
     CreateElicitationResponse,
-    DeclineElicitationResponse,
     RequestPermissionResponse,
 )
 from pydantic import TypeAdapter, ValidationError
 
 from askbridge.core import HarnessError, UserQuestionError, UserQuestionRequest, parse_answer
+from askbridge.core.forms import form_answer
+from askbridge.core.timed_wait import DEADLINE
 from askbridge.core.waterfall import NextListener
 from askbridge.host.clients import Client, ClientErrorReply, ClientGone, late_answer_callback
 from askbridge.host.tools import TOOL_CALL_ID
@@ -57,7 +58,7 @@ from askbridge.protocol.methods import (
 )
 from askbridge.protocol.vocabulary import Answer, QuestionItem
 
-from .forms import answer_from_form, answer_from_permission, approval_question, form_request
+from .forms import answer_from_permission, approval_question, form_request
 from .forms import permission_request as build_permission_request
 from .updates import notifications
 
@@ -81,6 +82,8 @@ class AcpRelay:
         self.renders_questions = False  # tier 1: clientCapabilities._meta.askbridge
         self.elicitation_form = False  # tier 2: clientCapabilities.elicitation.form
         self._approval_ids = itertools.count(1)
+        # (session, call) → withdraw(), for timed forms left open past their deadline (F4)
+        self._open_forms: dict[tuple[str, str], Callable[[], None]] = {}
 
     # -- updates --------------------------------------------------------------------------
 
@@ -94,7 +97,17 @@ class AcpRelay:
             for method, params in translated:
                 self.conn.notify(method, params)
 
+    def withdraw_forms(self, session_id: str) -> None:
+        """F4: `session/cancel` withdraws the forms left open past their deadline."""
+        for key in [k for k in self._open_forms if k[0] == session_id]:
+            self._open_forms.pop(key)()
+
     def send_view_changes(self, session_id: str, changes: list[dict[str, Any]]) -> None:
+        for change in changes:  # F4: a form left open past its deadline goes when it settles
+            if change.get("state") in ("settled", "removed"):
+                withdraw = self._open_forms.pop((session_id, str(change.get("callId"))), None)
+                if withdraw is not None:
+                    withdraw()
         self.conn.notify(ASKBRIDGE_DID_CHANGE, {"sessionId": session_id, "changes": changes})
 
     def notify_fatal(self, error: HarnessError) -> None:
@@ -118,13 +131,8 @@ class AcpRelay:
     ) -> Any:
         try:
             return await self.conn.request(method, params, on_late=on_late)
-        except ConnectionClosed as exc:
-            raise ClientGone(str(exc)) from exc
-        except RpcResponseError as exc:
-            if exc.code == RpcErrorCode.METHOD_NOT_FOUND and method != ASKBRIDGE_ASK:
-                raise _NotDeclared() from exc
-            # The model sees the client's own message (E1), not the RPC error's str.
-            raise ClientErrorReply(exc.message, exc.data) from exc
+        except (ConnectionClosed, RpcResponseError) as exc:
+            raise _failed(method, exc) from exc
 
     def _late(self, request: UserQuestionRequest, build: Any = parse_answer) -> LateReply | None:
         return late_answer_callback(self.host, self.client, request, build)
@@ -171,27 +179,65 @@ class AcpRelay:
     async def _ask_form(self, session_id: str, request: UserQuestionRequest) -> Answer:
         call_id = _tool_call_id(request)
         questions = request.questions
+        timed = request.wait is not None and bool(request.wait.timed)
 
-        def accepted(raw: Any) -> Answer:
-            reply = _ELICITATION_REPLY.validate_python(raw)
-            if not isinstance(reply, AcceptElicitationResponse):
-                raise UserQuestionError.of(ErrorCode.ASK_CANCELLED)
-            return answer_from_form(questions, reply.content)
+        def answer(raw: Any) -> Answer:
+            try:
+                reply = _ELICITATION_REPLY.validate_python(raw)
+            except ValidationError as exc:
+                raise _provider_error("elicitation/create", exc) from exc
+            content = reply.content if isinstance(reply, AcceptElicitationResponse) else None
+            return form_answer(questions, reply.action, content, timed=timed)  # F3
 
         params = form_request(session_id, call_id, questions)
-        raw = await self._request(ACP_ELICITATION_CREATE, params, self._late(request, accepted))
+        late = self._late(request, answer)
+        if not timed or late is None or call_id is None:
+            return answer(await self._request(ACP_ELICITATION_CREATE, params, late))
+        return answer(await self._timed_form(session_id, call_id, params, request, late))
+
+    async def _timed_form(
+        self,
+        session_id: str,
+        call_id: str,
+        params: dict[str, Any],
+        request: UserQuestionRequest,
+        late: LateReply,
+    ) -> Any:
+        """F4: the form of a timed question outlives its deadline. The model gets pending,
+        the form stays open, and its later reply is the late reply (L7) that wakes the
+        agent; it is withdrawn only when the question settles or goes away (a view change,
+        send_view_changes), or when the ask ends any other way (turn cancelled, shutdown)."""
+        done = anyio.Event()
+        outcome: list[tuple[Any, Exception | None]] = []
+        past_deadline = False
+        key = (session_id, call_id)
+
+        def on_done(result: Any, error: Exception | None) -> None:
+            if past_deadline:
+                self._open_forms.pop(key, None)
+                if error is None:  # an error reply or a closed connection answers nothing
+                    late(result, None)
+                return
+            outcome.append((result, error))
+            done.set()
+
         try:
-            reply = _ELICITATION_REPLY.validate_python(raw)
-        except ValidationError as exc:
-            raise _provider_error("elicitation/create", exc) from exc
-        if isinstance(reply, AcceptElicitationResponse):
-            return answer_from_form(questions, reply.content)
-        if isinstance(reply, CancelElicitationResponse | DeclineElicitationResponse):
-            raise UserQuestionError.of(ErrorCode.ASK_CANCELLED)
-        raise UserQuestionError(
-            f"the client answered the form with an unknown action {reply.action!r}",
-            ErrorCode.PROVIDER_ERROR,
-        )
+            withdraw = self.conn.request_soon(ACP_ELICITATION_CREATE, params, on_done, late)
+        except ConnectionClosed as exc:
+            raise ClientGone(str(exc)) from exc
+        try:
+            await done.wait()
+        except anyio.get_cancelled_exc_class():
+            if request.signal is not None and request.signal.reason == DEADLINE:
+                past_deadline = True
+                self._open_forms[key] = withdraw
+            else:
+                withdraw()
+            raise
+        result, error = outcome[0]
+        if error is not None:
+            raise _failed(ACP_ELICITATION_CREATE, error) from error
+        return result
 
     async def _ask_permission(
         self, session_id: str, request: UserQuestionRequest, question: QuestionItem
@@ -209,6 +255,19 @@ class AcpRelay:
         if isinstance(reply.outcome, AllowedOutcome):
             return answer_from_permission(question, reply.outcome.option_id)
         raise UserQuestionError.of(ErrorCode.ASK_CANCELLED)
+
+
+def _failed(method: str, exc: Exception) -> Exception:
+    """A request's failure as the door raises it: the client gone, a method the client
+    does not have after all, or the client's own error message (E1)."""
+    if isinstance(exc, ConnectionClosed):
+        return ClientGone(str(exc))
+    if isinstance(exc, RpcResponseError):
+        if exc.code == RpcErrorCode.METHOD_NOT_FOUND and method != ASKBRIDGE_ASK:
+            return _NotDeclared()
+        # The model sees the client's own message (E1), not the RPC error's str.
+        return ClientErrorReply(exc.message, exc.data)
+    return exc
 
 
 def _tool_call_id(request: UserQuestionRequest) -> str | None:

@@ -184,6 +184,7 @@ class AcpServer:
     async def session_cancel(self, params: Any) -> None:
         try:
             request = CancelNotification.model_validate(params)
+            self.relay.withdraw_forms(request.session_id)  # F4
             self._session(request.session_id).cancel()
         except (ValidationError, HarnessError) as exc:  # a notification has no reply
             log.warning("session/cancel ignored: %s", exc)

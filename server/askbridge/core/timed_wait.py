@@ -16,6 +16,8 @@ from askbridge.protocol.vocabulary import WaitFrame
 from .clock import Clock, TimerHandle
 from .signal import AbortSignal
 
+DEADLINE = "deadline"  # the private signal's reason when the unclaimed deadline passed (TW6)
+
 
 class WaitClaim:
     """One client's hold on a wait. `release()` is idempotent (C4)."""
@@ -75,7 +77,7 @@ class TimedQuestionWait:
             return
         self.expired = True
         self._disarm()
-        self.signal.abort("deadline")
+        self.signal.abort(DEADLINE)
 
     def claim(self) -> WaitClaim | None:
         """C1–C3: a new claim, or None when there is nothing (left) to claim."""

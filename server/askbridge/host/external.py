@@ -139,8 +139,17 @@ class ExternalSession(Session):
 
     # -- calls ----------------------------------------------------------------------------
 
-    async def run_call(self, name: str, arguments: Any, body: CallBody) -> ToolOutcome:
-        """Log `tool/call`, run `body`, log `tool/result` (D1); the outcome as logged."""
+    async def run_call(
+        self,
+        name: str,
+        arguments: Any,
+        body: CallBody,
+        on_cancel: Callable[[str], ToolOutcome] | None = None,
+    ) -> ToolOutcome:
+        """Log `tool/call`, run `body`, log `tool/result` (D1); the outcome as logged.
+
+        A call the agent cancels is logged as ASK_ABORTED, or as `on_cancel(call_id)`
+        when given: a timed ask the agent gave up waiting for stays continued (X3)."""
         checked = check_call(ToolCallRequest(new_id("call"), name, arguments))
         self.log(ev.tool_call(checked.id, checked.name, checked.arguments))
         ctx = ToolContext(self.agent, self.id, checked.id, self.call_signal)
@@ -159,15 +168,19 @@ class ExternalSession(Session):
             outcome = ToolOutcome.failure(tool_failed(exc))
         finally:
             if outcome is None:  # cancelled: by the agent, or the connection or host is gone
-                self._record(checked, self._cut_off(ctx), raising=False)
+                self._record(checked, self._cut_off(ctx, on_cancel), raising=False)
         if ctx.signal.reason == DETACHED and outcome.error == _ABORTED:
             outcome = ToolOutcome.failure(tool_outcome_unknown())  # M6: stays answerable
         self._record(checked, outcome)
         return outcome
 
-    def _cut_off(self, ctx: ToolContext) -> ToolOutcome:
+    def _cut_off(
+        self, ctx: ToolContext, on_cancel: Callable[[str], ToolOutcome] | None
+    ) -> ToolOutcome:
         if self.connection_lost or ctx.signal.reason == DETACHED:
             return ToolOutcome.failure(tool_outcome_unknown())  # X6, M6: continued
+        if on_cancel is not None:
+            return on_cancel(ctx.call_id)  # X3: continued, its reply through get_answers
         return ToolOutcome.failure(UserQuestionError.of(ErrorCode.ASK_ABORTED))
 
     def _record(self, call: CheckedCall, outcome: ToolOutcome, *, raising: bool = True) -> None:

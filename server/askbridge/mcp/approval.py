@@ -8,13 +8,15 @@ question:
   (with its description above it), a file edit as its path plus a diff
   (Edit, MultiEdit) or its content (Write), anything else as a JSON block;
 - for `ExitPlanMode`, the `plan-review` intent: detail = `input.plan`, options
-  "Approve plan" and "Keep planning", free text taken as feedback.
+  "Approve plan" and "Keep planning", free text taken as feedback; without a
+  plan the detail says "The agent gave no plan text".
 
 Result text: `{"behavior":"allow","updatedInput":<input>}` only when the user
 picked the approving option without typing anything; otherwise
 `{"behavior":"deny","message":…}` with the user's text or "The user denied
 this <tool_name> call.". No answerer, a cancel, any failure: deny with the
-reason. It never allows by itself. A detail longer than S1 allows is cut
+reason. It never allows by itself. The MCP result is that one text and
+nothing else (mcp/tools.py). A detail longer than S1 allows is cut
 (the question must fit, or the user could not be asked at all).
 """
 
@@ -40,6 +42,7 @@ ALLOW, DENY = "Allow", "Deny"
 APPROVE_PLAN, KEEP_PLANNING = "Approve plan", "Keep planning"
 QUESTION_ID = "approval"
 MAX_NAME = 200
+NO_PLAN = "The agent gave no plan text"
 
 _LANGUAGES = {".py": "python", ".js": "javascript", ".ts": "typescript", ".sh": "sh"}
 _LANGUAGES |= {".json": "json", ".md": "markdown", ".rs": "rust", ".go": "go", ".lua": "lua"}
@@ -100,7 +103,8 @@ def approval_question(tool_name: str, tool_input: dict[str, Any]) -> QuestionIte
     name = tool_name[:MAX_NAME]
     if tool_name == PLAN_TOOL:
         plan = tool_input.get("plan")
-        detail = plan if isinstance(plan, str) and plan.strip() else render_input(name, tool_input)
+        # Claude Code >= 2.1 passes the plan only when the model wrote its plan file.
+        detail = plan if isinstance(plan, str) and plan.strip() else NO_PLAN
         return QuestionItem(
             id=QUESTION_ID,
             header="Plan",

@@ -4,12 +4,13 @@ An MCP client renders no askbridge cards and follows nothing but its own
 external session, whose updates it does not need: `renders_questions` is
 False and updates are not sent. Its `fallback` — used when no follower of
 the session renders questions (M2, X3) — asks the MCP client itself through
-a form elicitation when it declared `elicitation` (form mode), with the ACP
-form mapping (acp/forms.py: one field per question keyed by its id, `<id>.other`
-for free text; an accepted form becomes the Answer, decline or cancel is
-ASK_CANCELLED). A client that answers `-32601` is taken as not supporting it
-from then on. Without elicitation the fallback declines (`next()`): NO_PROVIDER
-for a blocking ask, pending at the deadline for a timed one.
+a form elicitation when it declared `elicitation` (form mode), with the
+mapping both doors share (core/forms.py, F1–F3: keys `q1`, `q1_other`, …;
+accept → the Answer, decline → ASK_DECLINED, cancel → pending at once for a
+timed ask, ASK_CANCELLED for a blocking one). A client that answers `-32601`
+is taken as not supporting it from then on. Without elicitation the fallback
+declines (`next()`): NO_PROVIDER for a blocking ask, pending at the deadline for
+a timed one.
 
 A form the door stopped waiting for (an editor answered, the deadline passed)
 is cancelled with `notifications/cancelled`; if the client still accepts it
@@ -25,8 +26,8 @@ from typing import TYPE_CHECKING, Any
 import mcp_types as types
 from pydantic import ValidationError
 
-from askbridge.acp.forms import answer_from_form, form_message, form_schema
 from askbridge.core import HarnessError, UserQuestionError, UserQuestionRequest
+from askbridge.core.forms import form_answer, form_message, form_schema
 from askbridge.core.waterfall import NextListener
 from askbridge.host.clients import Client, ClientGone
 from askbridge.jsonrpc.messages import ConnectionClosed, RpcResponseError
@@ -55,11 +56,8 @@ def declares_form_elicitation(capabilities: types.ClientCapabilities | None) -> 
 
 def elicitation_params(request: UserQuestionRequest) -> dict[str, Any]:
     """The params of one form `elicitation/create` for the batch."""
-    schema = form_schema(request.questions).model_dump(
-        mode="json", by_alias=True, exclude_none=True
-    )
     params = types.ElicitRequestFormParams(
-        message=form_message(request.questions), requested_schema=schema
+        message=form_message(request.questions), requested_schema=form_schema(request.questions)
     )
     return params.model_dump(mode="json", by_alias=True, exclude_none=True)
 
@@ -71,9 +69,9 @@ def answer_from_elicitation(request: UserQuestionRequest, result: Any) -> Answer
         raise UserQuestionError(
             "the MCP client's elicitation reply is not an ElicitResult", ErrorCode.PROVIDER_ERROR
         ) from None
-    if reply.action != "accept":
-        raise UserQuestionError.of(ErrorCode.ASK_CANCELLED)
-    return answer_from_form(request.questions, dict(reply.content or {}))
+    timed = request.wait is not None and bool(request.wait.timed)
+    content = dict(reply.content) if reply.content is not None else None
+    return form_answer(request.questions, reply.action, content, timed=timed)  # F3
 
 
 class McpLink:

@@ -8,7 +8,8 @@ hosted agent's would be (`tool/call`, `tool/result`); the result's first text
 content is exactly what a hosted model would read (T3, T5, T6) except that
 pending says the answer comes through `get_answers`.
 
-`structuredContent` holds the same JSON as the first text; for a failure,
+`structuredContent` (not for `approval_prompt`, whose result is exactly one
+text, X5) holds the same JSON as the first text; for a failure,
 `{name, code, message}`. Late replies not yet delivered ride along (X4) as a
 second text content and, because Claude Code and Codex hand the model only
 `structuredContent` when a result has one, also under its `lateReplies` key.
@@ -128,7 +129,7 @@ def tool_definitions(ask: AskUserQuestionTool) -> list[dict[str, Any]]:
 class ToolResult:
     """A call's result: the texts (first = what a hosted model would read) and the JSON."""
 
-    def __init__(self, texts: list[str], structured: dict[str, Any], is_error: bool) -> None:
+    def __init__(self, texts: list[str], structured: dict[str, Any] | None, is_error: bool) -> None:
         self.texts, self.structured, self.is_error = texts, structured, is_error
 
 
@@ -167,7 +168,8 @@ class ExternalAgent:
     async def call(self, name: str, arguments: Any, progress: Progress | None) -> ToolResult:
         if name == ASK_TOOL:
             session = self._session()
-            outcome = await session.run_call(name, arguments, self._asker(progress))
+            on_cancel = self._continued if self._timed(arguments) else None
+            outcome = await session.run_call(name, arguments, self._asker(progress), on_cancel)
             return self._result(outcome, ride_along=True)
         if name == GET_ANSWERS_TOOL:
             return await self._get_answers(arguments)
@@ -176,6 +178,16 @@ class ExternalAgent:
         raise ValueError(f"unknown tool {name}")
 
     # -- ask_user_question (X2, X3) -------------------------------------------------------
+
+    def _timed(self, arguments: Any) -> bool:
+        timeout = arguments.get("timeout") if isinstance(arguments, dict) else None
+        return (self.ask_timeout if timeout is None else timeout) != -1
+
+    @staticmethod
+    def _continued(call_id: str) -> ToolOutcome:
+        """X3: a timed ask the agent cancelled (its own tool timeout) is pending, not aborted:
+        the question stays answerable and `get_answers` delivers the reply."""
+        return ToolOutcome(external_pending_text(call_id))
 
     def _asker(
         self, progress: Progress | None
@@ -267,7 +279,9 @@ class ExternalAgent:
         outcome = await session.run_call(APPROVAL_TOOL, arguments, decide)
         if outcome.is_error:  # a failure run_call caught is still a decision: deny (X5)
             outcome = ToolOutcome(compact(failed(name, outcome.content.removeprefix("Error: "))))
-        return self._result(outcome, ride_along=False)
+        # X5: exactly one text content and nothing else; Claude Code rejects any other
+        # shape ("an invalid result") and the user's decision would be lost.
+        return ToolResult([outcome.content], None, False)
 
     # -- results --------------------------------------------------------------------------
 

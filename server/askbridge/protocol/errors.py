@@ -41,6 +41,7 @@ class ErrorCode(StrEnum):
     DUPLICATE_WAIT = "DUPLICATE_WAIT"
     ASK_TIMED_OUT = "ASK_TIMED_OUT"
     ASK_CANCELLED = "ASK_CANCELLED"
+    ASK_DECLINED = "ASK_DECLINED"
     BAD_ANSWER = "BAD_ANSWER"
     REPLY_QUEUED = "REPLY_QUEUED"
     PROVIDER_ERROR = "PROVIDER_ERROR"
@@ -73,6 +74,7 @@ FIXED_MESSAGES: dict[str, str] = {
     ErrorCode.DUPLICATE_WAIT: "the question call already has a foreground wait",
     ErrorCode.ASK_TIMED_OUT: "ask_user_question timed out before the user answered",
     ErrorCode.ASK_CANCELLED: "the user cancelled ask_user_question",
+    ErrorCode.ASK_DECLINED: "the user declined to answer ask_user_question",
     ErrorCode.REPLY_QUEUED: "a reply is already queued for this question",
     ErrorCode.TOOL_OUTCOME_UNKNOWN: (
         "the tool call was interrupted before it finished; its outcome is unknown"
