@@ -2,7 +2,8 @@
 
 `askbridge serve|acp|mcp --host auto` (the default) runs `attach(...)`:
 
-1. connect to `<data-dir>/host.sock`; when nothing listens there, start
+1. connect to `<data-dir>/host.sock` (or, for a data dir too long for a socket path, the
+   one `socket_path` names, H1); when nothing listens there, start
    `askbridge host --data-dir D` detached (its own session, stdio on
    `<data-dir>/host.log`) and wait for the socket, at most 10 s (H2). Front
    doors starting at the same moment start one host between them: the hosts
@@ -72,8 +73,54 @@ def data_dir_of(arg: str | None) -> str:
     return os.path.join(os.path.expanduser("~"), ".local", "state", "askbridge")
 
 
-def socket_path(data_dir: str) -> str:
-    return os.path.join(data_dir, SOCKET_NAME)
+# The longest unix socket path the platform binds: sun_path less its terminating NUL.
+MAX_SOCKET_PATH = 103 if sys.platform == "darwin" else 107
+
+
+def socket_path(data_dir: str, create: bool = False) -> str:
+    """H1: `<data-dir>/host.sock`, or, where that would not fit the platform's unix socket
+    path, `askbridge-<uid>/<hash of the data dir's real path>.sock` in `$XDG_RUNTIME_DIR`
+    else the system temporary directory (else `/tmp`, when even that is too long). Every
+    command finds the socket through this one function. The folder must be 0700 and this
+    user's (one another user made first could hold a socket that is not our host's):
+    AttachError otherwise. `create`: the
+    binding host makes the folder when it is missing; the others only check it."""
+    path = os.path.join(data_dir, SOCKET_NAME)
+    if len(os.fsencode(path)) <= MAX_SOCKET_PATH:
+        return path
+    import hashlib  # only a long data dir needs it; an attach's start-up stays short
+    import tempfile
+
+    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
+    base = runtime if os.path.isabs(runtime) and os.path.isdir(runtime) else tempfile.gettempdir()
+    folder = os.path.join(base, f"askbridge-{os.getuid()}")
+    if len(os.fsencode(folder)) + 38 > MAX_SOCKET_PATH:  # a long $TMPDIR too: /tmp is short
+        folder = os.path.join("/tmp", f"askbridge-{os.getuid()}")
+    if create:
+        try:
+            os.mkdir(folder, 0o700)
+        except FileExistsError:
+            pass
+        except OSError as exc:
+            raise AttachError(f"cannot create the socket folder {folder}: {exc}") from exc
+    try:
+        st = os.lstat(folder)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise AttachError(f"cannot use the socket folder {folder}: {exc}") from exc
+    if st is not None:
+        import stat
+
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+            raise AttachError(f"refusing the socket folder {folder}: it is not a folder of yours")
+        if st.st_mode & 0o077:
+            raise AttachError(
+                f"refusing the socket folder {folder}: it is open to group or others "
+                f"(mode {st.st_mode & 0o777:o}, must be 700)"
+            )
+    digest = hashlib.sha256(os.fsencode(os.path.realpath(data_dir))).hexdigest()[:32]
+    return os.path.join(folder, f"{digest}.sock")
 
 
 def connect(data_dir: str) -> Socket | None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import gc
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +24,16 @@ def run_inline(door: str, args: argparse.Namespace, data_dir: str, defaults: dic
     store = open_data_store(args)
     if store is None:
         return 1
+    from askbridge.attach import AttachError
+
     from .hostsock import bind_host_socket  # bound before anything is answered (H3)
 
-    sock = bind_host_socket(Path(data_dir))
+    try:
+        sock = bind_host_socket(Path(data_dir))
+    except AttachError as exc:  # H1: the socket's folder refused
+        store.close()
+        print(f"askbridge: {exc}", file=sys.stderr)
+        return 1
     try:
         early = None
         if door == "lsp":

@@ -36,7 +36,7 @@ import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
 from askbridge import __version__
-from askbridge.attach import SOCKET_NAME
+from askbridge.attach import socket_path
 from askbridge.host.host import Host
 from askbridge.stdio import open_read_pipe, open_write_pipe
 
@@ -71,7 +71,7 @@ class HostSocket:
         self.host = host
         self.inline = inline  # an inline front door's process: it lives for its own client
         self.data_dir = data_dir
-        self.path = data_dir / SOCKET_NAME
+        self.path = Path(socket_path(str(data_dir)))  # H1: where bind_host_socket binds
         self._on_stop = on_stop
         self.doors: list[AttachedDoor] = []
         self.changed = anyio.Event()  # set (and renewed) whenever a door attaches or leaves
@@ -227,6 +227,7 @@ class HostSocket:
             "pid": os.getpid(),
             "version": __version__,
             "dataDir": str(self.data_dir),
+            "socket": str(self.path),
             "mode": "inline" if self.inline else "host",
             "doors": [{"door": d.door, "pid": d.pid, "cwd": d.cwd} for d in self.doors],
             "clients": len(self.host.clients),

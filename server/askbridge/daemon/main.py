@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from askbridge.attach import connect, data_dir_of
+from askbridge.attach import AttachError, connect, data_dir_of
 
 STOP_WAIT_S = 10.0
 LOCK_RACE_S = 2.0
@@ -54,6 +54,7 @@ def show_status(data_dir: str) -> int:
         return 1
     s = answer["status"]
     print(f"askbridge host pid {s['pid']}, version {s['version']}, data dir {s['dataDir']}")
+    print(f"socket: {s.get('socket')}")  # H1: the path in use, also for a long data dir
     doors = s.get("doors") or []
     print(f"front doors attached: {len(doors)}")
     for door in doors:
@@ -108,6 +109,14 @@ def process_alive(pid: int) -> bool:
 
 
 def run_host(args: argparse.Namespace) -> int:
+    try:
+        return _run_host(args)
+    except AttachError as exc:  # H1: the socket's folder refused
+        print(f"askbridge host: {exc}", file=sys.stderr)
+        return 1
+
+
+def _run_host(args: argparse.Namespace) -> int:
     data_dir = data_dir_of(args.data_dir)
     if args.status:
         return show_status(data_dir)
