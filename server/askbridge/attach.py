@@ -52,6 +52,9 @@ START_TIMEOUT_S = 10.0
 _POLL_S = 0.01
 
 
+_started: subprocess.Popen[bytes] | None = None  # the host this front door started, if any
+
+
 class AttachError(Exception):
     """The host could not be reached or started; the message says what to do."""
 
@@ -172,6 +175,8 @@ def connect_or_start(
     if sock is not None:
         return sock
     started = _start_host(data_dir, idle_exit, log or [])
+    global _started
+    _started = started
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
         sock = connect(data_dir)
@@ -197,6 +202,18 @@ def _log_tail(data_dir: str) -> str:
         lines = []
     last = lines[-1].removeprefix("askbridge host: ") if lines else ""
     return last or f"the askbridge host for {data_dir} could not start"
+
+
+def _host_status(pid: object) -> str:
+    """How the host ended, as far as this front door can tell: its exit status when this
+    process started it (it is our child), else only its pid."""
+    if _started is not None and _started.pid == pid:
+        try:
+            code = _started.wait(5)
+        except Exception:  # still running after 5 s: a host that closed our socket
+            return f"pid {pid}"
+        return f"killed by signal {-code}" if code < 0 else f"status {code}"
+    return f"pid {pid}"
 
 
 def _unencodable(value: object) -> object:
@@ -355,8 +372,20 @@ def attach(
             if "exit" in message:
                 if copier is not None:
                     copier.join(5)  # the last bytes reach the client before we exit
+                if "stopped" in message:  # H8: the host cut us off; say why
+                    print(
+                        f"askbridge {command}: the host of {data_dir} {message['stopped']}",
+                        file=sys.stderr,
+                    )
+                    return 1
                 status = message["exit"]
                 return status if isinstance(status, int) else 1
+        host_pid = answer.get("attached", {}).get("hostPid")
+        print(
+            f"askbridge {command}: the host of {data_dir} exited unexpectedly "
+            f"({_host_status(host_pid)}); see {os.path.join(data_dir, LOG_NAME)}",
+            file=sys.stderr,
+        )
         return 1  # H8: the host died
     except (OSError, ValueError) as exc:
         print(f"askbridge {command}: lost the host: {exc}", file=sys.stderr)

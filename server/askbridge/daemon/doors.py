@@ -69,15 +69,19 @@ def log_start(door: str, data_dir: Path, mode: str, defaults: dict[str, Any]) ->
     )
 
 
-async def stop_on_signals(scope: Any) -> None:
+async def stop_on_signals(scope: Any, listener: Any = None) -> None:
     """SIGTERM (and SIGINT for a host) stops the process cleanly: turns end as at end of
-    input, the store is flushed, host.sock removed."""
+    input, the store is flushed, host.sock removed. `listener`: told why (H6, H8)."""
     import signal
 
     import anyio
 
     with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         async for signum in signals:
-            logging.getLogger("askbridge.daemon").info("signal %d: stopping", signum)
+            name = signal.Signals(signum).name
+            if listener is not None:
+                listener.stopping(f"signal {name}", f"was stopped by signal {name}")
+            else:
+                logging.getLogger("askbridge.daemon").info("signal %s: stopping", name)
             scope.cancel()
             return

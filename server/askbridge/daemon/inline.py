@@ -80,6 +80,9 @@ async def _serve(
             def fatal(code: int) -> None:  # S5: the data directory is gone
                 nonlocal status
                 status = code
+                listener.stopping(
+                    "data directory lost", f"lost its data directory; see {data_dir}/host.log"
+                )
                 # Requests in flight answer STORE_LOST first (nothing is written any more).
                 asyncio.get_running_loop().call_later(FATAL_GRACE_S, everything.cancel)
 
@@ -89,6 +92,12 @@ async def _serve(
             log_start(door, data_dir, "inline", defaults)
             own = {"env": dict(os.environ), "options": defaults}
             status = await serve_door(host, door, reader, writer, own, early)
+            command = {"lsp": "serve"}.get(door, door)
+            listener.stopping(
+                "its own client is done (inline)",
+                f"exited with its own client (askbridge {command} --host inline,"
+                f" pid {os.getpid()})",
+            )
             listener.stop_doors()
             tg.cancel_scope.cancel()
     join_copiers()

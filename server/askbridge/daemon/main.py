@@ -136,12 +136,20 @@ def _run_host(args: argparse.Namespace) -> int:
     from .hostsock import bind_host_socket
 
     sock = bind_host_socket(Path(data_dir))  # at once: racing front doors wait for it (H2)
+    import logging
+
+    log = logging.getLogger("askbridge.daemon")
     try:
         import anyio
 
-        return anyio.run(_serve, store, Path(data_dir), host_settings(args), args.idle_exit, sock)
+        status = anyio.run(_serve, store, Path(data_dir), host_settings(args), args.idle_exit, sock)
+    except Exception:
+        log.exception("stopping: fatal error")  # H6: host.log says why it stopped
+        status = 1
     finally:
         store.close()
+    log.info("askbridge host pid %d stopped (status %d)", os.getpid(), status)
+    return status
 
 
 async def _serve(
@@ -167,6 +175,9 @@ async def _serve(
             def fatal(code: int) -> None:  # S5: the data directory is gone
                 nonlocal status
                 status = code
+                listener.stopping(
+                    "data directory lost", f"lost its data directory; see {data_dir}/host.log"
+                )
                 # Requests in flight answer STORE_LOST first (nothing is written any more).
                 asyncio.get_running_loop().call_later(FATAL_GRACE_S, everything.cancel)
 
@@ -181,13 +192,12 @@ async def _serve(
                 idle_exit,
             )
             tg.start_soon(_exit_when_idle, listener, idle_exit, tg.cancel_scope)
-            tg.start_soon(stop_on_signals, tg.cancel_scope)
+            tg.start_soon(stop_on_signals, tg.cancel_scope, listener)
     return status
 
 
 async def _exit_when_idle(listener: Any, idle_exit: float, scope: Any) -> None:
     """H6: stop once no front door has been attached for `idle_exit` seconds."""
-    import logging
 
     import anyio
 
@@ -198,6 +208,6 @@ async def _exit_when_idle(listener: Any, idle_exit: float, scope: Any) -> None:
         with anyio.move_on_after(idle_exit) as idle:
             await listener.changed.wait()
         if idle.cancelled_caught and not listener.doors:
-            logging.getLogger("askbridge.daemon").info("idle for %g s: stopping", idle_exit)
+            listener.stopping(f"idle for {idle_exit:g} s", "stopped after being idle")
             scope.cancel()
             return
