@@ -186,6 +186,9 @@ def connect_or_start(
         # that failed (the data directory unusable, held by something that is no host)
         # has said why in its log.
         if started.poll() not in (None, 0):
+            sock = connect(data_dir)  # one that lost the race says so, and exits 1 (H2)
+            if sock is not None:
+                return sock
             raise AttachError(_log_tail(data_dir))
         time.sleep(_POLL_S)
     raise AttachError(

@@ -168,3 +168,39 @@ def test_H8_an_inline_hosts_own_client_ending_cuts_the_others_off_with_a_reason(
             _close(attached)
     finally:
         _close(inline)
+
+
+def test_H6_a_host_started_by_hand_logs_to_host_log_and_a_second_one_says_it_is_served(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "data"
+    host = subprocess.Popen(
+        [*ASKBRIDGE, "host", "--data-dir", str(data)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        status = _wait_doors(data, 0)
+        second = subprocess.run(
+            [*ASKBRIDGE, "host", "--data-dir", str(data)],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        assert second.returncode == 1
+        assert second.stderr.strip() == (
+            f"askbridge host: {data} is already served by the host pid {status['pid']}; "
+            f"`askbridge host --stop --data-dir {data}` stops it"
+        )
+        stop_host(data)
+        assert host.wait(timeout=20) == 0
+        assert host.stderr is not None
+        told = host.stderr.read().decode()
+        assert told == f"askbridge host: serving {data}; the log is {data / 'host.log'}\n"
+        log = data / "host.log"
+        assert (os.stat(log).st_mode & 0o777) == 0o600
+        text = log.read_text()
+        assert f"for {data}, pid {host.pid}" in text and "stopping: --stop from pid" in text
+    finally:
+        _close(host)

@@ -80,6 +80,29 @@ def stop_host(data_dir: str) -> int:
     return 1
 
 
+def _log_to_host_log(data_dir: Path) -> None:
+    """Without --log-file the host logs to `<data-dir>/host.log` (0600), as its --help says:
+    a front door that starts it points its stderr there already; by hand (a terminal), the
+    log moves there and the terminal is told where it went."""
+    import logging
+
+    path = data_dir / "host.log"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        here, there = os.fstat(2), os.fstat(fd)
+        if (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino):
+            os.close(fd)
+            return
+    except OSError:
+        pass
+    handler = logging.StreamHandler(open(fd, "a", encoding="utf-8", buffering=1))
+    root = logging.getLogger()
+    if root.handlers:
+        handler.setFormatter(root.handlers[0].formatter)
+    root.handlers[:] = [handler]
+    print(f"askbridge host: serving {data_dir}; the log is {path}", file=sys.stderr, flush=True)
+
+
 def _answers_soon(data_dir: str) -> bool:
     """A host answers on the socket within LOCK_RACE_S: the lock's winner binds it right
     after taking the lock; a holder that does not listen is not a host (an older askbridge)."""
@@ -130,9 +153,21 @@ def _run_host(args: argparse.Namespace) -> int:
         store = open_store(data_dir)
     except StoreError as exc:
         if _answers_soon(data_dir):
-            return 0  # H2: another host won the race for the lock; front doors attach to it
+            # H2: another host won the race for the lock (front doors attach to it; they
+            # look at the socket, not at this status). Said, and not 0: by hand, this
+            # host did not start.
+            answer = _ask(data_dir, {"status": True}) or {}
+            pid = (answer.get("status") or {}).get("pid", "?")
+            print(
+                f"askbridge host: {data_dir} is already served by the host pid {pid}; "
+                f"`askbridge host --stop --data-dir {data_dir}` stops it",
+                file=sys.stderr,
+            )
+            return 1
         print(f"askbridge host: {exc}", file=sys.stderr)
         return 1
+    if not args.log_file:
+        _log_to_host_log(Path(data_dir))
     from .hostsock import bind_host_socket
 
     sock = bind_host_socket(Path(data_dir))  # at once: racing front doors wait for it (H2)
