@@ -138,9 +138,9 @@ def _question_states(events: list[dict[str, Any]]) -> dict[str, str]:
                 del states[str(event["callId"])]
         elif kind == ev.USER_MESSAGE:
             source = _dict(event.get("source"))
-            call_id = source.get("callId")
+            call_id = str(source.get("callId"))
             if source.get("kind") == ev.REPLY_SOURCE_KIND and states.get(call_id) == "pending":
-                states[str(call_id)] = "settled"  # P4: a late reply settles its call
+                states[call_id] = "settled"  # P4: a late reply settles its call
     return states
 
 
