@@ -15,6 +15,7 @@ import fcntl
 import os
 import re
 import select
+import stat
 import struct
 import subprocess
 import sys
@@ -26,6 +27,7 @@ import pytest
 
 from askbridge.demo.answers import answer_item, parse_choice
 from askbridge.protocol.vocabulary import Option, QuestionItem
+from askbridge.testing.hosts import host_status, stop_host
 
 DEMO = [sys.executable, "-m", "askbridge.cli", "demo"]
 ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[()][0-9A-Za-z]|[=>78])")
@@ -82,7 +84,41 @@ def test_auto_demo_shows_every_stage_and_exits_0(tmp_path: Path) -> None:
         "agent › Your license answer just arrived as a late reply",
         "turn t-2 ended: end_turn",
     )
-    assert (tmp_path / "data" / "server.log").exists()
+    # S5: the demo's data directory is private; S12: one host.log, in the server's format,
+    # holds the server's lines and the demo client's.
+    data = tmp_path / "data"
+    assert stat.S_IMODE(os.stat(data).st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(data / "host.log").st_mode) == 0o600
+    assert not (data / "server.log").exists() and not (data / "demo.log").exists()
+    log = (data / "host.log").read_text().splitlines()
+    assert log and all(re.match(r"\d{4}-\d\d-\d\d [\d:,]+ [A-Z]+ [\w.]+: ", line) for line in log)
+    assert any(" askbridge.daemon: " in line for line in log)
+
+
+def test_demo_on_a_data_dir_in_use_names_the_stop_command(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    holder = subprocess.Popen(
+        [sys.executable, "-m", "askbridge.cli", "host", "--data-dir", str(data)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while host_status(data) is None and time.monotonic() < deadline:
+            time.sleep(0.02)  # a real process starting: no clock to inject
+        done = subprocess.run(
+            [*DEMO, "--auto", "--data-dir", str(data)],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 1
+        assert f"`askbridge host --stop --data-dir {data}`" in done.stderr
+    finally:
+        stop_host(data)
+        holder.wait(10)
 
 
 def test_auto_demo_without_a_data_dir_leaves_no_temp_dir_behind(tmp_path: Path) -> None:
