@@ -8,6 +8,9 @@ names each step and the client, and holds no question or answer text at INFO.
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 from e2e_scripts import SQLITE, ask_step, script, text_step
@@ -60,3 +63,30 @@ async def test_S12_host_log_tells_a_questions_life_without_its_text(
     assert "late reply to call-2 from client 1 taken" in log
     assert "dropped" not in log  # first answer wins is not a dropped reply
     assert "Which database?" not in log and "SQLite" not in log  # no text at INFO
+
+
+def test_S12_the_mcp_door_logs_its_data_dir_and_model(tmp_path: Path, host_mode: str) -> None:
+    data, log_file = tmp_path / "data", tmp_path / "mcp.log"
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    }
+    command = [sys.executable, "-m", "askbridge.cli", "mcp", "--data-dir", str(data)]
+    command += ["--host", host_mode, "--log-file", str(log_file), "--log-level", "INFO"]
+    try:
+        done = subprocess.run(
+            command, input=json.dumps(init) + "\n", capture_output=True, text=True, timeout=60
+        )
+        assert done.returncode == 0, done.stderr
+    finally:
+        stop_host(data)
+    log = _log(data, log_file, host_mode)
+    assert f"serving an MCP client (door mcp, data dir {data}, pid" in log
+    assert "data dir ?" not in log and "model none" not in log
+    assert "model of the MCP client's own agent" in log

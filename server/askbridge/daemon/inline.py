@@ -91,7 +91,7 @@ async def _serve(
             await tg.start(listener.run)
             log_start(door, data_dir, "inline", defaults)
             own = {"env": dict(os.environ), "options": defaults}
-            status = await serve_door(host, door, reader, writer, own, early)
+            status = await serve_door(host, door, reader, writer, own, early, data_dir)
             command = {"lsp": "serve"}.get(door, door)
             listener.stopping(
                 "its own client is done (inline)",

@@ -201,7 +201,9 @@ class HostSocket:
                         f"attached, pid {door.pid}",
                         hello.get("options") or {},
                     )
-                    status = await serve_door(self.host, door.door, reader, writer, hello)
+                    status = await serve_door(
+                        self.host, door.door, reader, writer, hello, data_dir=self.data_dir
+                    )
                     served = True
                     tg.cancel_scope.cancel()
                 await self.host.settle()  # its sessions' ends are durable before it exits
