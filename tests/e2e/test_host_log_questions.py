@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import anyio
 from e2e_scripts import SQLITE, ask_step, script, text_step
 
 from askbridge.testing import AskbridgeClient
@@ -50,7 +51,11 @@ async def test_S12_host_log_tells_a_questions_life_without_its_text(
             await b.load_session(session)
             assert await a.prompt(session, "go") == "end_turn"
             a.answer_with(None)
-            assert await a.prompt(session, "again") == "end_turn"  # call-2 goes pending
+            async with anyio.create_task_group() as tg:  # call-2: claimed, released, pending
+                tg.start_soon(a.prompt, session, "again")
+                await a.wait_for(lambda: len(a.asks) == 2)
+                claim = await a.claim(session, "call-2")
+                claim.release()
             assert await a.answer_late(session, "call-2", SQLITE)
             await a.wait_for(lambda: len(a.updates(session, "turn_started")) == 3)
     finally:
@@ -59,6 +64,8 @@ async def test_S12_host_log_tells_a_questions_life_without_its_text(
     assert "question call-1 asked in session" in log and "to 2 windows" in log
     assert "question call-1 answered by client" in log
     assert "withdrawn from 1 other card" in log
+    assert "question call-2 claimed by client 1" in log
+    assert "question call-2 released by client 1" in log
     assert "question call-2 pending" in log
     assert "late reply to call-2 from client 1 taken" in log
     assert "dropped" not in log  # first answer wins is not a dropped reply
