@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import re
 import select
@@ -49,7 +50,7 @@ def assert_in_order(output: str, *needles: str) -> None:
 
 def test_auto_demo_shows_every_stage_and_exits_0(tmp_path: Path) -> None:
     """V4/V8 answers, TW5/C3 claim, TW6 pending + V7 continued, L4 late reply → inbox turn."""
-    env = {**os.environ, "COLUMNS": "100"}
+    env = {**os.environ, "COLUMNS": "70"}  # narrow: results wrap (between words, below)
     done = subprocess.run(
         [*DEMO, "--auto", "--data-dir", str(tmp_path / "data")],
         stdin=subprocess.DEVNULL,
@@ -84,6 +85,21 @@ def test_auto_demo_shows_every_stage_and_exits_0(tmp_path: Path) -> None:
         "agent › Your license answer just arrived as a late reply",
         "turn t-2 ended: end_turn",
     )
+    # Issue 18 item 7: a result's JSON wraps between words, never inside one: its lines,
+    # joined by spaces, are the JSON the model received.
+    lines = ANSI.sub("", done.stdout).splitlines()
+    at = next(i for i, line in enumerate(lines) if "the model receives: " in line)
+    parts = [lines[at].split("the model receives: ", 1)[1]]
+    indent = lines[at].index("the model receives: ") + len("the model receives: ")
+    for line in lines[at + 1 :]:
+        if not line[:indent].isspace() or not line.strip():
+            break
+        parts.append(line.strip())
+    # Wrapped by the demo, not by the terminal (which breaks anywhere, mid-token).
+    assert all(len(line.rstrip()) <= 70 for line in lines[at : at + len(parts)])
+    joined = " ".join(part.strip() for part in parts if part.strip())
+    received = json.dumps(json.loads(joined), separators=(",", ":"))
+    assert received == '{"answers":[{"id":"language","selected":["Python (Recommended)"]}]}'
     # S5: the demo's data directory is private; S12: one host.log, in the server's format,
     # holds the server's lines and the demo client's.
     data = tmp_path / "data"
