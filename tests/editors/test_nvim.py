@@ -390,7 +390,7 @@ def test_messages_are_shown_once_with_one_prefix(tmp_path: Path) -> None:
     failing = ["/bin/sh", "-c", "echo 'askbridge: cannot start: boom' >&2; exit 3"]
     result = run_nvim(tmp_path, "scenario_messages.lua", failing, tmp_path / "data")
 
-    not_executable = "askbridge: /nonexistent/askbridge is not executable (set cmd in setup{})"
+    not_executable = "askbridge: /nonexistent/askbridge does not exist (set cmd in setup{})"
     assert [(n["level"], n["msg"]) for n in result["notes"]] == [
         (VIM_LOG_ERROR, "askbridge: server exited with status 3:\naskbridge: cannot start: boom"),
         (VIM_LOG_WARN, not_executable),
@@ -398,3 +398,7 @@ def test_messages_are_shown_once_with_one_prefix(tmp_path: Path) -> None:
         (VIM_LOG_INFO, "askbridge: the server is not running"),
     ]
     assert result["after_exit"] == 1
+    why = result["why"]  # issue 18 item 7: missing from PATH is not "not executable"
+    assert why["bare"] == "askbridge-not-installed-anywhere is not on PATH"
+    assert why["missing"] == "/nonexistent/askbridge does not exist"
+    assert why["plain"] == f"{why['plain_path']} is not executable"
