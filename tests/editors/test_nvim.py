@@ -232,7 +232,12 @@ def test_blocking_ask_answered_then_dismissed_E2(tmp_path: Path) -> None:
     assert dismissed["error"] == {"name": "UserQuestionError", "code": "ASK_CANCELLED"}
     assert dismissed["content"] == "Error: the user cancelled ask_user_question"
     messages = [note["msg"] for note in run.result["notes"]]
-    assert "askbridge: Let me ask.\n\nAnd once more.\n\ndone" in messages, messages
+    # Each lead-in is shown before its question (issue 18 item 7), the rest at the turn's end.
+    before = [note["msg"] for note in run.result["notes_at_first_pick"]]
+    assert before[-1:] == ["askbridge: Let me ask."], before
+    said = [m for m in messages if m in ("askbridge: Let me ask.", "askbridge: And once more.")]
+    assert said == ["askbridge: Let me ask.", "askbridge: And once more."], messages
+    assert "askbridge: done" in messages, messages
     assert messages[-1] == "askbridge: server stopped", messages
     assert run.result["stopped_exit_code"] == 0
     health = "\n".join(run.result["health"])
