@@ -2,7 +2,8 @@
 
 `askbridge serve|acp|mcp --host auto` (the default) runs `attach(...)`:
 
-1. connect to `<data-dir>/host.sock`; when nothing listens there, start
+1. connect to `<data-dir>/host.sock` (or, for a data dir too long for a socket path, the
+   one `socket_path` names, H1); when nothing listens there, start
    `askbridge host --data-dir D` detached (its own session, stdio on
    `<data-dir>/host.log`) and wait for the socket, at most 10 s (H2). Front
    doors starting at the same moment start one host between them: the hosts
@@ -51,6 +52,9 @@ START_TIMEOUT_S = 10.0
 _POLL_S = 0.01
 
 
+_started: subprocess.Popen[bytes] | None = None  # the host this front door started, if any
+
+
 class AttachError(Exception):
     """The host could not be reached or started; the message says what to do."""
 
@@ -72,8 +76,54 @@ def data_dir_of(arg: str | None) -> str:
     return os.path.join(os.path.expanduser("~"), ".local", "state", "askbridge")
 
 
-def socket_path(data_dir: str) -> str:
-    return os.path.join(data_dir, SOCKET_NAME)
+# The longest unix socket path the platform binds: sun_path less its terminating NUL.
+MAX_SOCKET_PATH = 103 if sys.platform == "darwin" else 107
+
+
+def socket_path(data_dir: str, create: bool = False) -> str:
+    """H1: `<data-dir>/host.sock`, or, where that would not fit the platform's unix socket
+    path, `askbridge-<uid>/<hash of the data dir's real path>.sock` in `$XDG_RUNTIME_DIR`
+    else the system temporary directory (else `/tmp`, when even that is too long). Every
+    command finds the socket through this one function. The folder must be 0700 and this
+    user's (one another user made first could hold a socket that is not our host's):
+    AttachError otherwise. `create`: the
+    binding host makes the folder when it is missing; the others only check it."""
+    path = os.path.join(data_dir, SOCKET_NAME)
+    if len(os.fsencode(path)) <= MAX_SOCKET_PATH:
+        return path
+    import hashlib  # only a long data dir needs it; an attach's start-up stays short
+    import tempfile
+
+    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
+    base = runtime if os.path.isabs(runtime) and os.path.isdir(runtime) else tempfile.gettempdir()
+    folder = os.path.join(base, f"askbridge-{os.getuid()}")
+    if len(os.fsencode(folder)) + 38 > MAX_SOCKET_PATH:  # a long $TMPDIR too: /tmp is short
+        folder = os.path.join("/tmp", f"askbridge-{os.getuid()}")
+    if create:
+        try:
+            os.mkdir(folder, 0o700)
+        except FileExistsError:
+            pass
+        except OSError as exc:
+            raise AttachError(f"cannot create the socket folder {folder}: {exc}") from exc
+    try:
+        st = os.lstat(folder)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise AttachError(f"cannot use the socket folder {folder}: {exc}") from exc
+    if st is not None:
+        import stat
+
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+            raise AttachError(f"refusing the socket folder {folder}: it is not a folder of yours")
+        if st.st_mode & 0o077:
+            raise AttachError(
+                f"refusing the socket folder {folder}: it is open to group or others "
+                f"(mode {st.st_mode & 0o777:o}, must be 700)"
+            )
+    digest = hashlib.sha256(os.fsencode(os.path.realpath(data_dir))).hexdigest()[:32]
+    return os.path.join(folder, f"{digest}.sock")
 
 
 def connect(data_dir: str) -> Socket | None:
@@ -125,6 +175,8 @@ def connect_or_start(
     if sock is not None:
         return sock
     started = _start_host(data_dir, idle_exit, log or [])
+    global _started
+    _started = started
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
         sock = connect(data_dir)
@@ -134,6 +186,9 @@ def connect_or_start(
         # that failed (the data directory unusable, held by something that is no host)
         # has said why in its log.
         if started.poll() not in (None, 0):
+            sock = connect(data_dir)  # one that lost the race says so, and exits 1 (H2)
+            if sock is not None:
+                return sock
             raise AttachError(_log_tail(data_dir))
         time.sleep(_POLL_S)
     raise AttachError(
@@ -150,6 +205,18 @@ def _log_tail(data_dir: str) -> str:
         lines = []
     last = lines[-1].removeprefix("askbridge host: ") if lines else ""
     return last or f"the askbridge host for {data_dir} could not start"
+
+
+def _host_status(pid: object) -> str:
+    """How the host ended, as far as this front door can tell: its exit status when this
+    process started it (it is our child), else only its pid."""
+    if _started is not None and _started.pid == pid:
+        try:
+            code = _started.wait(5)
+        except Exception:  # still running after 5 s: a host that closed our socket
+            return f"pid {pid}"
+        return f"killed by signal {-code}" if code < 0 else f"status {code}"
+    return f"pid {pid}"
 
 
 def _unencodable(value: object) -> object:
@@ -308,8 +375,20 @@ def attach(
             if "exit" in message:
                 if copier is not None:
                     copier.join(5)  # the last bytes reach the client before we exit
+                if "stopped" in message:  # H8: the host cut us off; say why
+                    print(
+                        f"askbridge {command}: the host of {data_dir} {message['stopped']}",
+                        file=sys.stderr,
+                    )
+                    return 1
                 status = message["exit"]
                 return status if isinstance(status, int) else 1
+        host_pid = answer.get("attached", {}).get("hostPid")
+        print(
+            f"askbridge {command}: the host of {data_dir} exited unexpectedly "
+            f"({_host_status(host_pid)}); see {os.path.join(data_dir, LOG_NAME)}",
+            file=sys.stderr,
+        )
         return 1  # H8: the host died
     except (OSError, ValueError) as exc:
         print(f"askbridge {command}: lost the host: {exc}", file=sys.stderr)

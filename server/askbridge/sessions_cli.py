@@ -1,6 +1,6 @@
 """`askbridge sessions` — what a data directory holds, for a person to read.
 
-    askbridge sessions [--data-dir D]             one line per root session
+    askbridge sessions [list] [--data-dir D]      one line per root session
     askbridge sessions show ID [--data-dir D]     that session's log as a transcript
 
 A listing line is `<id>  <created>  <title>  <status>`, the status counting
@@ -32,13 +32,24 @@ _ELLIPSIS_AT = 300  # characters of a non-question tool's arguments or result sh
 
 def add_sessions_parser(sub: Any) -> None:
     """Register `sessions` on the top-level subparsers (cli.py)."""
-    sessions = sub.add_parser("sessions", help="list the stored sessions, or show one")
+    sessions = sub.add_parser(
+        "sessions",
+        help="list the stored sessions, or show one",
+        description="Read a data directory's sessions without disturbing a server that holds "
+        "it (read-only, no lock). `askbridge sessions` (or `sessions list`) prints one line per "
+        "root session: id, created, title, turns, questions pending (asked, not answered yet) "
+        "and settled (answered). `askbridge sessions show ID` prints that session as a "
+        "transcript: prompts, agent text, questions and their answers, late replies.",
+    )
     sessions.add_argument(
         "--data-dir", help="where sessions live (default $XDG_STATE_HOME/askbridge)"
     )
-    actions = sessions.add_subparsers(dest="sessions_action")
+    # metavar: a wrong action is reported as "choose from list, show", not by the dest name.
+    actions = sessions.add_subparsers(dest="sessions_action", metavar="{list,show}")
+    listing = actions.add_parser("list", help="one line per root session (the default)")
+    listing.add_argument("--data-dir", default=argparse.SUPPRESS, help="as for `sessions`")
     show = actions.add_parser("show", help="print a session's log as a readable transcript")
-    show.add_argument("session_id")
+    show.add_argument("session_id", metavar="ID")
     show.add_argument("--data-dir", default=argparse.SUPPRESS, help="as for `sessions`")
 
 
@@ -52,7 +63,7 @@ def run_sessions(args: argparse.Namespace) -> int:
     except StoreError as exc:
         return _fail(exc.message)
     try:
-        if getattr(args, "sessions_action", None) != "show":
+        if getattr(args, "sessions_action", None) in (None, "list"):
             return _list(store)
         if not store.exists(args.session_id):
             return _fail(SessionError.unknown(args.session_id).message)
@@ -92,14 +103,45 @@ def _list(store: Any) -> int:
 
 def session_status(events: list[dict[str, Any]]) -> str:
     from askbridge.host.events import TURN_START
-    from askbridge.host.projection import fold_all
 
     turns = sum(1 for event in events if event.get("type") == TURN_START)
-    view = fold_all(events).view_dict()
+    states = list(_question_states(events).values())
     return (
-        f"{_count(turns, 'turn')}, questions: {len(view['active'])} pending, "
-        f"{len(view['settled'])} settled"
+        f"{_count(turns, 'turn')}, questions: {states.count('pending')} pending, "
+        f"{states.count('settled')} settled"
     )
+
+
+def _question_states(events: list[dict[str, Any]]) -> dict[str, str]:
+    """Each asked call's state, `pending` or `settled`, in either ask mode. The question
+    view's fold tracks timed calls only; a blocking question answered in its turn is
+    settled too, so the listing walks the log itself (same readers as the fold, P3/P4)."""
+    from askbridge.host import events as ev
+    from askbridge.host.projection_parse import (
+        ASK_USER_QUESTION,
+        parse_questions,
+        read_tool_outcome,
+    )
+
+    states: dict[str, str] = {}
+    for event in events:
+        kind = event.get("type")
+        if kind == ev.TOOL_CALL and event.get("name") == ASK_USER_QUESTION:
+            call_id = event.get("callId")
+            if isinstance(call_id, str) and parse_questions(event.get("arguments")) is not None:
+                states[call_id] = "pending"
+        elif kind == ev.TOOL_RESULT and event.get("callId") in states:
+            outcome = read_tool_outcome(event)
+            if isinstance(outcome, list):
+                states[str(event["callId"])] = "settled"
+            elif outcome is None:  # withdrawn or failed: no longer a question
+                del states[str(event["callId"])]
+        elif kind == ev.USER_MESSAGE:
+            source = _dict(event.get("source"))
+            call_id = str(source.get("callId"))
+            if source.get("kind") == ev.REPLY_SOURCE_KIND and states.get(call_id) == "pending":
+                states[call_id] = "settled"  # P4: a late reply settles its call
+    return states
 
 
 def _count(n: int, noun: str) -> str:
@@ -157,7 +199,7 @@ def _tool_call(event: dict[str, Any]) -> Iterable[str]:
     if questions is None:
         return [f"agent calls {name} ({call_id}): {_short(arguments)}"]
     timeout = arguments.get("timeout") if isinstance(arguments, dict) else None
-    wait = "" if timeout is None else f", timeout {timeout} s"
+    wait = {None: "", -1: ", no timeout"}.get(timeout, f", timeout {timeout} s")
     lines = [f"agent asks ({call_id}{wait}):"]
     for question in questions:
         header = f"[{question['header']}] " if question.get("header") else ""

@@ -12,9 +12,11 @@
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import re
 import select
+import stat
 import struct
 import subprocess
 import sys
@@ -26,6 +28,7 @@ import pytest
 
 from askbridge.demo.answers import answer_item, parse_choice
 from askbridge.protocol.vocabulary import Option, QuestionItem
+from askbridge.testing.hosts import host_status, stop_host
 
 DEMO = [sys.executable, "-m", "askbridge.cli", "demo"]
 ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[()][0-9A-Za-z]|[=>78])")
@@ -47,7 +50,7 @@ def assert_in_order(output: str, *needles: str) -> None:
 
 def test_auto_demo_shows_every_stage_and_exits_0(tmp_path: Path) -> None:
     """V4/V8 answers, TW5/C3 claim, TW6 pending + V7 continued, L4 late reply → inbox turn."""
-    env = {**os.environ, "COLUMNS": "100"}
+    env = {**os.environ, "COLUMNS": "70"}  # narrow: results wrap (between words, below)
     done = subprocess.run(
         [*DEMO, "--auto", "--data-dir", str(tmp_path / "data")],
         stdin=subprocess.DEVNULL,
@@ -82,7 +85,56 @@ def test_auto_demo_shows_every_stage_and_exits_0(tmp_path: Path) -> None:
         "agent › Your license answer just arrived as a late reply",
         "turn t-2 ended: end_turn",
     )
-    assert (tmp_path / "data" / "server.log").exists()
+    # Issue 18 item 7: a result's JSON wraps between words, never inside one: its lines,
+    # joined by spaces, are the JSON the model received.
+    lines = ANSI.sub("", done.stdout).splitlines()
+    at = next(i for i, line in enumerate(lines) if "the model receives: " in line)
+    parts = [lines[at].split("the model receives: ", 1)[1]]
+    indent = lines[at].index("the model receives: ") + len("the model receives: ")
+    for line in lines[at + 1 :]:
+        if not line[:indent].isspace() or not line.strip():
+            break
+        parts.append(line.strip())
+    # Wrapped by the demo, not by the terminal (which breaks anywhere, mid-token).
+    assert all(len(line.rstrip()) <= 70 for line in lines[at : at + len(parts)])
+    joined = " ".join(part.strip() for part in parts if part.strip())
+    received = json.dumps(json.loads(joined), separators=(",", ":"))
+    assert received == '{"answers":[{"id":"language","selected":["Python (Recommended)"]}]}'
+    # S5: the demo's data directory is private; S12: one host.log, in the server's format,
+    # holds the server's lines and the demo client's.
+    data = tmp_path / "data"
+    assert stat.S_IMODE(os.stat(data).st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(data / "host.log").st_mode) == 0o600
+    assert not (data / "server.log").exists() and not (data / "demo.log").exists()
+    log = (data / "host.log").read_text().splitlines()
+    assert log and all(re.match(r"\d{4}-\d\d-\d\d [\d:,]+ [A-Z]+ [\w.]+: ", line) for line in log)
+    assert any(" askbridge.daemon: " in line for line in log)
+
+
+def test_demo_on_a_data_dir_in_use_names_the_stop_command(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    holder = subprocess.Popen(
+        [sys.executable, "-m", "askbridge.cli", "host", "--data-dir", str(data)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while host_status(data) is None and time.monotonic() < deadline:
+            time.sleep(0.02)  # a real process starting: no clock to inject
+        done = subprocess.run(
+            [*DEMO, "--auto", "--data-dir", str(data)],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 1
+        assert f"`askbridge host --stop --data-dir {data}`" in done.stderr
+    finally:
+        stop_host(data)
+        holder.wait(10)
 
 
 def test_auto_demo_without_a_data_dir_leaves_no_temp_dir_behind(tmp_path: Path) -> None:

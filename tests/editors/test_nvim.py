@@ -232,7 +232,12 @@ def test_blocking_ask_answered_then_dismissed_E2(tmp_path: Path) -> None:
     assert dismissed["error"] == {"name": "UserQuestionError", "code": "ASK_CANCELLED"}
     assert dismissed["content"] == "Error: the user cancelled ask_user_question"
     messages = [note["msg"] for note in run.result["notes"]]
-    assert "askbridge: Let me ask.\n\nAnd once more.\n\ndone" in messages, messages
+    # Each lead-in is shown before its question (issue 18 item 7), the rest at the turn's end.
+    before = [note["msg"] for note in run.result["notes_at_first_pick"]]
+    assert before[-1:] == ["askbridge: Let me ask."], before
+    said = [m for m in messages if m in ("askbridge: Let me ask.", "askbridge: And once more.")]
+    assert said == ["askbridge: Let me ask.", "askbridge: And once more."], messages
+    assert "askbridge: done" in messages, messages
     assert messages[-1] == "askbridge: server stopped", messages
     assert run.result["stopped_exit_code"] == 0
     health = "\n".join(run.result["health"])
@@ -390,7 +395,7 @@ def test_messages_are_shown_once_with_one_prefix(tmp_path: Path) -> None:
     failing = ["/bin/sh", "-c", "echo 'askbridge: cannot start: boom' >&2; exit 3"]
     result = run_nvim(tmp_path, "scenario_messages.lua", failing, tmp_path / "data")
 
-    not_executable = "askbridge: /nonexistent/askbridge is not executable (set cmd in setup{})"
+    not_executable = "askbridge: /nonexistent/askbridge does not exist (set cmd in setup{})"
     assert [(n["level"], n["msg"]) for n in result["notes"]] == [
         (VIM_LOG_ERROR, "askbridge: server exited with status 3:\naskbridge: cannot start: boom"),
         (VIM_LOG_WARN, not_executable),
@@ -398,3 +403,7 @@ def test_messages_are_shown_once_with_one_prefix(tmp_path: Path) -> None:
         (VIM_LOG_INFO, "askbridge: the server is not running"),
     ]
     assert result["after_exit"] == 1
+    why = result["why"]  # issue 18 item 7: missing from PATH is not "not executable"
+    assert why["bare"] == "askbridge-not-installed-anywhere is not on PATH"
+    assert why["missing"] == "/nonexistent/askbridge does not exist"
+    assert why["plain"] == f"{why['plain_path']} is not executable"

@@ -218,3 +218,30 @@ def test_sessions_says_in_one_line_when_there_is_nothing_to_show(tmp_path: Path)
         "",
         "askbridge: unknown session s-nope\n",
     )
+
+
+async def test_sessions_counts_an_answered_blocking_question_and_shows_no_timeout(
+    tmp_path: Path,
+) -> None:
+    """Issue 18 item 7: a legacy (blocking) question answered in its turn is settled, and
+    `timeout -1` reads as "no timeout"; `sessions list` is the listing; --help says what."""
+    data_dir = tmp_path / "data"
+    model = script(ask_step("call-1", [DB_QUESTION], timeout=-1), text_step("ok"))
+    async with RawServer.start(data_dir, "--model", json.dumps(model), "--ask-mode", "legacy") as s:
+        await s.initialize()
+        sid = (await s.call("session/new", {"cwd": "/w"}))["result"]["sessionId"]
+        first = await prompt(s, sid, "go")
+        ask = await s.server_request("userQuestions/ask")
+        await s.respond(ask["id"], POSTGRES)
+        assert (await s.response(first))["result"] == {"stopReason": "end_turn"}
+        assert await s.shutdown_and_exit() == 0
+    listed = sessions("list", "--data-dir", str(data_dir))
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.endswith("  (untitled)  1 turn, questions: 0 pending, 1 settled\n")
+    shown = sessions("show", sid, "--data-dir", str(data_dir))
+    assert "agent asks (call-1, no timeout):" in shown.stdout.splitlines()
+    wrong = sessions("lst", "--data-dir", str(data_dir))
+    assert wrong.returncode == 2 and "sessions_action" not in wrong.stderr
+    assert "choose from 'list', 'show'" in wrong.stderr
+    helped = sessions("--help")
+    assert "pending (asked, not answered yet)" in " ".join(helped.stdout.split())

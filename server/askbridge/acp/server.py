@@ -74,6 +74,7 @@ from .relay import AcpRelay
 from .updates import replay
 
 log = logging.getLogger("askbridge.acp")
+_claims = logging.getLogger("askbridge.host")  # S12: a question's story is the host's log
 
 ACP_PROTOCOL_VERSION = 1
 Handler = Callable[[Any], Awaitable[Any]]
@@ -195,12 +196,17 @@ class AcpServer:
         p = parse_params(AcpAttachWaitParams, params)
         session = self._session(p.session_id)
         remaining = await self.claims.attach(session.agent.id, p.call_id)
+        if remaining is not None:  # S12: who holds the wait
+            _claims.info("question %s claimed by client %s", p.call_id, self.client.id)
         return AttachWaitResult(remaining_ms=remaining).dump()
 
     async def release_wait(self, params: Any) -> Any:
         p = parse_params(ReleaseWaitParams, params)
         session = self._session(p.session_id)
-        return ReleaseWaitResult(released=self.claims.release(session.agent.id, p.call_id)).dump()
+        released = self.claims.release(session.agent.id, p.call_id)
+        if released:
+            _claims.info("question %s released by client %s", p.call_id, self.client.id)
+        return ReleaseWaitResult(released=released).dump()
 
     async def answer(self, params: Any) -> Any:
         p = parse_params(AcpAnswerParams, params)

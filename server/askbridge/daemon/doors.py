@@ -27,6 +27,7 @@ async def serve_door(
     writer: asyncio.StreamWriter,
     hello: dict[str, Any],
     early: Any = None,
+    data_dir: Path | None = None,
 ) -> int:
     """Serve `door` until its client is done; its exit status (H4). `early`: the LSP door's
     `initialize` answered before the event loop (inline only)."""
@@ -45,7 +46,11 @@ async def serve_door(
         from askbridge.mcp.door import serve_mcp
 
         ask = options.get("ask_user_question") or {}
-        mcp_options = {"ask_timeout": ask.get("timeout", 120), "cwd": hello.get("cwd")}
+        mcp_options = {
+            "ask_timeout": ask.get("timeout", 120),
+            "cwd": hello.get("cwd"),
+            "data_dir": str(data_dir) if data_dir is not None else "?",  # S12: its log line
+        }
         try:
             return await serve_mcp(host, reader, writer, env=env, options=mcp_options)
         finally:
@@ -57,6 +62,8 @@ async def serve_door(
 def log_start(door: str, data_dir: Path, mode: str, defaults: dict[str, Any]) -> None:
     """INFO at start: what is served, where, by which process, with which model."""
     model = defaults.get("model") or {}
+    if door == "mcp":  # S12: an MCP client brings its own agent; askbridge runs no model for it
+        model = {"kind": "of the MCP client's own agent"}
     endpoint = model.get("baseUrl") or ("default endpoint" if model.get("kind") == "openai" else "")
     logging.getLogger("askbridge.daemon").info(
         "serving %s (%s) for %s, host pid %d, model %s%s",
@@ -69,15 +76,19 @@ def log_start(door: str, data_dir: Path, mode: str, defaults: dict[str, Any]) ->
     )
 
 
-async def stop_on_signals(scope: Any) -> None:
+async def stop_on_signals(scope: Any, listener: Any = None) -> None:
     """SIGTERM (and SIGINT for a host) stops the process cleanly: turns end as at end of
-    input, the store is flushed, host.sock removed."""
+    input, the store is flushed, host.sock removed. `listener`: told why (H6, H8)."""
     import signal
 
     import anyio
 
     with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         async for signum in signals:
-            logging.getLogger("askbridge.daemon").info("signal %d: stopping", signum)
+            name = signal.Signals(signum).name
+            if listener is not None:
+                listener.stopping(f"signal {name}", f"was stopped by signal {name}")
+            else:
+                logging.getLogger("askbridge.daemon").info("signal %s: stopping", name)
             scope.cancel()
             return

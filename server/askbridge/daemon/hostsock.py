@@ -1,5 +1,7 @@
-"""Binding `<data-dir>/host.sock` (H1): standard library only, so an inline front door binds
-it before it answers its client's first `initialize` (before the heavy imports)."""
+"""Binding the host socket (H1): `<data-dir>/host.sock`, or for a data dir too long for a
+unix socket path the one `askbridge.attach.socket_path` names. Standard library only, so an
+inline front door binds it before it answers its client's first `initialize` (before the
+heavy imports)."""
 
 from __future__ import annotations
 
@@ -8,15 +10,15 @@ import os
 import socket
 from pathlib import Path
 
-from askbridge.attach import SOCKET_NAME
+from askbridge.attach import socket_path
 
 log = logging.getLogger("askbridge.daemon")
 
 
 def bind_host_socket(data_dir: Path) -> socket.socket:
-    """`<data-dir>/host.sock`, bound 0600 and listening (H1). Call it holding the lock: a
-    socket file found there is a dead host's (H2)."""
-    path = data_dir / SOCKET_NAME
+    """The host socket, bound 0600 and listening (H1). Call it holding the lock: a socket
+    file found there is a dead host's (H2). AttachError when its folder is refused."""
+    path = Path(socket_path(str(data_dir), create=True))
     try:
         path.unlink()
     except FileNotFoundError:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import gc
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +24,16 @@ def run_inline(door: str, args: argparse.Namespace, data_dir: str, defaults: dic
     store = open_data_store(args)
     if store is None:
         return 1
+    from askbridge.attach import AttachError
+
     from .hostsock import bind_host_socket  # bound before anything is answered (H3)
 
-    sock = bind_host_socket(Path(data_dir))
+    try:
+        sock = bind_host_socket(Path(data_dir))
+    except AttachError as exc:  # H1: the socket's folder refused
+        store.close()
+        print(f"askbridge: {exc}", file=sys.stderr)
+        return 1
     try:
         early = None
         if door == "lsp":
@@ -72,6 +80,9 @@ async def _serve(
             def fatal(code: int) -> None:  # S5: the data directory is gone
                 nonlocal status
                 status = code
+                listener.stopping(
+                    "data directory lost", f"lost its data directory; see {data_dir}/host.log"
+                )
                 # Requests in flight answer STORE_LOST first (nothing is written any more).
                 asyncio.get_running_loop().call_later(FATAL_GRACE_S, everything.cancel)
 
@@ -80,7 +91,13 @@ async def _serve(
             await tg.start(listener.run)
             log_start(door, data_dir, "inline", defaults)
             own = {"env": dict(os.environ), "options": defaults}
-            status = await serve_door(host, door, reader, writer, own, early)
+            status = await serve_door(host, door, reader, writer, own, early, data_dir)
+            command = {"lsp": "serve"}.get(door, door)
+            listener.stopping(
+                "its own client is done (inline)",
+                f"exited with its own client (askbridge {command} --host inline,"
+                f" pid {os.getpid()})",
+            )
             listener.stop_doors()
             tg.cancel_scope.cancel()
     join_copiers()

@@ -8,7 +8,8 @@ socket"):
 - `{"hello": {door, version, options, cwd, env, pid}}` with the front door's
   stdin and stdout attached (SCM_RIGHTS): answered `{"attached": {hostPid,
   version}}`, the door is served on those descriptors, and `{"exit": status}`
-  follows when it is done. Another version is `{"refused": {reason}}` (H7).
+  follows when it is done (with `stopped`, the reason as a front door prints it after
+  "the host of D", when the host cut it off, H8). Another version is `{"refused": {reason}}` (H7).
   With `"relay": true` (no descriptors) the answer carries a `token`, and the
   front door's next connection `{"relay": token}` carries the client's bytes.
 - `{"status": true}` → `{"status": {pid, version, dataDir, doors, sessions}}`.
@@ -36,7 +37,7 @@ import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
 from askbridge import __version__
-from askbridge.attach import SOCKET_NAME
+from askbridge.attach import socket_path
 from askbridge.host.host import Host
 from askbridge.stdio import open_read_pipe, open_write_pipe
 
@@ -71,13 +72,23 @@ class HostSocket:
         self.host = host
         self.inline = inline  # an inline front door's process: it lives for its own client
         self.data_dir = data_dir
-        self.path = data_dir / SOCKET_NAME
+        self.path = Path(socket_path(str(data_dir)))  # H1: where bind_host_socket binds
         self._on_stop = on_stop
         self.doors: list[AttachedDoor] = []
         self.changed = anyio.Event()  # set (and renewed) whenever a door attaches or leaves
         # Relay token → (data connection, bytes already read past its first line).
         self._relays: dict[str, asyncio.Future[tuple[socket.socket, bytes]]] = {}
         self._sock: socket.socket | None = sock
+        # H8: why the host stops, as its cut-off front doors print it after "the host of D"
+        # (None while it runs: a door cut off then is a fatal error's).
+        self.stop_reason: str | None = None
+
+    def stopping(self, logged: str, told: str) -> None:
+        """H6/H8: record why the host stops (`logged` in host.log, `told` to front doors);
+        the first reason wins (a --stop's shutdown is not also a later signal's)."""
+        if self.stop_reason is None:
+            self.stop_reason = told
+            log.info("stopping: %s", logged)
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Listen until cancelled; ready (bound) when `task_status.started()` is called."""
@@ -136,6 +147,9 @@ class HostSocket:
                 await _send(conn, {"status": self.status()})
             elif "stop" in message:
                 await _send(conn, {"stopping": os.getpid()})
+                self.stopping(
+                    f"--stop from pid {pid}", f"was stopped (askbridge host --stop, pid {pid})"
+                )
                 self._on_stop()
         finally:
             for fd in fds:
@@ -169,6 +183,7 @@ class HostSocket:
         self.doors.append(door)
         self._touch()
         status = 1
+        served = False  # the door's client finished by itself (not cut off by the host)
         try:
             with door.scope:
                 if relay:
@@ -186,7 +201,10 @@ class HostSocket:
                         f"attached, pid {door.pid}",
                         hello.get("options") or {},
                     )
-                    status = await serve_door(self.host, door.door, reader, writer, hello)
+                    status = await serve_door(
+                        self.host, door.door, reader, writer, hello, data_dir=self.data_dir
+                    )
+                    served = True
                     tg.cancel_scope.cancel()
                 await self.host.settle()  # its sessions' ends are durable before it exits
         except Exception:
@@ -196,7 +214,7 @@ class HostSocket:
             self._touch()
             with anyio.CancelScope(shield=True):
                 try:
-                    await _send(conn, {"exit": status})
+                    await _send(conn, self._exit_message(status, served))
                 except OSError:
                     pass  # the front door is gone; so is its client
 
@@ -218,6 +236,14 @@ class HostSocket:
             raise ValueError("unknown relay token")
         future.set_result((conn, rest))
 
+    def _exit_message(self, status: int, served: bool) -> dict[str, Any]:
+        """`{"exit": status}`, with `stopped` (H8) when the host cut the door off."""
+        if served:
+            return {"exit": status}
+        log_path = self.data_dir / "host.log"
+        why = self.stop_reason or f"exited unexpectedly (a fatal error); see {log_path}"
+        return {"exit": 1, "stopped": why}
+
     def stop_doors(self) -> None:
         for door in list(self.doors):
             door.scope.cancel()
@@ -227,6 +253,7 @@ class HostSocket:
             "pid": os.getpid(),
             "version": __version__,
             "dataDir": str(self.data_dir),
+            "socket": str(self.path),
             "mode": "inline" if self.inline else "host",
             "doors": [{"door": d.door, "pid": d.pid, "cwd": d.cwd} for d in self.doors],
             "clients": len(self.host.clients),

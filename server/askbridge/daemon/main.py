@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from askbridge.attach import connect, data_dir_of
+from askbridge.attach import AttachError, connect, data_dir_of
 
 STOP_WAIT_S = 10.0
 LOCK_RACE_S = 2.0
@@ -54,6 +54,7 @@ def show_status(data_dir: str) -> int:
         return 1
     s = answer["status"]
     print(f"askbridge host pid {s['pid']}, version {s['version']}, data dir {s['dataDir']}")
+    print(f"socket: {s.get('socket')}")  # H1: the path in use, also for a long data dir
     doors = s.get("doors") or []
     print(f"front doors attached: {len(doors)}")
     for door in doors:
@@ -77,6 +78,29 @@ def stop_host(data_dir: str) -> int:
         time.sleep(0.02)
     print(f"the askbridge host (pid {pid}) did not stop within {STOP_WAIT_S:g} s", file=sys.stderr)
     return 1
+
+
+def _log_to_host_log(data_dir: Path) -> None:
+    """Without --log-file the host logs to `<data-dir>/host.log` (0600), as its --help says:
+    a front door that starts it points its stderr there already; by hand (a terminal), the
+    log moves there and the terminal is told where it went."""
+    import logging
+
+    path = data_dir / "host.log"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        here, there = os.fstat(2), os.fstat(fd)
+        if (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino):
+            os.close(fd)
+            return
+    except OSError:
+        pass
+    handler = logging.StreamHandler(open(fd, "a", encoding="utf-8", buffering=1))
+    root = logging.getLogger()
+    if root.handlers:
+        handler.setFormatter(root.handlers[0].formatter)
+    root.handlers[:] = [handler]
+    print(f"askbridge host: serving {data_dir}; the log is {path}", file=sys.stderr, flush=True)
 
 
 def _answers_soon(data_dir: str) -> bool:
@@ -108,6 +132,14 @@ def process_alive(pid: int) -> bool:
 
 
 def run_host(args: argparse.Namespace) -> int:
+    try:
+        return _run_host(args)
+    except AttachError as exc:  # H1: the socket's folder refused
+        print(f"askbridge host: {exc}", file=sys.stderr)
+        return 1
+
+
+def _run_host(args: argparse.Namespace) -> int:
     data_dir = data_dir_of(args.data_dir)
     if args.status:
         return show_status(data_dir)
@@ -121,18 +153,38 @@ def run_host(args: argparse.Namespace) -> int:
         store = open_store(data_dir)
     except StoreError as exc:
         if _answers_soon(data_dir):
-            return 0  # H2: another host won the race for the lock; front doors attach to it
+            # H2: another host won the race for the lock (front doors attach to it; they
+            # look at the socket, not at this status). Said, and not 0: by hand, this
+            # host did not start.
+            answer = _ask(data_dir, {"status": True}) or {}
+            pid = (answer.get("status") or {}).get("pid", "?")
+            print(
+                f"askbridge host: {data_dir} is already served by the host pid {pid}; "
+                f"`askbridge host --stop --data-dir {data_dir}` stops it",
+                file=sys.stderr,
+            )
+            return 1
         print(f"askbridge host: {exc}", file=sys.stderr)
         return 1
+    if not args.log_file:
+        _log_to_host_log(Path(data_dir))
     from .hostsock import bind_host_socket
 
     sock = bind_host_socket(Path(data_dir))  # at once: racing front doors wait for it (H2)
+    import logging
+
+    log = logging.getLogger("askbridge.daemon")
     try:
         import anyio
 
-        return anyio.run(_serve, store, Path(data_dir), host_settings(args), args.idle_exit, sock)
+        status = anyio.run(_serve, store, Path(data_dir), host_settings(args), args.idle_exit, sock)
+    except Exception:
+        log.exception("stopping: fatal error")  # H6: host.log says why it stopped
+        status = 1
     finally:
         store.close()
+    log.info("askbridge host pid %d stopped (status %d)", os.getpid(), status)
+    return status
 
 
 async def _serve(
@@ -158,6 +210,9 @@ async def _serve(
             def fatal(code: int) -> None:  # S5: the data directory is gone
                 nonlocal status
                 status = code
+                listener.stopping(
+                    "data directory lost", f"lost its data directory; see {data_dir}/host.log"
+                )
                 # Requests in flight answer STORE_LOST first (nothing is written any more).
                 asyncio.get_running_loop().call_later(FATAL_GRACE_S, everything.cancel)
 
@@ -172,13 +227,12 @@ async def _serve(
                 idle_exit,
             )
             tg.start_soon(_exit_when_idle, listener, idle_exit, tg.cancel_scope)
-            tg.start_soon(stop_on_signals, tg.cancel_scope)
+            tg.start_soon(stop_on_signals, tg.cancel_scope, listener)
     return status
 
 
 async def _exit_when_idle(listener: Any, idle_exit: float, scope: Any) -> None:
     """H6: stop once no front door has been attached for `idle_exit` seconds."""
-    import logging
 
     import anyio
 
@@ -189,6 +243,6 @@ async def _exit_when_idle(listener: Any, idle_exit: float, scope: Any) -> None:
         with anyio.move_on_after(idle_exit) as idle:
             await listener.changed.wait()
         if idle.cancelled_caught and not listener.doors:
-            logging.getLogger("askbridge.daemon").info("idle for %g s: stopping", idle_exit)
+            listener.stopping(f"idle for {idle_exit:g} s", "stopped after being idle")
             scope.cancel()
             return

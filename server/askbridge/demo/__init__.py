@@ -21,10 +21,12 @@ Modules: `session` (the run), `terminal` (cards, `--auto`), `interactive`
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import sys
 import tempfile
 from pathlib import Path
+from typing import TextIO
 
 import anyio
 from rich.console import Console
@@ -61,12 +63,15 @@ def run_demo(auto: bool, data_dir: str | None) -> int:
 
 def _run_in(console: Console, auto: bool, path: Path, note: str) -> int:
     try:
-        path.mkdir(parents=True, exist_ok=True)
+        log_file = _private_dir(path)
     except OSError as exc:
         print(f"askbridge demo: cannot use --data-dir {path}: {exc.strerror}", file=sys.stderr)
         return 1
-    # The client's own log lines go to a file too: the terminal is the UI.
-    logging.basicConfig(filename=path / "demo.log", level=logging.INFO, force=True)
+    # The client's own log lines go to the server's host.log, in its format (S12): the
+    # terminal is the UI, and one file tells the whole story.
+    handler = logging.StreamHandler(log_file)
+    handler.setFormatter(logging.Formatter(LOG_FORMAT))
+    logging.basicConfig(handlers=[handler], level=logging.INFO, force=True)
 
     def make_player(transcript: Transcript) -> Player:
         if auto:
@@ -86,11 +91,28 @@ def _run_in(console: Console, auto: bool, path: Path, note: str) -> int:
         return 1
 
 
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"  # the server's (cli.py)
+
+
+def _private_dir(path: Path) -> TextIO:
+    """S5: the data directory 0700 (made so when new) and its host.log 0600, created here
+    before the server appends to it; the log, open for appending."""
+    new = not path.exists()
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if new:
+        os.chmod(path, 0o700)  # whatever the umask
+    fd = os.open(path / "host.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
+    return open(fd, "a", encoding="utf-8", buffering=1)
+
+
 def _start_failure(exc: ServerStartError, path: Path) -> str:
     """The server's own one-line reason, and what to do about it."""
     reason = exc.stderr_tail[-1].removeprefix("askbridge: ") if exc.stderr_tail else str(exc)
     if "is in use by" in reason:
-        return f"{reason}; stop that process, or pick another --data-dir (or none: a temporary one)"
+        return (
+            f"{reason}; stop it (`askbridge host --stop --data-dir {path}`), or pick another "
+            "--data-dir (or none: a temporary one)"
+        )
     return f"the askbridge server did not start (status {exc.status}): {reason}"
 
 

@@ -95,10 +95,12 @@ class DemoSession:
     async def _run(self) -> None:
         async with AskbridgeClient.connect(
             data_dir=self.data_dir,
+            host="inline",  # H3: the demo is its data directory's own host
             model=self.script,
             ask_mode="timed",
             ask_timeout=DEFAULT_ASK_TIMEOUT_S,
-            args=["--log-file", str(self.data_dir / "server.log")],  # keep the terminal clean
+            # The terminal is the UI; host.log at INFO, as a host started by a front door.
+            args=["--log-file", str(self.data_dir / "host.log"), "--log-level", "INFO"],
             start_new_session=True,  # Ctrl-C reaches the demo, which then shuts the server down
             echo_stderr=False,  # a start failure is told in one line by run_demo
         ) as client:

@@ -110,11 +110,15 @@ class Transcript:
             style = (
                 "yellow" if pending else ("red" if update.get("status") == "failed" else "green")
             )
-            self.line(
-                ("  ↳ result ", "dim"),
-                (f"[{label}]", f"bold {style}"),
-                (" the model receives: ", "dim"),
-                text,
+            # Wrapped between JSON tokens, not inside them: the same JSON, spaced after its
+            # commas and colons so the terminal's width breaks it where a reader expects.
+            self.prose(
+                Text.assemble(
+                    ("  ↳ result ", "dim"),
+                    (f"[{label}]", f"bold {style}"),
+                    (" the model receives: ", "dim"),
+                ),
+                _spaced_json(text),
             )
             if update.get("toolCallId") in self.claimed:  # TW10: closing the wait ends its claims
                 self.line(("  ⏵ claim released: ", "dim"), "the wait ended, and the claim with it")
@@ -149,3 +153,12 @@ class Transcript:
                     (f"{call_id} is now settled", "green"),
                     (f" with {json.dumps(answers, ensure_ascii=False)}", "dim"),
                 )
+
+
+def _spaced_json(text: str) -> str:
+    """`text` re-spaced (`, ` and `: `) when it is JSON, so that it wraps between tokens."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text
+    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))

@@ -170,13 +170,16 @@ def late_answer_callback(
 
     def on_late(result: Any, error: Exception | None) -> None:
         if error is not None or client is None:
-            log.info("dropped a late error reply to the card of %s", wait.call_id)
+            # S12: a withdrawn card answering with an error is the card closing (first
+            # answer wins elsewhere, or the wait ended): nothing was dropped.
+            log.debug("the card of %s closed after it was withdrawn: %s", wait.call_id, error)
             return
         try:
             answer = build(result)
         except (HarnessError, ValueError) as exc:  # pydantic's ValidationError is a ValueError
-            log.info("dropped a late reply to %s: %s", wait.call_id, exc)
+            log.info("late reply to %s from client %s dropped: %s", wait.call_id, client.id, exc)
             return
+        log.info("late reply to %s from client %s", wait.call_id, client.id)
         host.late_answer(client, session_id, wait.call_id, answer)
 
     return on_late

@@ -31,17 +31,18 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio
 from anyio.abc import TaskGroup
 
-from askbridge.core import UserQuestionError, UserQuestionRequest, check_answer, error_from_wire
+from askbridge.core import UserQuestionError, UserQuestionRequest, check_answer
 from askbridge.core.waterfall import NextListener
 from askbridge.protocol.errors import ErrorCode
 from askbridge.protocol.vocabulary import Answer
 
 from .clients import Client, ClientGone
+from .question_log import error_code, log_asked, log_ended
 
 if TYPE_CHECKING:
     from .host import Host
@@ -67,6 +68,7 @@ class OpenQuestion:
         wait = request.wait
         self.call_id = wait.call_id if wait is not None else None
         self.timed = bool(wait is not None and wait.timed)
+        self.by: str | None = None  # S12: who ended it ("client N", "the fallback")
 
     def offer(self, client: Client) -> None:
         """Show the question to `client` too, once (M2, M3)."""
@@ -122,11 +124,13 @@ class OpenQuestion:
             except Exception as exc:
                 error = exc
             else:
+                self.by = self.by or f"client {client.id}"
                 self._finish(answer=checked)
                 return
         if isinstance(error, ClientGone):
             self._drop(None)
-        elif _error_code(error) in _FINAL_CODES:
+        elif error_code(error) in _FINAL_CODES:
+            self.by = self.by or f"client {client.id}"
             self._finish(error=error)
         else:  # the client's failure, not the ask's while others remain
             self._drop(error, client)
@@ -142,6 +146,7 @@ class OpenQuestion:
         except Exception as exc:
             self._finish(error=exc)
         else:
+            self.by = self.by or "the fallback"
             self._finish(answer=answer)
 
     def _drop(self, failure: Exception | None, client: Client | None = None) -> None:
@@ -198,33 +203,30 @@ class QuestionFanout:
                     question.offer(client)
                 if not renderers:
                     question.ask_rest(lambda: self._rest(session, request, next_))
+                log_asked(question, session.id, renderers, self._rest_client(session))
                 await question.done.wait()
             finally:
                 questions.remove(question)
                 if not questions:
                     self._open.pop(session.id, None)
+                log_ended(question)
                 question.withdraw()  # withdraw every other card (M2)
                 if question.tasks:  # cancelling a scope is not free: only when it holds some
                     tg.cancel_scope.cancel()
         return question.outcome()
 
-    async def _rest(
-        self, session: Session, request: UserQuestionRequest, next_: NextListener
-    ) -> Answer:
+    def _rest_client(self, session: Session) -> Client | None:
         client = session.turn_client
         if client is None or not client.attached:
             # Asked outside a turn (a programmatic caller, an external agent): the first
             # follower's own way applies.
             client = next(iter(self._host.subscribers.of(session.id)), None)
-        if client is not None and client.attached:
+        return client if client is not None and client.attached else None
+
+    async def _rest(
+        self, session: Session, request: UserQuestionRequest, next_: NextListener
+    ) -> Answer:
+        client = self._rest_client(session)
+        if client is not None:
             return await client.link.fallback(request, next_)
         return await next_()
-
-
-def _error_code(error: Exception) -> Any:
-    """A card's error reply rebuilt as the core would (E2): the user's dismissal and a
-    countdown's end end the question everywhere; anything else is that client's failure."""
-    if isinstance(error, UserQuestionError):
-        return error.code
-    rebuilt = error_from_wire(str(error), getattr(error, "data", None))
-    return rebuilt.code if rebuilt is not None else None

@@ -445,6 +445,12 @@ class Host:
     ) -> bool:
         session = self.get_session(session_id, client)
         accepted = await self.service.answer(session.agent.id, session_id, call_id, answer.answers)
+        log.info(  # S12: who answered a pending question, and whether it was taken
+            "late reply to %s from %s %s",
+            call_id,
+            f"client {client.id}" if client is not None else "a caller",
+            "taken" if accepted else "dropped (not pending: answered, withdrawn or unknown)",
+        )
         if accepted and client is not None:
             session.inbox_client = client  # the turn it wakes asks through this client's fallback
         return accepted

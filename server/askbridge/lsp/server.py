@@ -39,6 +39,7 @@ from askbridge.protocol.session import (
 from .relay import LspRelay
 
 log = logging.getLogger("askbridge.lsp")
+_claims = logging.getLogger("askbridge.host")  # S12: a question's story is the host's log
 
 SERVER_NOT_INITIALIZED = -32002
 
@@ -170,11 +171,18 @@ class LspServer:
         p = parse_params(AttachWaitParams, params)
         session = self._session(p.session_id)
         stream = self.host.service.attach_wait(session.agent.id, p.call_id, self.client.gone)
-        async with stream:
-            async for frame in stream:
-                self.conn.notify(
-                    "$/progress", {"token": p.partial_result_token, "value": frame.dump()}
-                )
+        claimed = stream.claimed
+        if claimed:  # S12: who holds the wait, and when it lets go
+            _claims.info("question %s claimed by client %s", p.call_id, self.client.id)
+        try:
+            async with stream:
+                async for frame in stream:
+                    self.conn.notify(
+                        "$/progress", {"token": p.partial_result_token, "value": frame.dump()}
+                    )
+        finally:
+            if claimed:
+                _claims.info("question %s released by client %s", p.call_id, self.client.id)
         return None
 
     async def answer(self, params: Any) -> bool:

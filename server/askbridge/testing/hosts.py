@@ -18,7 +18,7 @@ import socket
 import time
 from pathlib import Path
 
-from askbridge.attach import DEFAULT_HOST_MODE_ENV
+from askbridge.attach import DEFAULT_HOST_MODE_ENV, socket_path
 from askbridge.daemon.main import process_alive
 
 HOST_MODE_ENV = DEFAULT_HOST_MODE_ENV
@@ -54,7 +54,7 @@ def host_status(data_dir: str | Path) -> dict[str, object] | None:
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
             sock.settimeout(GONE_TIMEOUT_S)
-            sock.connect(str(Path(data_dir) / "host.sock"))
+            sock.connect(socket_path(str(data_dir)))
             sock.sendall(b'{"status": true}\n')
             data = b""
             while b"\n" not in data:
@@ -78,7 +78,7 @@ def stop_idle_host(data_dir: str | Path) -> None:
 
 def stop_host(data_dir: str | Path, timeout: float = GONE_TIMEOUT_S) -> None:
     """Stop the host of `data_dir` if one runs (`{"stop": true}`, then SIGKILL if it lingers)."""
-    sock_path = Path(data_dir) / "host.sock"
+    sock_path = Path(socket_path(str(data_dir)))
     pid = host_pid(data_dir)
     if sock_path.exists():
         try:

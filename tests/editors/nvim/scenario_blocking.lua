@@ -3,7 +3,12 @@
 return function(H)
   H.setup()
   H.new_session()
-  H.on_select(H.pick('option', 'Postgres'))
+  local pick = H.pick('option', 'Postgres')
+  H.on_select(function(...)
+    -- issue 18 item 7: what the agent said before asking was shown before the question
+    H.result.notes_at_first_pick = vim.deepcopy(H.result.notes)
+    return pick(...)
+  end)
   H.on_select(function(_, _, on_choice)
     on_choice(nil) -- the user presses <Esc>
   end)

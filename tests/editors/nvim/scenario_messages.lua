@@ -20,4 +20,13 @@ return function(H)
   vim.cmd('AskbridgePrompt again')
   vim.wait(100)
   vim.cmd('AskbridgeStop')
+  -- Issue 18 item 7: a bare name missing from PATH is not "not executable".
+  local plain = vim.fn.tempname()
+  vim.fn.writefile({ 'x' }, plain) -- there, but not executable
+  H.result.why = {
+    bare = client_mod.why_unusable('askbridge-not-installed-anywhere'),
+    missing = client_mod.why_unusable('/nonexistent/askbridge'),
+    plain = client_mod.why_unusable(plain),
+    plain_path = plain,
+  }
 end

@@ -158,6 +158,7 @@ end
 function M.handle(_, params, ctx)
   local request = transport.current_request()
   require('askbridge.views').remember_session(params.sessionId)
+  require('askbridge.session').flush_text(params.sessionId) -- the lead-in comes first
   local co, is_main = coroutine.running()
   if not co or is_main then
     return nil,

@@ -143,6 +143,24 @@ local function on_exit(_, _, client_id)
   end
 end
 
+--- Why the program `prog` cannot be started, or nil when it can. A bare name that is
+--- not found is missing from PATH (not "not executable": that would send the user to
+--- chmod); a path says whether it is missing or there but not executable.
+--- @param prog string
+--- @return string?
+function M.why_unusable(prog)
+  if vim.fn.executable(prog) == 1 then
+    return nil
+  end
+  if not prog:find('/', 1, true) then
+    return ('%s is not on PATH'):format(prog)
+  end
+  if (vim.uv or vim.loop).fs_stat(prog) == nil then
+    return ('%s does not exist'):format(prog)
+  end
+  return ('%s is not executable'):format(prog)
+end
+
 --- Starts the server unless it runs. Returns the client id, or nil and an error.
 --- @return integer?, string?
 function M.start()
@@ -150,8 +168,9 @@ function M.start()
     return M.client_id
   end
   local cmd = config.server_cmd()
-  if vim.fn.executable(cmd[1]) ~= 1 then
-    return nil, ('askbridge: %s is not executable (set cmd in setup{})'):format(cmd[1])
+  local unusable = M.why_unusable(cmd[1])
+  if unusable then
+    return nil, ('askbridge: %s (set cmd in setup{})'):format(unusable)
   end
   local lsp_config = {
     name = M.NAME,

@@ -156,11 +156,12 @@ function M.check()
   end
 
   local cmd = config.server_cmd()
-  if vim.fn.executable(cmd[1]) == 1 then
+  local unusable = require('askbridge.client').why_unusable(cmd[1])
+  if not unusable then
     health.ok(('server command: %s'):format(table.concat(cmd, ' ')))
   else
     health.error(
-      ('%s is not executable'):format(cmd[1]),
+      unusable,
       {
         'Install askbridge from a clone (pipx install ./askbridge) or from git'
           .. ' (pipx install "git+REPO_URL"), or set cmd = {"/path/to/askbridge", "serve"}',

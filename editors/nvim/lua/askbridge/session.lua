@@ -195,6 +195,19 @@ local function collect(id, kind, update)
   end
 end
 
+--- Says the agent's text so far in `session_id`'s turn, once, and forgets it: a
+--- question's lead-in ("Let me ask…") is read before the question, not after it at the
+--- turn's end.
+function M.flush_text(session_id)
+  local text = vim.trim(table.concat(turn_text[session_id] and turn_text[session_id].parts or {}))
+  if turn_text[session_id] then
+    turn_text[session_id] = { parts = {}, break_before_next = false }
+  end
+  if config.options.notify_agent_messages and text ~= '' then
+    notify.info(text)
+  end
+end
+
 --- vim.lsp handler for `session/update`.
 function M.on_update(_, params)
   if type(params) ~= 'table' or type(params.update) ~= 'table' then

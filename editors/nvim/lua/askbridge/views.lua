@@ -94,6 +94,9 @@ end
 local function store(session_id, view, changes)
   M.views[session_id] = view
   fire('AskbridgeDidChange', { session_id = session_id, view = view, changes = changes })
+  -- The statusline's "N pending" is read from this copy, but Vim redraws a statusline
+  -- only on its own events: a late reply settling a call would leave "1 pending" shown.
+  pcall(vim.cmd, 'redrawstatus!')
   local current = watchers
   watchers = {}
   for _, watcher in ipairs(current) do

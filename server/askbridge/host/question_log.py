@@ -1,0 +1,97 @@
+"""S12: the INFO lines that tell a question's life in host.log, without its text.
+
+Asked (session, call id, timed or blocking, intent, where it went: n windows, the
+fallback of a client, or nobody), then how its asking ended: answered by which
+client, pending (no answer before its timeout), dismissed, withdrawn (why), with
+the other cards withdrawn because of it — first answer wins, which is not a
+dropped reply. Question and answer text only at DEBUG. Late replies are logged
+where they arrive (Host.answer_reply, clients.late_answer_callback).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from askbridge.core import UserQuestionError, error_from_wire
+from askbridge.protocol.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from .clients import Client
+    from .fanout import OpenQuestion
+
+log = logging.getLogger("askbridge.host")
+
+
+def log_asked(
+    question: OpenQuestion, session_id: str, renderers: list[Client], rest: Client | None
+) -> None:
+    """S12: a question asked — where it went, without its text (that only at DEBUG)."""
+    if renderers:
+        n = len(renderers)
+        where = (
+            f"{n} window{'s' if n != 1 else ''} (clients {', '.join(str(c.id) for c in renderers)})"
+        )
+    elif rest is not None:
+        where = f"the fallback of client {rest.id} ({rest.door})"
+    else:
+        where = "nobody (the waterfall)"
+    intents = sorted(
+        {q.intent.kind if q.intent is not None else "question" for q in question.request.questions}
+    )
+    log.info(
+        "question %s asked in session %s (%s, %s, %d item%s): to %s",
+        question.call_id or "(blocking)",
+        session_id,
+        "timed" if question.timed else "blocking",
+        "/".join(intents),
+        len(question.request.questions),
+        "" if len(question.request.questions) == 1 else "s",
+        where,
+    )
+    log.debug(
+        "question %s text: %s", question.call_id, [q.question for q in question.request.questions]
+    )
+
+
+def log_ended(question: OpenQuestion) -> None:
+    """S12: how a question's asking ended: answered (by whom), pending, or withdrawn (why).
+    The cards still shown elsewhere are withdrawn because it ended: first answer wins."""
+    call = question.call_id or "(blocking)"
+    others = len(question._asked) - (1 if (question.by or "").startswith("client") else 0)
+    if not question.done.is_set():  # its wait ended from outside: the timed clock, a cancel
+        ended = "pending: no answer before its timeout" if question.timed else "withdrawn"
+        log.info(
+            "question %s %s; withdrawn from %d card%s",
+            call,
+            ended,
+            others,
+            "s" if others != 1 else "",
+        )
+        return
+    withdrawn = (
+        f"; withdrawn from {others} other card{'s' if others != 1 else ''}" if others else ""
+    )
+    if question.error is None:
+        log.info("question %s answered by %s%s", call, question.by or "?", withdrawn)
+        if question.answer is not None:
+            log.debug("question %s answer: %s", call, question.answer.answers)
+        return
+    code = error_code(question.error)
+    if code == ErrorCode.ASK_TIMED_OUT and question.timed:
+        log.info("question %s pending: no answer before its timeout%s", call, withdrawn)
+    elif code == ErrorCode.ASK_CANCELLED:
+        log.info("question %s dismissed by %s%s", call, question.by or "?", withdrawn)
+    elif code == ErrorCode.ASK_ABORTED:
+        log.info("question %s withdrawn: the turn was cancelled%s", call, withdrawn)
+    else:
+        log.info("question %s ended: %s%s", call, code or question.error, withdrawn)
+
+
+def error_code(error: Exception) -> Any:
+    """A card's error reply rebuilt as the core would (E2): the user's dismissal and a
+    countdown's end end the question everywhere; anything else is that client's failure."""
+    if isinstance(error, UserQuestionError):
+        return error.code
+    rebuilt = error_from_wire(str(error), getattr(error, "data", None))
+    return rebuilt.code if rebuilt is not None else None
