@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from askbridge.host.datadir import open_store_read_only
+from askbridge.host.store.datadir import open_store_read_only
 
 DB_QUESTION: dict[str, Any] = {
     "id": "db",

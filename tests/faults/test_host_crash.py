@@ -39,10 +39,10 @@ import pytest
 
 from askbridge.core import ManualClock, UserQuestionError, UserQuestionRequest
 from askbridge.core.waterfall import NextListener
-from askbridge.host import events as ev
-from askbridge.host.datadir import open_store
 from askbridge.host.host import Host
-from askbridge.host.inbox import Inbox
+from askbridge.host.log import events as ev
+from askbridge.host.log.inbox import Inbox
+from askbridge.host.store.datadir import open_store
 from askbridge.protocol import Answer, AnswerItem, ErrorCode
 from settling import settle
 

@@ -32,10 +32,10 @@ from anyio.abc import TaskGroup
 
 from askbridge.core import ManualClock, UserQuestionRequest
 from askbridge.core.waterfall import NextListener
-from askbridge.host import events as ev
 from askbridge.host.host import Host
-from askbridge.host.store_api import EventStore
-from askbridge.host.store_memory import MemoryEventStore
+from askbridge.host.log import events as ev
+from askbridge.host.store.store_api import EventStore
+from askbridge.host.store.store_memory import MemoryEventStore
 from askbridge.protocol import Answer, AnswerItem, ProjectionView
 from askbridge.protocol.views import apply_view_changes, empty_view
 from settling import settle  # noqa: F401  (re-exported for the host tests)

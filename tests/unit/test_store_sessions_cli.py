@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from askbridge.host.datadir import DB_FILE_NAME
+from askbridge.host.store.datadir import DB_FILE_NAME
 from askbridge.testing.wire import RawServer
 
 pytestmark = pytest.mark.timeout(90)

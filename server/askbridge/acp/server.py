@@ -36,9 +36,9 @@ from pydantic import ValidationError
 
 from askbridge import __version__
 from askbridge.core import HarnessError
+from askbridge.host.agent.session import Session
 from askbridge.host.host import Host
 from askbridge.host.options import merge_settings, session_settings
-from askbridge.host.session import Session
 from askbridge.jsonrpc import Connection
 from askbridge.protocol.acp import (
     AcpAnswerParams,

@@ -114,8 +114,8 @@ def run_host(args: argparse.Namespace) -> int:
     if args.stop:
         return stop_host(data_dir)
     from askbridge.core import StoreError
-    from askbridge.host.datadir import open_store
     from askbridge.host.options import host_settings
+    from askbridge.host.store.datadir import open_store
 
     try:
         store = open_store(data_dir)

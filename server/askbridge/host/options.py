@@ -10,13 +10,13 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
-from .datadir import open_store, resolve_data_dir
-from .store_api import StoreError
+from .store.datadir import open_store, resolve_data_dir
+from .store.store_api import StoreError
 
 if TYPE_CHECKING:
     import argparse
 
-    from .store_api import EventStore
+    from .store.store_api import EventStore
 
 
 def host_settings(args: argparse.Namespace) -> dict[str, Any]:

@@ -15,9 +15,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from askbridge import __version__
+from askbridge.host.agent.session import Session
 from askbridge.host.host import Host
 from askbridge.host.options import merge_settings, session_settings
-from askbridge.host.session import Session
 from askbridge.jsonrpc import Connection
 from askbridge.protocol.parsing import parse_params
 from askbridge.protocol.questions import (

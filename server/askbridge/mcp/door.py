@@ -41,8 +41,8 @@ from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher, progress_token_from
 
 from askbridge import __version__
 from askbridge.core import HarnessError
+from askbridge.host.agent.tools import DEFAULT_TIMEOUT_S, valid_timeout
 from askbridge.host.host import Host
-from askbridge.host.tools import DEFAULT_TIMEOUT_S, valid_timeout
 
 from .link import McpLink
 from .tools import ExternalAgent, Progress, ToolResult

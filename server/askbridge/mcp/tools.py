@@ -2,7 +2,7 @@
 (X2, X4, X5; protocol.md "MCP front door").
 
 `ExternalAgent` is one connection's agent. Its external session (X1,
-host/external.py) is created on the first call that needs one — a connection
+host/asking/external.py) is created on the first call that needs one — a connection
 that never asks leaves nothing in `session/list`. Every call is logged as a
 hosted agent's would be (`tool/call`, `tool/result`); the result's first text
 content is exactly what a hosted model would read (T3, T5, T6) except that
@@ -27,13 +27,8 @@ import anyio
 
 from askbridge.core import HarnessError, ToolInputError, UserQuestionRequest
 from askbridge.core.beside import beside
-from askbridge.host.external import (
-    ExternalSession,
-    follow_by_renderers,
-    late_replies_text,
-)
-from askbridge.host.model_output import CheckedCall
-from askbridge.host.tools import (
+from askbridge.host.agent.model_output import CheckedCall
+from askbridge.host.agent.tools import (
     ASK_TOOL,
     TOOL_CALL_ID,
     AskUserQuestionTool,
@@ -42,11 +37,16 @@ from askbridge.host.tools import (
     compact,
     pending_text,
 )
+from askbridge.host.asking.external import (
+    ExternalSession,
+    follow_by_renderers,
+    late_replies_text,
+)
 
 from .approval import APPROVAL_TOOL, approval_question, decision, failed
 
 if TYPE_CHECKING:
-    from askbridge.host.clients import Client
+    from askbridge.host.asking.clients import Client
     from askbridge.host.host import Host
 
 log = logging.getLogger("askbridge.mcp")

@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..events import Event
+from ...log.events import Event
 from .base import ModelResponse, ToolCallRequest
 
 
@@ -90,7 +90,7 @@ class ScriptModel:
     """Answers request N with step N of a fixed script (see the module docstring)."""
 
     # `complete` returns without waiting for anything: the turn loop need not make it
-    # interruptible (host/turns.py).
+    # interruptible (host/agent/turns.py).
     never_waits = True
 
     def __init__(self, steps: Sequence[Any]) -> None:

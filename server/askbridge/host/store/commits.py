@@ -32,11 +32,11 @@ from typing import TYPE_CHECKING
 
 from askbridge.core import StoreError, StoreLost
 
-from . import events as ev
+from ..log import events as ev
 from .store_api import EventStore
 
 if TYPE_CHECKING:
-    from .session import Session
+    from ..agent.session import Session
 
 log = logging.getLogger("askbridge.host")
 

@@ -22,8 +22,8 @@ from askbridge.core import (
 )
 from askbridge.protocol.vocabulary import PendingResult, QuestionItem, Wait
 
+from ..log.projection_parse import read_questions
 from .agents import Agent
-from .projection_parse import read_questions
 
 ASK_TOOL = "ask_user_question"
 # `UserQuestionRequest.extra` key: the tool call asking, also when it has no wait (legacy),

@@ -44,8 +44,8 @@ from askbridge.protocol.vocabulary import Answer
 from .clients import Client, ClientGone
 
 if TYPE_CHECKING:
-    from .host import Host
-    from .session import Session
+    from ..agent.session import Session
+    from ..host import Host
 
 log = logging.getLogger("askbridge.host")
 

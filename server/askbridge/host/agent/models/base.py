@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from askbridge.core.errors import ModelError
 
-from ..events import Event
+from ...log.events import Event
 
 __all__ = ["Model", "ModelError", "ModelResponse", "ToolCallRequest"]
 

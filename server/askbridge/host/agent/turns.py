@@ -37,13 +37,13 @@ from askbridge.core import (
 )
 from askbridge.protocol.errors import ErrorCode
 
-from . import events as ev
+from ..log import events as ev
 from .model_output import CheckedCall, checked_calls, clean_text
 from .session import DETACHED, QueuedPrompt, Session
 from .tools import ASK_TOOL, DELEGATE_TOOL, ToolContext, ToolOutcome
 
 if TYPE_CHECKING:
-    from .inbox import InboxItem
+    from ..log.inbox import InboxItem
 
 log = logging.getLogger("askbridge.host")
 

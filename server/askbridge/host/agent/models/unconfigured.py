@@ -14,7 +14,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from ..events import Event
+from ...log.events import Event
 from .base import ModelResponse
 
 NO_MODEL_KIND = "none"

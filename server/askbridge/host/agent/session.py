@@ -13,7 +13,7 @@ A session changes only by appending events, in one of two ways:
 - `log_soon(*events)` joins the group committed at the end of this loop turn;
   `await committed()` returns once it is durable.
 Either way the events are folded and the host tells the followers what changed
-(host/updates.py) only after the commit (`committed_events`), so nothing
+(host/log/updates.py) only after the commit (`committed_events`), so nothing
 derived from an event reaches a client before it is durable (D1) and the folds
 hold exactly what the log holds. A store failure ends at most the turn that
 logged (S4): it is raised by `log`, by `committed()`, or by the session's next
@@ -33,17 +33,17 @@ import anyio
 
 from askbridge.core import AbortSignal, HarnessError, StoreError
 
-from . import events as ev
+from ..log import events as ev
+from ..log.inbox import Inbox, InboxItem
+from ..log.projection import Projection
+from ..store.store_api import encode_event
 from .agents import Agent, new_id
-from .inbox import Inbox, InboxItem
 from .models.base import Model
-from .projection import Projection
-from .store_api import encode_event
 from .tools import DELEGATE_SCHEMA, AskUserQuestionTool
 
 if TYPE_CHECKING:
-    from .clients import Client
-    from .host import Host
+    from ..asking.clients import Client
+    from ..host import Host
 
 log = logging.getLogger("askbridge.host")
 

@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 from askbridge.core import AbortSignal, ToolInputError
 
-from . import events as ev
+from ..log import events as ev
 from .session import QueuedPrompt
 from .tools import ToolContext, ToolOutcome
 
 if TYPE_CHECKING:
-    from .host import Host
+    from ..host import Host
     from .session import Session
 
 

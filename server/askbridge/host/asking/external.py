@@ -49,17 +49,17 @@ from askbridge.core import (
 from askbridge.protocol.errors import ErrorCode
 from askbridge.protocol.text import scrub
 
-from . import events as ev
-from .agents import Agent, new_id
-from .model_output import CheckedCall, check_call
-from .models.base import ModelResponse, ToolCallRequest
-from .session import CANCELLED, DETACHED, QueuedPrompt, Session
-from .tools import DEFAULT_TIMEOUT_S, AskUserQuestionTool, ToolContext, ToolOutcome, compact
-from .turns import _admit as admission_events  # the one way an inbox item is admitted
+from ..agent.agents import Agent, new_id
+from ..agent.model_output import CheckedCall, check_call
+from ..agent.models.base import ModelResponse, ToolCallRequest
+from ..agent.session import CANCELLED, DETACHED, QueuedPrompt, Session
+from ..agent.tools import DEFAULT_TIMEOUT_S, AskUserQuestionTool, ToolContext, ToolOutcome, compact
+from ..agent.turns import _admit as admission_events  # the one way an inbox item is admitted
+from ..log import events as ev
 
 if TYPE_CHECKING:
+    from ..host import Host
     from .clients import Client
-    from .host import Host
 
 log = logging.getLogger("askbridge.host")
 
@@ -243,7 +243,7 @@ def create_external_session(
 ) -> ExternalSession:
     """X1: a new external session followed by `client` and every renderer; its header and
     the tools its agent sees are committed before this returns (D1)."""
-    from .host import _now_iso
+    from ..host import _now_iso
 
     cwd = scrub(cwd or os.getcwd())
     name = scrub(client_name)[:MAX_TITLE_NAME] or "MCP client"

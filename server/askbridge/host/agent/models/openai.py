@@ -27,7 +27,7 @@ from typing import Any
 
 import httpx
 
-from ..events import ASSISTANT_MESSAGE, TOOL_RESULT, USER_MESSAGE, Event
+from ...log.events import ASSISTANT_MESSAGE, TOOL_RESULT, USER_MESSAGE, Event
 from .base import ModelError, ModelResponse, ToolCallRequest
 from .script import decode_tool_arguments
 
