@@ -23,7 +23,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from askbridge.attach import connect, data_dir_of
+from askbridge.attach import connect
+from askbridge.paths import data_dir_of
 
 STOP_WAIT_S = 10.0
 LOCK_RACE_S = 2.0
