@@ -84,9 +84,6 @@ KNOWN_EXCEPTIONS: frozenset[tuple[str, str]] = frozenset(
         ("askbridge.host.asking.clients", "askbridge.host.agent.session"),
         ("askbridge.host.asking.clients", "askbridge.host.host"),
         ("askbridge.host.agent.session", "askbridge.host.asking.clients"),
-        ("askbridge.host.agent.session", "askbridge.host.host"),
-        ("askbridge.host.agent.delegate", "askbridge.host.host"),
-        ("askbridge.host.store.commits", "askbridge.host.agent.session"),
     }
 )
 

@@ -17,12 +17,12 @@ from .session import QueuedPrompt
 from .tools import ToolContext, ToolOutcome
 
 if TYPE_CHECKING:
-    from ..host import Host
+    from .ports import SessionHost
     from .session import Session
 
 
 async def run_delegate(
-    host: Host, parent: Session, ctx: ToolContext, arguments: Any
+    host: SessionHost, parent: Session, ctx: ToolContext, arguments: Any
 ) -> ToolOutcome:
     from .turns import run_turn
 

@@ -43,7 +43,7 @@ from .tools import DELEGATE_SCHEMA, AskUserQuestionTool
 
 if TYPE_CHECKING:
     from ..asking.clients import Client
-    from ..host import Host
+    from .ports import SessionHost
 
 log = logging.getLogger("askbridge.host")
 
@@ -68,7 +68,7 @@ class QueuedPrompt:
 class Session:
     def __init__(
         self,
-        host: Host,
+        host: SessionHost,
         header: ev.Event,
         events: list[ev.Event],
         agent: Agent,

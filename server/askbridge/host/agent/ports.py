@@ -1,0 +1,60 @@
+"""What the agent room needs of the host that wires it (host.py's Host), as protocols.
+
+The agent never imports host.py or the asking room (tests/unit/test_layers.py): a
+session logs through the store's group commit, hands derived updates to `publish`,
+and withdraws its open questions through `fanout.abort`; host.py supplies all of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..log import events as ev
+from ..store.commits import GroupCommit
+from ..store.store_api import EventStore
+from .agents import Agent, AgentRegistry
+
+if TYPE_CHECKING:
+    from .session import Session
+    from .tools import ToolContext, ToolOutcome
+
+
+class Withdraws(Protocol):
+    def abort(self, session_id: str) -> None: ...
+
+
+class SessionHost(Protocol):
+    store: EventStore
+    commits: GroupCommit
+    registry: AgentRegistry
+    max_turn_requests: int
+
+    @property
+    def sessions(self) -> dict[str, Session]: ...
+
+    @property
+    def fanout(self) -> Withdraws: ...
+
+    def spawn(self, fn: Callable[[], Coroutine[Any, Any, Any]]) -> None: ...
+
+    def publish(
+        self, session: Session, events: Sequence[ev.Event], changes: list[dict[str, Any]]
+    ) -> None: ...
+
+    def session_idle(self, session: Session) -> None: ...
+
+    def new_session(
+        self,
+        *,
+        cwd: str | None = None,
+        model: dict[str, Any] | None = None,
+        ask_user_question: dict[str, Any] | None = None,
+        origin: str = "root",
+        parent: Session | None = None,
+        parent_agent: Agent | None = None,
+    ) -> Session: ...
+
+    async def run_delegate(
+        self, parent: Session, ctx: ToolContext, arguments: Any
+    ) -> ToolOutcome: ...
