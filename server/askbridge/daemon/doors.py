@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from askbridge.host.host import Host
+from askbridge.protocol.defaults import ASK_TIMEOUT_DEFAULT_SECONDS
 
 # After the data directory is lost, how long requests in flight have to answer STORE_LOST.
 FATAL_GRACE_S = 0.5
@@ -45,7 +46,10 @@ async def serve_door(
         from askbridge.mcp.door import serve_mcp
 
         ask = options.get("ask_user_question") or {}
-        mcp_options = {"ask_timeout": ask.get("timeout", 120), "cwd": hello.get("cwd")}
+        mcp_options = {
+            "ask_timeout": ask.get("timeout", ASK_TIMEOUT_DEFAULT_SECONDS),
+            "cwd": hello.get("cwd"),
+        }
         try:
             return await serve_mcp(host, reader, writer, env=env, options=mcp_options)
         finally:

@@ -38,6 +38,7 @@ from askbridge.core import (
     check_answer,
     tool_outcome_unknown,
 )
+from askbridge.protocol.defaults import ASK_MODE_DEFAULT, ASK_TIMEOUT_DEFAULT_SECONDS
 from askbridge.protocol.errors import ErrorCode
 from askbridge.protocol.vocabulary import Answer, AnswerItem, ProjectionView, QuestionItem
 
@@ -45,7 +46,6 @@ from .agent.agents import Agent, AgentRegistry, new_id
 from .agent.models.base import Model
 from .agent.session import Session
 from .agent.tools import (
-    DEFAULT_TIMEOUT_S,
     AskUserQuestionTool,
     ToolContext,
     ToolOutcome,
@@ -101,8 +101,8 @@ class Host:
         self.commits = GroupCommit(store, self.store_lost)
         self.default_model: dict[str, Any] = model or {"kind": "none"}  # UnconfiguredModel
         self.default_ask: dict[str, Any] = ask_user_question or {
-            "mode": "legacy",
-            "timeout": DEFAULT_TIMEOUT_S,
+            "mode": ASK_MODE_DEFAULT,
+            "timeout": ASK_TIMEOUT_DEFAULT_SECONDS,
         }
         self.max_turn_requests = max_turn_requests
         self.unload_after = unload_after
@@ -272,7 +272,11 @@ class Host:
             parent_session_id=parent.id if parent else None,
             parent_agent_id=parent_agent.id if parent_agent else None,
         )
-        tool = AskUserQuestionTool(self.service, ask.get("mode", "legacy"), ask.get("timeout", 120))
+        tool = AskUserQuestionTool(
+            self.service,
+            ask.get("mode", ASK_MODE_DEFAULT),
+            ask.get("timeout", ASK_TIMEOUT_DEFAULT_SECONDS),
+        )
         self.store.create_session(header)
         agent = Agent(
             agent_id, session_id, header["origin"], parent_agent.id if parent_agent else None
@@ -315,7 +319,8 @@ class Host:
             session = load_external_session(self, header, events)
         else:
             ask = header.get("askUserQuestion") or self.default_ask
-            mode, timeout = ask.get("mode", "legacy"), ask.get("timeout", 120)
+            mode = ask.get("mode", ASK_MODE_DEFAULT)
+            timeout = ask.get("timeout", ASK_TIMEOUT_DEFAULT_SECONDS)
             tool = AskUserQuestionTool(self.service, mode, timeout)
             env = client.env if client is not None else os.environ
             # A fresh instance: origin decides, so a resumed root agent asks normally (A4).

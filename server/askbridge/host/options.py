@@ -10,6 +10,8 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
+from askbridge.protocol.defaults import ASK_MODE_DEFAULT, ASK_TIMEOUT_DEFAULT_SECONDS
+
 from .store.datadir import open_store, resolve_data_dir
 from .store.store_api import StoreError
 
@@ -29,7 +31,11 @@ def host_settings(args: argparse.Namespace) -> dict[str, Any]:
         ask["timeout"] = args.ask_timeout
     return {
         "model": getattr(args, "model", None),
-        "ask_user_question": {"mode": "legacy", "timeout": 120, **ask},
+        "ask_user_question": {
+            "mode": ASK_MODE_DEFAULT,
+            "timeout": ASK_TIMEOUT_DEFAULT_SECONDS,
+            **ask,
+        },
         "max_turn_requests": getattr(args, "max_turn_requests", None) or 1000,
     }
 

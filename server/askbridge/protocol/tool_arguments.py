@@ -24,10 +24,9 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, WithJsonSchema
 from pydantic.json_schema import SkipJsonSchema
 
-ASK_TIMEOUT_MAX_SECONDS = 2147483
-ASK_TIMEOUT_DEFAULT_SECONDS = 120
-# The T4 sentence, reused for configured timeouts so every door says the same thing.
-ASK_TIMEOUT_MESSAGE = "timeout must be -1 or a positive integer up to 2147483 seconds"
+from .defaults import ASK_TIMEOUT_DEFAULT_SECONDS, ASK_TIMEOUT_MAX_SECONDS, ASK_TIMEOUT_MESSAGE
+
+__all__ = ["ASK_TIMEOUT_DEFAULT_SECONDS", "ASK_TIMEOUT_MAX_SECONDS", "ASK_TIMEOUT_MESSAGE"]
 
 
 def _check_timeout_seconds(value: int) -> int:

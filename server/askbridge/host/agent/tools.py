@@ -20,6 +20,11 @@ from askbridge.core import (
     UserQuestionRequest,
     UserQuestionService,
 )
+from askbridge.protocol.defaults import (
+    ASK_TIMEOUT_DEFAULT_SECONDS,
+    ASK_TIMEOUT_MAX_SECONDS,
+    ASK_TIMEOUT_MESSAGE,
+)
 from askbridge.protocol.vocabulary import PendingResult, QuestionItem, Wait
 
 from ..log.projection_parse import read_questions
@@ -30,8 +35,6 @@ ASK_TOOL = "ask_user_question"
 # so a client's form can name it (ACP `toolCallId`, protocol.md "ACP front door").
 TOOL_CALL_ID = "toolCallId"
 DELEGATE_TOOL = "delegate"
-MAX_TIMEOUT_S = 2147483
-DEFAULT_TIMEOUT_S = 120
 
 
 def compact(value: Any) -> str:
@@ -65,7 +68,7 @@ def valid_timeout(value: object) -> bool:
     return (
         isinstance(value, int)
         and not isinstance(value, bool)
-        and (value == -1 or 1 <= value <= MAX_TIMEOUT_S)
+        and (value == -1 or 1 <= value <= ASK_TIMEOUT_MAX_SECONDS)
     )
 
 
@@ -105,12 +108,12 @@ class AskUserQuestionTool:
         self,
         service: UserQuestionService,
         mode: Literal["legacy", "timed"] = "legacy",
-        timeout: int = DEFAULT_TIMEOUT_S,
+        timeout: int = ASK_TIMEOUT_DEFAULT_SECONDS,
     ) -> None:
         if mode not in ("legacy", "timed"):
             raise ValueError(f"ask_user_question mode must be legacy or timed, not {mode!r}")
         if not valid_timeout(timeout):
-            raise ValueError("timeout must be -1 or a positive integer up to 2147483 seconds")
+            raise ValueError(ASK_TIMEOUT_MESSAGE)
         self.service, self.mode, self.timeout = service, mode, timeout
 
     def schema(self) -> dict[str, Any]:
@@ -182,7 +185,7 @@ class AskUserQuestionTool:
             arguments.get("timeout", self.timeout) if isinstance(arguments, dict) else self.timeout
         )
         if not valid_timeout(timeout):
-            raise ToolInputError("timeout must be -1 or a positive integer up to 2147483 seconds")
+            raise ToolInputError(ASK_TIMEOUT_MESSAGE)
         if ctx.agent is None:
             raise ToolInputError("timed questions require a live agent")
         request = UserQuestionRequest(

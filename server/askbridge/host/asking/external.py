@@ -46,6 +46,7 @@ from askbridge.core import (
     tool_failed,
     tool_outcome_unknown,
 )
+from askbridge.protocol.defaults import ASK_TIMEOUT_DEFAULT_SECONDS
 from askbridge.protocol.errors import ErrorCode
 from askbridge.protocol.text import scrub
 
@@ -53,7 +54,7 @@ from ..agent.agents import Agent, new_id
 from ..agent.model_output import CheckedCall, check_call
 from ..agent.models.base import ModelResponse, ToolCallRequest
 from ..agent.session import CANCELLED, DETACHED, QueuedPrompt, Session
-from ..agent.tools import DEFAULT_TIMEOUT_S, AskUserQuestionTool, ToolContext, ToolOutcome, compact
+from ..agent.tools import AskUserQuestionTool, ToolContext, ToolOutcome, compact
 from ..agent.turns import _admit as admission_events  # the one way an inbox item is admitted
 from ..log import events as ev
 
@@ -277,7 +278,9 @@ def load_external_session(host: Host, header: ev.Event, events: list[ev.Event]) 
 
 def _register(host: Host, header: ev.Event, events: list[ev.Event]) -> ExternalSession:
     ask = header.get("askUserQuestion") or {}
-    tool = AskUserQuestionTool(host.service, "timed", ask.get("timeout", DEFAULT_TIMEOUT_S))
+    tool = AskUserQuestionTool(
+        host.service, "timed", ask.get("timeout", ASK_TIMEOUT_DEFAULT_SECONDS)
+    )
     agent = Agent(header["agentId"], header["sessionId"], "root")
     session = ExternalSession(host, header, events, agent, tool)
     host.registry.register(agent)
