@@ -24,7 +24,7 @@ import os
 import time
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import anyio
 from anyio.abc import TaskGroup
@@ -45,21 +45,13 @@ from askbridge.protocol.vocabulary import Answer, AnswerItem, ProjectionView, Qu
 from .agent.agents import Agent, AgentRegistry, new_id
 from .agent.models.base import Model
 from .agent.session import Session
-from .agent.tools import (
-    AskUserQuestionTool,
-    ToolContext,
-    ToolOutcome,
-    reply_text,
-)
+from .agent.tools import AskUserQuestionTool, ToolOutcome, reply_text
 from .asking.clients import Client, ClientLink, Subscribers, publish
 from .asking.fanout import QuestionFanout
 from .log import events as ev
 from .options import merge_settings
 from .store.commits import GroupCommit
 from .store.store_api import EventStore, SessionInfo
-
-if TYPE_CHECKING:
-    from .asking.external import ExternalSession
 
 log = logging.getLogger("askbridge.host")
 
@@ -178,7 +170,9 @@ class Host:
         client = Client(link, dict(os.environ) if env is None else env, door)
         self.clients[client.id] = client
         log.info("client %s attached (%s)", client.id, door)
-        self.follow_external(client)
+        from .asking.external import follow_external
+
+        follow_external(self, client)  # M1/X1; a door that learns later (LSP) calls it then
         return client
 
     def detach(self, client: Client) -> None:
@@ -393,23 +387,6 @@ class Host:
 
     # -- external sessions (X1, host/asking/external.py) -----------------------------------------
 
-    def new_external_session(
-        self, client: Client, *, client_name: str, cwd: str | None, ask_timeout: int, tools: Any
-    ) -> ExternalSession:
-        """One MCP connection's session, followed by `client` and every renderer (M1)."""
-        from .asking.external import create_external_session
-
-        return create_external_session(
-            self, client, client_name=client_name, cwd=cwd, ask_timeout=ask_timeout, tools=tools
-        )
-
-    def follow_external(self, client: Client) -> None:
-        """A client that renders questions follows every live external session (M1, X1).
-        Called on attach; a door that learns so later (LSP `initialize`) calls it then."""
-        from .asking.external import follow_external
-
-        follow_external(self, client)
-
     # -- prompts --------------------------------------------------------------------------
 
     async def prompt(
@@ -485,7 +462,3 @@ class Host:
 
     # -- delegate (T7, T8) ----------------------------------------------------------------
 
-    async def run_delegate(self, parent: Session, ctx: ToolContext, arguments: Any) -> ToolOutcome:
-        from .agent.delegate import run_delegate
-
-        return await run_delegate(self, parent, ctx, arguments)

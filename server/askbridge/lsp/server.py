@@ -16,6 +16,7 @@ from typing import Any
 
 from askbridge import __version__
 from askbridge.host.agent.session import Session
+from askbridge.host.asking.external import follow_external
 from askbridge.host.host import Host
 from askbridge.host.options import merge_settings, session_settings
 from askbridge.jsonrpc import Connection
@@ -103,7 +104,7 @@ class LspServer:
 
     def _follow_external(self) -> None:
         if self.client.attached and not self.shutdown_requested:
-            self.host.follow_external(self.client)
+            follow_external(self.host, self.client)
 
     async def shutdown(self, params: Any) -> None:
         """After shutdown every outstanding question request is cancelled ($/cancelRequest)."""

@@ -39,6 +39,7 @@ from askbridge.host.agent.tools import (
 )
 from askbridge.host.asking.external import (
     ExternalSession,
+    create_external_session,
     follow_by_renderers,
     late_replies_text,
 )
@@ -151,7 +152,8 @@ class ExternalAgent:
 
     def _session(self) -> ExternalSession:
         if self.session is None:
-            self.session = self.host.new_external_session(
+            self.session = create_external_session(
+                self.host,
                 self.client,
                 client_name=self._client_name(),
                 cwd=self.cwd,

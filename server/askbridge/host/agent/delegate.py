@@ -48,7 +48,7 @@ async def run_delegate(
         child.prompts.append(QueuedPrompt(ev.text_content(arguments["prompt"]), -1))
         child.running = True
         await run_turn(child, signal)
-        return ToolOutcome(child.final_text())
+        return ToolOutcome(child.last_text)
     finally:
         remove()
         child.running = False

@@ -17,7 +17,6 @@ from .agents import Agent, AgentRegistry
 
 if TYPE_CHECKING:
     from .session import Session
-    from .tools import ToolContext, ToolOutcome
 
 
 class Withdraws(Protocol):
@@ -54,7 +53,3 @@ class SessionHost(Protocol):
         parent: Session | None = None,
         parent_agent: Agent | None = None,
     ) -> Session: ...
-
-    async def run_delegate(
-        self, parent: Session, ctx: ToolContext, arguments: Any
-    ) -> ToolOutcome: ...

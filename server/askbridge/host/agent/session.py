@@ -179,11 +179,6 @@ class Session:
         """`history()`, read only if the model looks at it (a script never does)."""
         return _History(self)
 
-    @property
-    def events(self) -> list[ev.Event]:
-        """`history()`: the whole log, read from the store on each use."""
-        return self.history()
-
     # -- queueing -------------------------------------------------------------------------
 
     def enqueue_prompt(self, content: list[dict[str, Any]], client: Client | None) -> QueuedPrompt:
@@ -303,9 +298,6 @@ class Session:
     def unanswered_calls(self) -> list[tuple[str, str]]:
         """P7: tool calls of the log that never got a result."""
         return list(self.open_calls.items())
-
-    def final_text(self) -> str:
-        return self.last_text
 
 
 class _History(Sequence[ev.Event]):
