@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ..log import events as ev
 from ..store.commits import GroupCommit
 from ..store.store_api import EventStore
-from .agents import Agent, AgentRegistry
+from .agents import AgentRegistry
 
 if TYPE_CHECKING:
     from .session import Session
@@ -43,13 +43,8 @@ class SessionHost(Protocol):
 
     def session_idle(self, session: Session) -> None: ...
 
-    def new_session(
-        self,
-        *,
-        cwd: str | None = None,
-        model: dict[str, Any] | None = None,
-        ask_user_question: dict[str, Any] | None = None,
-        origin: str = "root",
-        parent: Session | None = None,
-        parent_agent: Agent | None = None,
-    ) -> Session: ...
+    @property
+    def new_session(self) -> Callable[..., Session]:
+        """host.py's `Host.new_session` (a delegation makes its child session with it);
+        its keywords are not repeated here, so the signature stays written once."""
+        ...
