@@ -159,13 +159,7 @@ class AskUserQuestionTool:
             if questions is None:
                 questions = parse_questions(arguments)
             if self.mode == "legacy":
-                request = UserQuestionRequest(
-                    questions,
-                    agent=ctx.agent,
-                    signal=ctx.signal,
-                    session_id=ctx.session_id,
-                    extra={TOOL_CALL_ID: ctx.call_id},
-                )
+                request = _request(ctx, questions)
                 return ToolOutcome(compact((await self.service.ask(request)).dump()))
             return await self._run_timed(ctx, arguments, questions)
         except HarnessError as exc:
@@ -188,13 +182,7 @@ class AskUserQuestionTool:
             raise ToolInputError(ASK_TIMEOUT_MESSAGE)
         if ctx.agent is None:
             raise ToolInputError("timed questions require a live agent")
-        request = UserQuestionRequest(
-            questions,
-            agent=ctx.agent,
-            signal=ctx.signal,
-            session_id=ctx.session_id,
-            extra={TOOL_CALL_ID: ctx.call_id},
-        )
+        request = _request(ctx, questions)
         if timeout == -1:
             request = request.with_wait(ctx.signal, Wait(call_id=ctx.call_id))
             return ToolOutcome(compact((await self.service.ask(request)).dump()))
@@ -264,3 +252,14 @@ __all__ = [
     "reply_text",
     "valid_timeout",
 ]
+
+
+def _request(ctx: ToolContext, questions: list[QuestionItem]) -> UserQuestionRequest:
+    """The core's request for one tool call, legacy or timed alike."""
+    return UserQuestionRequest(
+        questions,
+        agent=ctx.agent,
+        signal=ctx.signal,
+        session_id=ctx.session_id,
+        extra={TOOL_CALL_ID: ctx.call_id},
+    )
