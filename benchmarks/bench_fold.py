@@ -31,8 +31,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from askbridge.host import events as ev
-from askbridge.host.projection import fold_all
+from askbridge.host.log import events as ev
+from askbridge.host.log.projection import fold_all
 
 EVENT_COUNT = 1_000_000
 REPEATS = 3

@@ -24,10 +24,10 @@ from collections.abc import Callable
 
 import anyio
 
-from askbridge.host import events as ev
-from askbridge.host.datadir import open_store
 from askbridge.host.host import Host
-from askbridge.host.store_api import EventStore, encode_event
+from askbridge.host.log import events as ev
+from askbridge.host.store.datadir import open_store
+from askbridge.host.store.store_api import EventStore, encode_event
 
 EVENT_COUNT = 100_000
 BATCH_SIZE = 50

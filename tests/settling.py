@@ -3,7 +3,7 @@
 Shared by the in-process tests (tests/ is on sys.path through its conftest).
 anyio's `wait_all_tasks_blocked` is not enough here: it counts a task waiting
 on a future as blocked even when a callback already queued on the loop will
-release it — the group commit (host/commits.py) releases its waiters from one
+release it — the group commit (host/store/commits.py) releases its waiters from one
 `call_soon` callback at the end of a loop turn — and it sleeps 0.1 s between
 looks.
 """

@@ -65,17 +65,6 @@ def default_host_mode() -> str:
     return mode if mode in HOST_MODES else "auto"
 
 
-def data_dir_of(arg: str | None) -> str:
-    """`--data-dir` if given, else `$XDG_STATE_HOME/askbridge`, else `~/.local/state/askbridge`."""
-    if arg:
-        return os.path.abspath(os.path.expanduser(arg))
-    state_home = os.environ.get("XDG_STATE_HOME", "")
-    # The XDG spec says a relative value is invalid and must be ignored.
-    if state_home and os.path.isabs(state_home):
-        return os.path.join(state_home, "askbridge")
-    return os.path.join(os.path.expanduser("~"), ".local", "state", "askbridge")
-
-
 # The longest unix socket path the platform binds: sun_path less its terminating NUL.
 MAX_SOCKET_PATH = 103 if sys.platform == "darwin" else 107
 

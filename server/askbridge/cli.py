@@ -22,6 +22,7 @@ import sys
 from typing import Any, NoReturn
 
 from askbridge import __version__
+from askbridge.protocol.defaults import ASK_TIMEOUT_DEFAULT_SECONDS, ASK_TIMEOUT_MAX_SECONDS
 
 DEFAULT_DATA_DIR = "$XDG_STATE_HOME/askbridge, else ~/.local/state/askbridge"
 EXIT_USAGE = 2
@@ -65,8 +66,10 @@ def _timeout_arg(value: str) -> int:
         n = int(value)
     except ValueError:
         n = 0
-    if n != -1 and not 1 <= n <= 2147483:
-        raise argparse.ArgumentTypeError("must be -1 or an integer from 1 to 2147483 (seconds)")
+    if n != -1 and not 1 <= n <= ASK_TIMEOUT_MAX_SECONDS:
+        raise argparse.ArgumentTypeError(
+            f"must be -1 or an integer from 1 to {ASK_TIMEOUT_MAX_SECONDS} (seconds)"
+        )
     return n
 
 
@@ -94,7 +97,8 @@ def _add_ask_timeout(p: argparse.ArgumentParser) -> None:
         type=_timeout_arg,
         default=None,
         metavar="N",
-        help="default timeout of timed questions in seconds, -1 for none (default: 120)",
+        help="default timeout of timed questions in seconds, -1 for none"
+        f" (default: {ASK_TIMEOUT_DEFAULT_SECONDS})",
     )
 
 

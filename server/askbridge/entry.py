@@ -55,7 +55,8 @@ def main(argv: list[str] | None = None) -> int:
 
         return full_main(args)
     from askbridge import __version__
-    from askbridge.attach import attach, data_dir_of
+    from askbridge.attach import attach
+    from askbridge.paths import data_dir_of
 
     door, data_dir = plain
     try:

@@ -12,7 +12,7 @@ admitted), other tool calls and results, and turn ends.
 It reads through `open_store_read_only`: no lock, nothing written, so it works
 while a server holds the directory and sees everything that server has
 committed. The decoding, damage checks and event vocabulary are the store's
-(store_sqlite.py, host/events.py, projection_parse.py); nothing is re-parsed here.
+(store_sqlite.py, host/log/events.py, projection_parse.py); nothing is re-parsed here.
 Exit status 0; 1 with one line on stderr when the directory or the session does
 not exist or the store is damaged (a damaged session in a listing is shown as
 such, the others still listed, and the status is 1).
@@ -55,8 +55,8 @@ def add_sessions_parser(sub: Any) -> None:
 
 def run_sessions(args: argparse.Namespace) -> int:
     from askbridge.core.errors import SessionError
-    from askbridge.host.datadir import open_store_read_only, resolve_data_dir
-    from askbridge.host.store_api import StoreError
+    from askbridge.host.store.datadir import open_store_read_only, resolve_data_dir
+    from askbridge.host.store.store_api import StoreError
 
     try:
         store = open_store_read_only(resolve_data_dir(args.data_dir))
@@ -85,8 +85,8 @@ def _fail(message: str) -> int:
 
 
 def _list(store: Any) -> int:
-    from askbridge.host.events import ROOT_ORIGINS
-    from askbridge.host.store_api import StoreDamaged
+    from askbridge.host.log.events import ROOT_ORIGINS
+    from askbridge.host.store.store_api import StoreDamaged
 
     status = 0
     for info in store.list_sessions():
@@ -102,7 +102,7 @@ def _list(store: Any) -> int:
 
 
 def session_status(events: list[dict[str, Any]]) -> str:
-    from askbridge.host.events import TURN_START
+    from askbridge.host.log.events import TURN_START
 
     turns = sum(1 for event in events if event.get("type") == TURN_START)
     states = list(_question_states(events).values())
@@ -116,8 +116,8 @@ def _question_states(events: list[dict[str, Any]]) -> dict[str, str]:
     """Each asked call's state, `pending` or `settled`, in either ask mode. The question
     view's fold tracks timed calls only; a blocking question answered in its turn is
     settled too, so the listing walks the log itself (same readers as the fold, P3/P4)."""
-    from askbridge.host import events as ev
-    from askbridge.host.projection_parse import (
+    from askbridge.host.log import events as ev
+    from askbridge.host.log.projection_parse import (
         ASK_USER_QUESTION,
         parse_questions,
         read_tool_outcome,
@@ -150,7 +150,7 @@ def _count(n: int, noun: str) -> str:
 
 def transcript(events: list[dict[str, Any]]) -> Iterable[str]:
     """The readable lines of one session's log (its header first)."""
-    from askbridge.host import events as ev
+    from askbridge.host.log import events as ev
 
     header = events[0]
     yield f"session {header.get('sessionId')}  {header.get('title') or '(untitled)'}"
@@ -192,7 +192,7 @@ def _turn_end(event: dict[str, Any]) -> Iterable[str]:
 
 
 def _tool_call(event: dict[str, Any]) -> Iterable[str]:
-    from askbridge.host.projection_parse import ASK_USER_QUESTION, parse_questions
+    from askbridge.host.log.projection_parse import ASK_USER_QUESTION, parse_questions
 
     name, call_id, arguments = event.get("name"), event.get("callId"), event.get("arguments")
     questions = parse_questions(arguments) if name == ASK_USER_QUESTION else None
@@ -212,7 +212,7 @@ def _tool_call(event: dict[str, Any]) -> Iterable[str]:
 
 
 def _tool_result(event: dict[str, Any]) -> Iterable[str]:
-    from askbridge.host.projection_parse import ASK_USER_QUESTION, read_tool_outcome
+    from askbridge.host.log.projection_parse import ASK_USER_QUESTION, read_tool_outcome
     from askbridge.protocol.errors import ErrorCode
 
     call_id = event.get("callId")
@@ -231,8 +231,8 @@ def _tool_result(event: dict[str, Any]) -> Iterable[str]:
 
 
 def _user_message(event: dict[str, Any]) -> Iterable[str]:
-    from askbridge.host.events import REPLY_SOURCE_KIND
-    from askbridge.host.projection_parse import read_reply_answers
+    from askbridge.host.log.events import REPLY_SOURCE_KIND
+    from askbridge.host.log.projection_parse import read_reply_answers
 
     source = _dict(event.get("source"))
     if source.get("kind") == REPLY_SOURCE_KIND:
@@ -242,8 +242,8 @@ def _user_message(event: dict[str, Any]) -> Iterable[str]:
 
 
 def _inbox_inserted(event: dict[str, Any]) -> Iterable[str]:
-    from askbridge.host.events import REPLY_SOURCE_KIND
-    from askbridge.host.projection_parse import read_reply_answers
+    from askbridge.host.log.events import REPLY_SOURCE_KIND
+    from askbridge.host.log.projection_parse import read_reply_answers
 
     message = _dict(event.get("message"))
     source = _dict(message.get("source"))

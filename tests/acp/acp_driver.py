@@ -24,9 +24,9 @@ from askbridge.acp.door import serve_acp
 from askbridge.acp.server import AcpServer
 from askbridge.cli import build_parser
 from askbridge.core import HarnessError, ManualClock, UserQuestionRequest
-from askbridge.host.datadir import open_store
 from askbridge.host.host import Host
 from askbridge.host.options import host_settings
+from askbridge.host.store.datadir import open_store
 from askbridge.protocol import QuestionItem
 from askbridge.stdio import open_stdio
 

@@ -32,6 +32,8 @@ from acp.schema import (
 )
 from acp.stdio import spawn_agent_process
 
+from scripts import ask_call, script  # noqa: F401  (script re-exported for the ACP tests)
+
 ASKBRIDGE = str(Path(sys.executable).with_name("askbridge"))
 DRIVER = str(Path(__file__).with_name("acp_driver.py"))
 WAIT_S = 15.0
@@ -41,8 +43,7 @@ Behaviour = Callable[[dict[str, Any]], Awaitable[Any]]
 
 def ask_step(call_id: str, *questions: dict[str, Any], **arguments: Any) -> dict[str, Any]:
     """A script step whose model calls ask_user_question."""
-    args = {"questions": list(questions), **arguments}
-    return {"toolCalls": [{"id": call_id, "name": "ask_user_question", "arguments": args}]}
+    return ask_call(call_id, list(questions), **arguments)
 
 
 def question(qid: str, *labels: str, **fields: Any) -> dict[str, Any]:
@@ -50,10 +51,6 @@ def question(qid: str, *labels: str, **fields: Any) -> dict[str, Any]:
     if labels:
         q["options"] = [{"label": label} for label in labels]
     return q
-
-
-def script(*steps: dict[str, Any]) -> dict[str, Any]:
-    return {"kind": "script", "steps": list(steps)}
 
 
 def capabilities(*, askbridge: bool = False, form: bool = False) -> ClientCapabilities:

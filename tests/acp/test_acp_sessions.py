@@ -23,7 +23,7 @@ from acp_harness import (
     start_agent,
 )
 
-from askbridge.host.datadir import open_store_read_only
+from askbridge.host.store.datadir import open_store_read_only
 
 
 def _header(data_dir: Path, session_id: str) -> dict[str, Any]:

@@ -11,7 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from askbridge.host.datadir import open_store_read_only
+from askbridge.host.store.datadir import open_store_read_only
+from scripts import ask_call, script, text_step  # noqa: F401  (re-exported for the e2e tests)
 
 DB_QUESTION: dict[str, Any] = {
     "id": "db",
@@ -30,23 +31,8 @@ def ask_step(
     timeout: int | None = None,
     text: str | None = None,
 ) -> dict[str, Any]:
-    arguments: dict[str, Any] = {"questions": questions or [DB_QUESTION]}
-    if timeout is not None:
-        arguments["timeout"] = timeout
-    step: dict[str, Any] = {
-        "toolCalls": [{"id": call_id, "name": "ask_user_question", "arguments": arguments}]
-    }
-    if text is not None:
-        step["text"] = text
-    return step
-
-
-def script(*steps: dict[str, Any]) -> dict[str, Any]:
-    return {"kind": "script", "steps": list(steps)}
-
-
-def text_step(text: str) -> dict[str, Any]:
-    return {"text": text}
+    arguments: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
+    return ask_call(call_id, questions or [DB_QUESTION], text, **arguments)
 
 
 def tool_text(update: dict[str, Any]) -> str:

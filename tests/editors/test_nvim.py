@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 
 from askbridge import __version__
-from askbridge.host.store_sqlite import SQLiteEventStore
+from askbridge.host.store.store_sqlite import SQLiteEventStore
 from askbridge.testing.hosts import host_pid, stop_host
 
 REPO = Path(__file__).resolve().parents[2]

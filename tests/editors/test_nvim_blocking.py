@@ -19,7 +19,7 @@ from typing import Any
 
 from test_nvim import DB_QUESTION, TIMED_ASK_S, VIM_LOG_WARN, ask, run_scenario
 
-from askbridge.host.store_sqlite import SQLiteEventStore
+from askbridge.host.store.store_sqlite import SQLiteEventStore
 
 COLOUR = {"id": "color", "question": "Colour?", "options": [{"label": "red"}, {"label": "blue"}]}
 

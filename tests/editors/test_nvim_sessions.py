@@ -16,7 +16,7 @@ from pathlib import Path
 
 from test_nvim import DB_QUESTION, TIMED_ASK_S, VIM_LOG_ERROR, ask, run_nvim, server_command
 
-from askbridge.host.store_sqlite import SQLiteEventStore
+from askbridge.host.store.store_sqlite import SQLiteEventStore
 
 
 def test_M1_L4_sessions_lists_loads_and_answers_a_continued_question(tmp_path: Path) -> None:

@@ -37,7 +37,7 @@ from test_nvim import (
     server_command,
 )
 
-from askbridge.host.store_sqlite import SQLiteEventStore
+from askbridge.host.store.store_sqlite import SQLiteEventStore
 
 WAIT_S = 30
 

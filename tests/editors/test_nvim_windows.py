@@ -43,7 +43,7 @@ from test_nvim_tmux import (  # noqa: F401 (terminal: a fixture)
     wait_for,
 )
 
-from askbridge.host.store_sqlite import SQLiteEventStore
+from askbridge.host.store.store_sqlite import SQLiteEventStore
 
 # Long enough that the countdown never ends a card in these tests.
 ASK_TIMEOUT_S = 120

@@ -39,7 +39,7 @@ from typing import Any
 import anyio
 import pytest
 
-from askbridge.host.datadir import open_store_read_only
+from askbridge.host.store.datadir import open_store_read_only
 from askbridge.testing import AskbridgeClient
 from askbridge.testing.hosts import stop_host
 

@@ -29,8 +29,8 @@ import anyio
 
 from askbridge.core import HarnessError, ManualClock, UserQuestionRequest
 from askbridge.core.waterfall import NextListener
-from askbridge.host.datadir import open_store
 from askbridge.host.host import Host
+from askbridge.host.store.datadir import open_store
 from askbridge.protocol import Answer
 
 

@@ -39,11 +39,12 @@ import pytest
 
 from askbridge.core import ManualClock, UserQuestionError, UserQuestionRequest
 from askbridge.core.waterfall import NextListener
-from askbridge.host import events as ev
-from askbridge.host.datadir import open_store
 from askbridge.host.host import Host
-from askbridge.host.inbox import Inbox
+from askbridge.host.log import events as ev
+from askbridge.host.log.inbox import Inbox
+from askbridge.host.store.datadir import open_store
 from askbridge.protocol import Answer, AnswerItem, ErrorCode
+from scripts import ask_call
 from settling import settle
 
 DRIVER = Path(__file__).with_name("host_driver.py")
@@ -52,8 +53,7 @@ MARKER_TIMEOUT_S = 30.0
 
 def ask_step(call_id: str, qid: str, **arguments: Any) -> dict[str, Any]:
     question = {"id": qid, "question": f"Which {qid}?", "options": [{"label": "x"}, {"label": "y"}]}
-    args = {"questions": [question], **arguments}
-    return {"toolCalls": [{"id": call_id, "name": "ask_user_question", "arguments": args}]}
+    return ask_call(call_id, [question], **arguments)
 
 
 SCRIPT = {

@@ -22,14 +22,14 @@ from pathlib import Path
 
 import pytest
 
-from askbridge.host.datadir import DB_FILE_NAME, open_store
+from askbridge.host.store.datadir import DB_FILE_NAME, open_store
 
 SESSION = "crash"
 
 CHILD = """
 import sys
-from askbridge.host import events as ev
-from askbridge.host.datadir import open_store
+from askbridge.host.log import events as ev
+from askbridge.host.store.datadir import open_store
 
 store = open_store(sys.argv[1])
 store.create_session(ev.session_header(

@@ -25,9 +25,9 @@ from pathlib import Path
 
 import pytest
 
-from askbridge.host import events as ev
-from askbridge.host.datadir import DB_FILE_NAME, open_store, open_store_read_only
-from askbridge.host.store_api import StoreError
+from askbridge.host.log import events as ev
+from askbridge.host.store.datadir import DB_FILE_NAME, open_store, open_store_read_only
+from askbridge.host.store.store_api import StoreError
 from askbridge.testing.wire import serve_command
 from full_disk import fill
 

@@ -32,8 +32,8 @@ import anyio.lowlevel
 from anyio.abc import TaskGroup
 
 from askbridge.core import ManualClock
-from askbridge.host.datadir import open_store
 from askbridge.host.host import Host
+from askbridge.host.store.datadir import open_store
 from askbridge.jsonrpc import FrameReader, LineReader, MessageWriter, line_frame, lsp_connection
 from askbridge.lsp.server import LspServer
 from askbridge.mcp.door import serve_mcp

@@ -7,10 +7,10 @@ from pathlib import Path
 
 from bench import bench, db_question, settle, text_of
 
-from askbridge.host import events as ev
-from askbridge.host.datadir import open_store
-from askbridge.host.external import ExternalSession
+from askbridge.host.asking.external import ExternalSession
 from askbridge.host.host import Host
+from askbridge.host.log import events as ev
+from askbridge.host.store.datadir import open_store
 from askbridge.mcp.approval import approval_question, fenced, render_input
 
 

@@ -14,6 +14,8 @@ from typing import Any
 
 from bench import CAPABLE, Agent, Editor, bench, db_question, settle, text_of
 
+from askbridge.host.asking.external import follow_external
+
 ASK_TIMEOUT_S = 30
 
 
@@ -199,7 +201,7 @@ async def test_M3_an_editor_that_attaches_later_gets_the_open_question(tmp_path:
         call = agent.call_tool("ask_user_question", ask_args(timeout=ASK_TIMEOUT_S))
         await settle()
         editor = await b.editor()
-        b.host.follow_external(next(c for c in b.host.clients.values() if c.door == "lsp"))
+        follow_external(b.host, next(c for c in b.host.clients.values() if c.door == "lsp"))
         ask = await editor.request("userQuestions/ask")
         editor.respond(ask["id"], {"answers": [{"id": "db", "selected": ["SQLite"]}]})
         result = await agent.result(call)
@@ -215,7 +217,7 @@ async def test_X3_editor_answers_while_the_elicitation_is_withdrawn(tmp_path: Pa
         form = await agent.request("elicitation/create")
         assert form["params"]["mode"] == "form"
         editor = await b.editor()
-        b.host.follow_external(next(c for c in b.host.clients.values() if c.door == "lsp"))
+        follow_external(b.host, next(c for c in b.host.clients.values() if c.door == "lsp"))
         ask = await editor.request("userQuestions/ask")
         editor.respond(ask["id"], {"answers": [{"id": "db", "selected": ["Postgres"]}]})
         cancelled = await agent.notification("notifications/cancelled")

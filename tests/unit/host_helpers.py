@@ -32,12 +32,13 @@ from anyio.abc import TaskGroup
 
 from askbridge.core import ManualClock, UserQuestionRequest
 from askbridge.core.waterfall import NextListener
-from askbridge.host import events as ev
 from askbridge.host.host import Host
-from askbridge.host.store_api import EventStore
-from askbridge.host.store_memory import MemoryEventStore
+from askbridge.host.log import events as ev
+from askbridge.host.store.store_api import EventStore
+from askbridge.host.store.store_memory import MemoryEventStore
 from askbridge.protocol import Answer, AnswerItem, ProjectionView
 from askbridge.protocol.views import apply_view_changes, empty_view
+from scripts import ask_call, call_step, script, text_step  # noqa: F401  (re-exported)
 from settling import settle  # noqa: F401  (re-exported for the host tests)
 
 ANY = "*"
@@ -59,23 +60,7 @@ def ask_step(
     call_id: str, questions: Sequence[dict[str, Any]] | None = None, **arguments: Any
 ) -> dict[str, Any]:
     """A script step whose one tool call is ask_user_question."""
-    args = {"questions": list(questions) if questions is not None else [q()], **arguments}
-    return {"toolCalls": [{"id": call_id, "name": "ask_user_question", "arguments": args}]}
-
-
-def call_step(call_id: str, name: str, arguments: Any, text: str | None = None) -> dict[str, Any]:
-    step: dict[str, Any] = {"toolCalls": [{"id": call_id, "name": name, "arguments": arguments}]}
-    if text is not None:
-        step["text"] = text
-    return step
-
-
-def text_step(text: str) -> dict[str, Any]:
-    return {"text": text}
-
-
-def script(*steps: dict[str, Any]) -> dict[str, Any]:
-    return {"kind": "script", "steps": list(steps)}
+    return ask_call(call_id, list(questions) if questions is not None else [q()], **arguments)
 
 
 def answer(**selected: str | list[str]) -> Answer:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from askbridge.host import events as ev
+from askbridge.host.log import events as ev
 from askbridge.testing.wire import serve_command
 
 

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from store_helpers import header, refused_start
 
-from askbridge.host import events as ev
-from askbridge.host.datadir import DB_FILE_NAME, LOCK_FILE_NAME, open_store
-from askbridge.host.store_api import StoreError, StoreLost
+from askbridge.host.log import events as ev
+from askbridge.host.store.datadir import DB_FILE_NAME, LOCK_FILE_NAME, open_store
+from askbridge.host.store.store_api import StoreError, StoreLost
 
 NOBODY = 65534
 

@@ -26,8 +26,8 @@ from host_helpers import (
     user_texts,
 )
 
-from askbridge.host import events as ev
-from askbridge.host.projection import fold_all
+from askbridge.host.log import events as ev
+from askbridge.host.log.projection import fold_all
 from askbridge.protocol import FIXED_MESSAGES, ErrorCode
 
 CHILD_FINAL = "I need the user to choose the database; options: x or y."

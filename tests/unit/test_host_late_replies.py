@@ -28,7 +28,7 @@ from host_helpers import (
 )
 
 from askbridge.core import SessionError, UserQuestionError
-from askbridge.host import events as ev
+from askbridge.host.log import events as ev
 from askbridge.protocol import FIXED_MESSAGES, Answer, AnswerItem, ErrorCode
 
 TIMEOUT_MS = 5000

@@ -38,11 +38,11 @@ from host_helpers import (
 
 from askbridge.core import SessionError, UserQuestionError, UserQuestionRequest
 from askbridge.core.waterfall import NextListener
-from askbridge.host import events as ev
-from askbridge.host.datadir import DB_FILE_NAME, open_store
-from askbridge.host.inbox import Inbox
-from askbridge.host.store_api import EventStore
-from askbridge.host.store_memory import MemoryEventStore
+from askbridge.host.log import events as ev
+from askbridge.host.log.inbox import Inbox
+from askbridge.host.store.datadir import DB_FILE_NAME, open_store
+from askbridge.host.store.store_api import EventStore
+from askbridge.host.store.store_memory import MemoryEventStore
 from askbridge.protocol import FIXED_MESSAGES, Answer, ErrorCode
 
 UNKNOWN_TEXT = "Error: " + FIXED_MESSAGES[ErrorCode.TOOL_OUTCOME_UNKNOWN]

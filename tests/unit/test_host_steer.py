@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from host_helpers import answer, ask_step, host_env, of_type, script, settle, text_step, types
 
-from askbridge.host import events as ev
-from askbridge.host.store_memory import MemoryEventStore
+from askbridge.host.log import events as ev
+from askbridge.host.store.store_memory import MemoryEventStore
 
 
 async def test_steer_reaches_a_running_agent_at_its_next_step_boundary() -> None:

@@ -26,10 +26,10 @@ from host_helpers import (
 )
 
 from askbridge.core import AbortSignal, UserQuestionError
-from askbridge.host import events as ev
+from askbridge.host.agent.tools import AskUserQuestionTool, ToolContext
 from askbridge.host.host import Host
-from askbridge.host.store_memory import MemoryEventStore
-from askbridge.host.tools import AskUserQuestionTool, ToolContext
+from askbridge.host.log import events as ev
+from askbridge.host.store.store_memory import MemoryEventStore
 from askbridge.protocol import FIXED_MESSAGES, Answer, AnswerItem, ErrorCode, Wait
 
 BAD_TIMEOUT_TEXT = "timeout must be -1 or a positive integer up to 2147483 seconds"

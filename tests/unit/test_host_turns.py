@@ -22,9 +22,9 @@ from host_helpers import (
 )
 
 from askbridge.core import ManualClock
-from askbridge.host import events as ev
 from askbridge.host.host import Host
-from askbridge.host.store_memory import MemoryEventStore
+from askbridge.host.log import events as ev
+from askbridge.host.store.store_memory import MemoryEventStore
 from askbridge.protocol import FIXED_MESSAGES, ErrorCode
 
 ABORTED_TEXT = "Error: " + FIXED_MESSAGES[ErrorCode.ASK_ABORTED]

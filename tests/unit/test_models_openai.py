@@ -19,9 +19,9 @@ import anyio
 import httpx
 import pytest
 
-from askbridge.host import events
-from askbridge.host.models.base import ModelError, ModelResponse, ToolCallRequest
-from askbridge.host.models.openai import OpenAIChatModel
+from askbridge.host.agent.models.base import ModelError, ModelResponse, ToolCallRequest
+from askbridge.host.agent.models.openai import OpenAIChatModel
+from askbridge.host.log import events
 
 KEY_ENV = "ASKBRIDGE_TEST_MODEL_KEY"
 ASK_TOOL = {

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from askbridge.host import events
-from askbridge.host.models.base import ModelResponse, ToolCallRequest
-from askbridge.host.models.factory import make_model
-from askbridge.host.models.openai import OpenAIChatModel
-from askbridge.host.models.script import ScriptModel, decode_tool_arguments
+from askbridge.host.agent.models.base import ModelResponse, ToolCallRequest
+from askbridge.host.agent.models.factory import make_model
+from askbridge.host.agent.models.openai import OpenAIChatModel
+from askbridge.host.agent.models.script import ScriptModel, decode_tool_arguments
+from askbridge.host.log import events
 from askbridge.protocol.base import WireModel
 
 ASK_ARGS = {"questions": [{"id": "db", "question": "Which database?"}]}

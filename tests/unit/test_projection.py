@@ -1,6 +1,6 @@
 """The `userQuestions` projection fold (behavior.md P1–P6, P7's synthetic results, V7, S2).
 
-Events are built with the constructors of askbridge.host.events, as the host logs them.
+Events are built with the constructors of askbridge.host.log.events, as the host logs them.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from askbridge.host import events as ev
-from askbridge.host.projection import Projection, fold_all
+from askbridge.host.log import events as ev
+from askbridge.host.log.projection import Projection, fold_all
 from askbridge.protocol import FIXED_MESSAGES, ErrorCode, ProjectionView
 from askbridge.protocol.views import apply_view_changes, empty_view
 

@@ -20,10 +20,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from askbridge.host import events as ev
-from askbridge.host.datadir import open_store
-from askbridge.host.store_api import EventStore, StoreError
-from askbridge.host.store_memory import MemoryEventStore
+from askbridge.host.log import events as ev
+from askbridge.host.store.datadir import open_store
+from askbridge.host.store.store_api import EventStore, StoreError
+from askbridge.host.store.store_memory import MemoryEventStore
 
 StoreFactory = Callable[[], EventStore]
 

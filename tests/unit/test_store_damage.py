@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from store_helpers import header
 
-from askbridge.host import events as ev
-from askbridge.host.datadir import DB_FILE_NAME, open_store
-from askbridge.host.store_api import StoreDamaged
+from askbridge.host.log import events as ev
+from askbridge.host.store.datadir import DB_FILE_NAME, open_store
+from askbridge.host.store.store_api import StoreDamaged
 from askbridge.testing.wire import RawServer
 
 

@@ -14,21 +14,21 @@ from pathlib import Path
 
 import pytest
 
-from askbridge.host.datadir import (
+from askbridge.host.store.datadir import (
     DB_FILE_NAME,
     LOCK_FILE_NAME,
     DataDirLock,
     open_store,
     resolve_data_dir,
 )
-from askbridge.host.store_api import StoreError
+from askbridge.host.store.store_api import StoreError
 
 # Opens the store at argv[1]; prints the StoreError and exits 3 if refused,
 # else says "ready" and keeps the store open until its stdin closes.
 OPENER = """
 import sys
-from askbridge.host.datadir import open_store
-from askbridge.host.store_api import StoreError
+from askbridge.host.store.datadir import open_store
+from askbridge.host.store.store_api import StoreError
 try:
     store = open_store(sys.argv[1])
 except StoreError as exc:

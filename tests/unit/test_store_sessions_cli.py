@@ -19,8 +19,9 @@ from typing import Any
 
 import pytest
 
-from askbridge.host.datadir import DB_FILE_NAME
+from askbridge.host.store.datadir import DB_FILE_NAME
 from askbridge.testing.wire import RawServer
+from scripts import ask_call, script, text_step
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -36,20 +37,7 @@ POSTGRES = {"answers": [{"id": "db", "selected": ["Postgres"]}]}
 
 def ask_step(call_id: str, questions: list[Any], **arguments: Any) -> dict[str, Any]:
     text = arguments.pop("text", None)
-    call = {
-        "id": call_id,
-        "name": "ask_user_question",
-        "arguments": {"questions": questions, **arguments},
-    }
-    return {"toolCalls": [call], **({"text": text} if text else {})}
-
-
-def text_step(text: str) -> dict[str, Any]:
-    return {"text": text}
-
-
-def script(*steps: dict[str, Any]) -> dict[str, Any]:
-    return {"kind": "script", "steps": list(steps)}
+    return ask_call(call_id, questions, text or None, **arguments)
 
 
 OS_QUESTION = {

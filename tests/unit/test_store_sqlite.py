@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from store_helpers import header
 
-from askbridge.host import events as ev
-from askbridge.host.datadir import DB_FILE_NAME, DataDirLock, open_store
-from askbridge.host.store_api import StoreDamaged, StoreError
-from askbridge.host.store_sqlite import SCHEMA_VERSION, SQLiteEventStore
+from askbridge.host.log import events as ev
+from askbridge.host.store.datadir import DB_FILE_NAME, DataDirLock, open_store
+from askbridge.host.store.store_api import StoreDamaged, StoreError
+from askbridge.host.store.store_sqlite import SCHEMA_VERSION, SQLiteEventStore
 
 
 def raw(path: Path) -> sqlite3.Connection:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from askbridge.core import SimpleAgentRegistry, UserQuestionService
-from askbridge.host.tools import AskUserQuestionTool
+from askbridge.host.agent.tools import AskUserQuestionTool
 from askbridge.protocol.tool_arguments import (
     AskUserQuestionArguments,
     ToolOptionArgument,

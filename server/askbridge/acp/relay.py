@@ -1,4 +1,4 @@
-"""The ACP door's side of a client (a `ClientLink`, host/clients.py): updates and cards.
+"""The ACP door's side of a client (a `ClientLink`, host/asking/clients.py): updates and cards.
 
 Updates go out as ACP's own `session/update` kinds plus `_askbridge/turn`
 (updates.py) and `_askbridge/didChange`, queued on the connection in order.
@@ -45,8 +45,8 @@ from askbridge.core import HarnessError, UserQuestionError, UserQuestionRequest,
 from askbridge.core.forms import form_answer
 from askbridge.core.timed_wait import DEADLINE
 from askbridge.core.waterfall import NextListener
-from askbridge.host.clients import Client, ClientErrorReply, ClientGone, late_answer_callback
-from askbridge.host.tools import TOOL_CALL_ID
+from askbridge.host.agent.tools import TOOL_CALL_ID
+from askbridge.host.asking.clients import Client, ClientErrorReply, ClientGone, late_answer_callback
 from askbridge.jsonrpc import Connection, ConnectionClosed, LateReply, RpcResponseError
 from askbridge.protocol.errors import ErrorCode, RpcErrorCode
 from askbridge.protocol.methods import (

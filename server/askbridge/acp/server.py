@@ -36,9 +36,10 @@ from pydantic import ValidationError
 
 from askbridge import __version__
 from askbridge.core import HarnessError
+from askbridge.host.agent.session import Session
+from askbridge.host.asking.external import follow_external
 from askbridge.host.host import Host
 from askbridge.host.options import merge_settings, session_settings
-from askbridge.host.session import Session
 from askbridge.jsonrpc import Connection
 from askbridge.protocol.acp import (
     AcpAnswerParams,
@@ -143,7 +144,7 @@ class AcpServer:
             elicitation = caps.elicitation
             self.relay.elicitation_form = elicitation is not None and elicitation.form is not None
         if self.relay.renders_questions:
-            self.host.follow_external(self.client)  # M1: every external (MCP) session
+            follow_external(self.host, self.client)  # M1: every external (MCP) session
         return {
             "protocolVersion": ACP_PROTOCOL_VERSION,
             "agentCapabilities": {"loadSession": True, "_meta": agent_capabilities_meta()},
@@ -172,7 +173,7 @@ class AcpServer:
         # P7 repair and L5 re-admission happen in the load; the replay and then the
         # view's snapshot (subscribe) go out before `{}`.
         session = self.host.load_session(request.session_id, self.client, subscribe=False)
-        for method, body in replay(session.id, list(session.events)):
+        for method, body in replay(session.id, list(session.history())):
             self.conn.notify(method, body)
         self.host.subscribe(self.client, session)
         return {}

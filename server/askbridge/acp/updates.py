@@ -1,6 +1,6 @@
 """Host session updates and logged events as ACP notifications (live and on `session/load`).
 
-The host publishes the LSP door's `session/update` shapes (host/updates.py) (`turn_started`,
+The host publishes the LSP door's `session/update` shapes (host/log/updates.py) (`turn_started`,
 `agent_message_chunk`, `user_message`, `tool_call`, `tool_call_update`,
 `turn_ended`). ACP clients get only ACP's own update kinds:
 
@@ -33,8 +33,8 @@ from acp.schema import (
 )
 from pydantic import BaseModel
 
-from askbridge.host import events as ev
-from askbridge.host.updates import replay_updates
+from askbridge.host.log import events as ev
+from askbridge.host.log.updates import replay_updates
 from askbridge.protocol.acp import (
     TurnEndedNotification,
     TurnStartedNotification,
@@ -134,7 +134,7 @@ def notifications(session_id: str, update: dict[str, Any]) -> list[Notification]
 
 def replay(session_id: str, events: Iterable[ev.Event]) -> list[Notification]:
     """`session/load`: the conversation in the log as ACP `session/update` notifications,
-    through the host's one event → update mapping (host/updates.py)."""
+    through the host's one event → update mapping (host/log/updates.py)."""
     out: list[Notification] = []
     for update in replay_updates(events):
         out.extend(notifications(session_id, update))

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from askbridge.host.host import Host
+from askbridge.protocol.defaults import ASK_TIMEOUT_DEFAULT_SECONDS
 
 # After the data directory is lost, how long requests in flight have to answer STORE_LOST.
 FATAL_GRACE_S = 0.5
@@ -47,7 +48,7 @@ async def serve_door(
 
         ask = options.get("ask_user_question") or {}
         mcp_options = {
-            "ask_timeout": ask.get("timeout", 120),
+            "ask_timeout": ask.get("timeout", ASK_TIMEOUT_DEFAULT_SECONDS),
             "cwd": hello.get("cwd"),
             "data_dir": str(data_dir) if data_dir is not None else "?",  # S12: its log line
         }

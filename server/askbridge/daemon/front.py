@@ -40,7 +40,8 @@ def door_defaults(args: argparse.Namespace) -> dict[str, Any]:
 
 def run_front_door(door: str, args: argparse.Namespace) -> int:
     from askbridge import __version__
-    from askbridge.attach import attach, data_dir_of
+    from askbridge.attach import attach
+    from askbridge.paths import data_dir_of
 
     data_dir = data_dir_of(args.data_dir)
     if args.host == "inline":

@@ -23,7 +23,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from askbridge.attach import AttachError, connect, data_dir_of
+from askbridge.attach import AttachError, connect
+from askbridge.paths import data_dir_of
 
 STOP_WAIT_S = 10.0
 LOCK_RACE_S = 2.0
@@ -146,8 +147,8 @@ def _run_host(args: argparse.Namespace) -> int:
     if args.stop:
         return stop_host(data_dir)
     from askbridge.core import StoreError
-    from askbridge.host.datadir import open_store
     from askbridge.host.options import host_settings
+    from askbridge.host.store.datadir import open_store
 
     try:
         store = open_store(data_dir)

@@ -3,7 +3,7 @@
 One Host per data directory (H1); every front door attaches its clients to it
 (`attach(link, env)`; clients.py). Clients create, list and load any root
 session (M1) and follow the sessions they created or loaded; the host tells
-followers what each commit changed (`publish`, host/updates.py), asks them the
+followers what each commit changed (`publish`, host/log/updates.py), asks them the
 session's questions (fanout.py, M2–M4), and takes late replies from any of
 them (L, M5). When a session's last follower leaves it behaves as at end of
 input: its turn ends, open questions stay answerable (M6); a session nobody
@@ -24,7 +24,7 @@ import os
 import time
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import anyio
 from anyio.abc import TaskGroup
@@ -38,22 +38,20 @@ from askbridge.core import (
     check_answer,
     tool_outcome_unknown,
 )
+from askbridge.protocol.defaults import ASK_MODE_DEFAULT, ASK_TIMEOUT_DEFAULT_SECONDS
 from askbridge.protocol.errors import ErrorCode
 from askbridge.protocol.vocabulary import Answer, AnswerItem, ProjectionView, QuestionItem
 
-from . import events as ev
-from .agents import Agent, AgentRegistry, new_id
-from .clients import Client, ClientLink, Subscribers, publish
-from .commits import GroupCommit
-from .fanout import QuestionFanout
-from .models.base import Model
+from .agent.agents import Agent, AgentRegistry, new_id
+from .agent.models.base import Model
+from .agent.session import Session
+from .agent.tools import AskUserQuestionTool, ToolOutcome, reply_text
+from .asking.clients import Client, ClientLink, Subscribers, publish
+from .asking.fanout import QuestionFanout
+from .log import events as ev
 from .options import merge_settings
-from .session import Session
-from .store_api import EventStore, SessionInfo
-from .tools import DEFAULT_TIMEOUT_S, AskUserQuestionTool, ToolContext, ToolOutcome, reply_text
-
-if TYPE_CHECKING:
-    from .external import ExternalSession
+from .store.commits import GroupCommit
+from .store.store_api import EventStore, SessionInfo
 
 log = logging.getLogger("askbridge.host")
 
@@ -71,7 +69,7 @@ class HostListener(Protocol):
 def make_model(spec: dict[str, Any], env: Mapping[str, str]) -> Model:
     """`models.factory.make_model`, imported on first use: the OpenAI adapter pulls in
     httpx, which `askbridge serve` should not pay for before answering `initialize`."""
-    from .models.factory import make_model as make
+    from .agent.models.factory import make_model as make
 
     return make(spec, env)
 
@@ -95,8 +93,8 @@ class Host:
         self.commits = GroupCommit(store, self.store_lost)
         self.default_model: dict[str, Any] = model or {"kind": "none"}  # UnconfiguredModel
         self.default_ask: dict[str, Any] = ask_user_question or {
-            "mode": "legacy",
-            "timeout": DEFAULT_TIMEOUT_S,
+            "mode": ASK_MODE_DEFAULT,
+            "timeout": ASK_TIMEOUT_DEFAULT_SECONDS,
         }
         self.max_turn_requests = max_turn_requests
         self.unload_after = unload_after
@@ -172,7 +170,9 @@ class Host:
         client = Client(link, dict(os.environ) if env is None else env, door)
         self.clients[client.id] = client
         log.info("client %s attached (%s)", client.id, door)
-        self.follow_external(client)
+        from .asking.external import follow_external
+
+        follow_external(self, client)  # M1/X1; a door that learns later (LSP) calls it then
         return client
 
     def detach(self, client: Client) -> None:
@@ -214,7 +214,7 @@ class Host:
     def publish(
         self, session: Session, events: Sequence[ev.Event], changes: list[dict[str, Any]]
     ) -> None:
-        from .updates import updates_for
+        from .log.updates import updates_for
 
         updates = updates_for(events)
         if not updates and not changes:
@@ -266,7 +266,11 @@ class Host:
             parent_session_id=parent.id if parent else None,
             parent_agent_id=parent_agent.id if parent_agent else None,
         )
-        tool = AskUserQuestionTool(self.service, ask.get("mode", "legacy"), ask.get("timeout", 120))
+        tool = AskUserQuestionTool(
+            self.service,
+            ask.get("mode", ASK_MODE_DEFAULT),
+            ask.get("timeout", ASK_TIMEOUT_DEFAULT_SECONDS),
+        )
         self.store.create_session(header)
         agent = Agent(
             agent_id, session_id, header["origin"], parent_agent.id if parent_agent else None
@@ -304,12 +308,13 @@ class Host:
             raise SessionError.unknown(session_id)
         session: Session
         if header["origin"] == ev.EXTERNAL_ORIGIN:  # no model to build, no turn to run (X1)
-            from .external import load_external_session
+            from .asking.external import load_external_session
 
             session = load_external_session(self, header, events)
         else:
             ask = header.get("askUserQuestion") or self.default_ask
-            mode, timeout = ask.get("mode", "legacy"), ask.get("timeout", 120)
+            mode = ask.get("mode", ASK_MODE_DEFAULT)
+            timeout = ask.get("timeout", ASK_TIMEOUT_DEFAULT_SECONDS)
             tool = AskUserQuestionTool(self.service, mode, timeout)
             env = client.env if client is not None else os.environ
             # A fresh instance: origin decides, so a resumed root agent asks normally (A4).
@@ -380,24 +385,7 @@ class Host:
         del self.sessions[session.id]
         log.debug("unloaded session %s", session.id)
 
-    # -- external sessions (X1, host/external.py) -----------------------------------------
-
-    def new_external_session(
-        self, client: Client, *, client_name: str, cwd: str | None, ask_timeout: int, tools: Any
-    ) -> ExternalSession:
-        """One MCP connection's session, followed by `client` and every renderer (M1)."""
-        from .external import create_external_session
-
-        return create_external_session(
-            self, client, client_name=client_name, cwd=cwd, ask_timeout=ask_timeout, tools=tools
-        )
-
-    def follow_external(self, client: Client) -> None:
-        """A client that renders questions follows every live external session (M1, X1).
-        Called on attach; a door that learns so later (LSP `initialize`) calls it then."""
-        from .external import follow_external
-
-        follow_external(self, client)
+    # -- external sessions (X1, host/asking/external.py) -----------------------------------------
 
     # -- prompts --------------------------------------------------------------------------
 
@@ -480,7 +468,3 @@ class Host:
 
     # -- delegate (T7, T8) ----------------------------------------------------------------
 
-    async def run_delegate(self, parent: Session, ctx: ToolContext, arguments: Any) -> ToolOutcome:
-        from .delegate import run_delegate
-
-        return await run_delegate(self, parent, ctx, arguments)

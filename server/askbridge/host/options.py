@@ -10,13 +10,15 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
-from .datadir import open_store, resolve_data_dir
-from .store_api import StoreError
+from askbridge.protocol.defaults import ASK_MODE_DEFAULT, ASK_TIMEOUT_DEFAULT_SECONDS
+
+from .store.datadir import open_store, resolve_data_dir
+from .store.store_api import StoreError
 
 if TYPE_CHECKING:
     import argparse
 
-    from .store_api import EventStore
+    from .store.store_api import EventStore
 
 
 def host_settings(args: argparse.Namespace) -> dict[str, Any]:
@@ -29,7 +31,11 @@ def host_settings(args: argparse.Namespace) -> dict[str, Any]:
         ask["timeout"] = args.ask_timeout
     return {
         "model": getattr(args, "model", None),
-        "ask_user_question": {"mode": "legacy", "timeout": 120, **ask},
+        "ask_user_question": {
+            "mode": ASK_MODE_DEFAULT,
+            "timeout": ASK_TIMEOUT_DEFAULT_SECONDS,
+            **ask,
+        },
         "max_turn_requests": getattr(args, "max_turn_requests", None) or 1000,
     }
 

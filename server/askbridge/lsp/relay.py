@@ -1,4 +1,4 @@
-"""The LSP door's side of a client (a `ClientLink`, host/clients.py): its updates and its cards.
+"""The LSP door's side of a client (a `ClientLink`, asking/clients.py): its updates and its cards.
 
 - Updates: `session/update` and `userQuestions/didChange` notifications, queued
   on the client's connection without waiting (M7).
@@ -28,7 +28,7 @@ import anyio
 from askbridge.core import HarnessError, UserQuestionError, UserQuestionRequest, parse_answer
 from askbridge.core.beside import beside
 from askbridge.core.waterfall import NextListener
-from askbridge.host.clients import Client, ClientErrorReply, ClientGone, late_answer_callback
+from askbridge.host.asking.clients import Client, ClientErrorReply, ClientGone, late_answer_callback
 from askbridge.jsonrpc import Connection, ConnectionClosed, LateReply, RpcResponseError
 from askbridge.jsonrpc.connection import Outcome
 from askbridge.protocol.errors import ErrorCode
@@ -111,7 +111,7 @@ class LspRelay:
         return parse_answer(result)
 
     def ask_soon(self, request: UserQuestionRequest, on_done: Outcome) -> Callable[[], None]:
-        """`ask` without a task (host/fanout.py): `on_done(answer, None)` or `(None, error)`
+        """`ask` without a task (host/asking/fanout.py): `on_done(answer, None)` or `(None, error)`
         — the errors `ask` raises — is called once, unless the returned `withdraw()` comes
         first (then the client gets $/cancelRequest and a late answer goes to L7)."""
         if self._shut:

@@ -15,9 +15,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from askbridge import __version__
+from askbridge.host.agent.session import Session
+from askbridge.host.asking.external import follow_external
 from askbridge.host.host import Host
 from askbridge.host.options import merge_settings, session_settings
-from askbridge.host.session import Session
 from askbridge.jsonrpc import Connection
 from askbridge.protocol.parsing import parse_params
 from askbridge.protocol.questions import (
@@ -104,7 +105,7 @@ class LspServer:
 
     def _follow_external(self) -> None:
         if self.client.attached and not self.shutdown_requested:
-            self.host.follow_external(self.client)
+            follow_external(self.host, self.client)
 
     async def shutdown(self, params: Any) -> None:
         """After shutdown every outstanding question request is cancelled ($/cancelRequest)."""

@@ -41,8 +41,9 @@ from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher, progress_token_from
 
 from askbridge import __version__
 from askbridge.core import HarnessError
+from askbridge.host.agent.tools import valid_timeout
 from askbridge.host.host import Host
-from askbridge.host.tools import DEFAULT_TIMEOUT_S, valid_timeout
+from askbridge.protocol.defaults import ASK_TIMEOUT_DEFAULT_SECONDS, ASK_TIMEOUT_MESSAGE
 
 from .link import McpLink
 from .tools import ExternalAgent, Progress, ToolResult
@@ -61,9 +62,9 @@ async def serve_mcp(
     env: Mapping[str, str],
     options: dict[str, Any],
 ) -> int:
-    ask_timeout = options.get("ask_timeout", DEFAULT_TIMEOUT_S)
+    ask_timeout = options.get("ask_timeout", ASK_TIMEOUT_DEFAULT_SECONDS)
     if not valid_timeout(ask_timeout):
-        raise ValueError("ask_timeout must be -1 or a positive integer up to 2147483 seconds")
+        raise ValueError(f"ask_{ASK_TIMEOUT_MESSAGE}")
     log.info(
         "serving an MCP client (door mcp, data dir %s, pid %d)",
         options.get("data_dir", "?"),

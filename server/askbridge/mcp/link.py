@@ -1,4 +1,4 @@
-"""The MCP client as a client of the host (a `ClientLink`, host/clients.py): X3's last resort.
+"""The MCP client as a client of the host (a `ClientLink`, asking/clients.py): X3's last resort.
 
 An MCP client renders no askbridge cards and follows nothing but its own
 external session, whose updates it does not need: `renders_questions` is
@@ -29,7 +29,7 @@ from pydantic import ValidationError
 from askbridge.core import HarnessError, UserQuestionError, UserQuestionRequest
 from askbridge.core.forms import form_answer, form_message, form_schema
 from askbridge.core.waterfall import NextListener
-from askbridge.host.clients import Client, ClientGone
+from askbridge.host.asking.clients import Client, ClientGone
 from askbridge.jsonrpc.messages import ConnectionClosed, RpcResponseError
 from askbridge.protocol.errors import ErrorCode, RpcErrorCode
 from askbridge.protocol.vocabulary import Answer

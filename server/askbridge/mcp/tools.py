@@ -2,7 +2,7 @@
 (X2, X4, X5; protocol.md "MCP front door").
 
 `ExternalAgent` is one connection's agent. Its external session (X1,
-host/external.py) is created on the first call that needs one — a connection
+host/asking/external.py) is created on the first call that needs one — a connection
 that never asks leaves nothing in `session/list`. Every call is logged as a
 hosted agent's would be (`tool/call`, `tool/result`); the result's first text
 content is exactly what a hosted model would read (T3, T5, T6) except that
@@ -28,13 +28,8 @@ import anyio
 
 from askbridge.core import HarnessError, ToolInputError, UserQuestionRequest
 from askbridge.core.beside import beside
-from askbridge.host.external import (
-    ExternalSession,
-    follow_by_renderers,
-    late_replies_text,
-)
-from askbridge.host.model_output import CheckedCall
-from askbridge.host.tools import (
+from askbridge.host.agent.model_output import CheckedCall
+from askbridge.host.agent.tools import (
     ASK_TOOL,
     TOOL_CALL_ID,
     AskUserQuestionTool,
@@ -43,11 +38,17 @@ from askbridge.host.tools import (
     compact,
     pending_text,
 )
+from askbridge.host.asking.external import (
+    ExternalSession,
+    create_external_session,
+    follow_by_renderers,
+    late_replies_text,
+)
 
 from .approval import APPROVAL_TOOL, approval_question, decision, failed
 
 if TYPE_CHECKING:
-    from askbridge.host.clients import Client
+    from askbridge.host.asking.clients import Client
     from askbridge.host.host import Host
 
 log = logging.getLogger("askbridge.mcp")
@@ -152,7 +153,8 @@ class ExternalAgent:
 
     def _session(self) -> ExternalSession:
         if self.session is None:
-            self.session = self.host.new_external_session(
+            self.session = create_external_session(
+                self.host,
                 self.client,
                 client_name=self._client_name(),
                 cwd=self.cwd,

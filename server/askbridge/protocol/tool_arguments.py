@@ -5,7 +5,7 @@ snake_case keys (`multi_select`), `questions` of `{id, question, header?,
 options?: [{label, description?}], multi_select?}` and, in the timed schema, a
 `timeout` in seconds (`AskTimeoutSeconds`: -1 or 1..2147483). It is documented
 in protocol/README.md and written to protocol/schema by `make schema`; the
-host's tool (host/tools.py) shows the model the same fields (a test checks).
+host's tool (host/agent/tools.py) shows the model the same fields (a test checks).
 
 `unknown_script_keys` walks a script spec (protocol.md "ModelSpec") and names
 every key a script does not know — in the spec, a step, a tool call, the
@@ -24,10 +24,9 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, WithJsonSchema
 from pydantic.json_schema import SkipJsonSchema
 
-ASK_TIMEOUT_MAX_SECONDS = 2147483
-ASK_TIMEOUT_DEFAULT_SECONDS = 120
-# The T4 sentence, reused for configured timeouts so every door says the same thing.
-ASK_TIMEOUT_MESSAGE = "timeout must be -1 or a positive integer up to 2147483 seconds"
+from .defaults import ASK_TIMEOUT_DEFAULT_SECONDS, ASK_TIMEOUT_MAX_SECONDS, ASK_TIMEOUT_MESSAGE
+
+__all__ = ["ASK_TIMEOUT_DEFAULT_SECONDS", "ASK_TIMEOUT_MAX_SECONDS", "ASK_TIMEOUT_MESSAGE"]
 
 
 def _check_timeout_seconds(value: int) -> int:
@@ -93,7 +92,7 @@ _CALL_KEYS = frozenset({"id", "name", "arguments"})
 _ASK_KEYS = frozenset(AskUserQuestionArguments.model_fields)
 _QUESTION_KEYS = frozenset(ToolQuestionArgument.model_fields)
 _OPTION_KEYS = frozenset(ToolOptionArgument.model_fields)
-_DELEGATE_KEYS = frozenset({"prompt", "steps"})  # host/tools.py DELEGATE_SCHEMA
+_DELEGATE_KEYS = frozenset({"prompt", "steps"})  # host/agent/tools.py DELEGATE_SCHEMA
 
 
 def _folded(key: str) -> str:

@@ -11,11 +11,9 @@ not a ModelSpec a client may send: it only ever comes from the host's default.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
 from typing import Any
 
-from ..events import Event
-from .base import ModelResponse
+from .base import History, ModelResponse, Tools
 
 NO_MODEL_KIND = "none"
 NO_MODEL_SPEC: dict[str, Any] = {"kind": NO_MODEL_KIND}
@@ -29,12 +27,7 @@ log = logging.getLogger("askbridge.host.models")
 
 
 class UnconfiguredModel:
-    async def complete(
-        self,
-        history: Sequence[Event],
-        tools: Sequence[dict[str, Any]],
-        request_index: int,
-    ) -> ModelResponse:
+    async def complete(self, history: History, tools: Tools, request_index: int) -> ModelResponse:
         session = history[0].get("sessionId") if history else None
         log.warning("session %s has no model configured; told the user to pass --model", session)
         return ModelResponse(text=NO_MODEL_TEXT)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from .events import Event
+from ..log.events import Event
 from .store_api import SessionInfo, StoreError, encode_event, session_info_from_header
 
 

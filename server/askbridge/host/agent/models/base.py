@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from askbridge.core.errors import ModelError
 
-from ..events import Event
+from ...log.events import Event
 
 __all__ = ["Model", "ModelError", "ModelResponse", "ToolCallRequest"]
 
@@ -32,12 +32,12 @@ class ModelResponse:
     tool_calls: list[ToolCallRequest] = field(default_factory=list)
 
 
+# The shapes of `Model.complete`'s arguments, named once for every adapter's signature.
+History = Sequence[Event]  # the session's events so far
+Tools = Sequence[dict[str, Any]]  # the tool definitions the model may call
+
+
 class Model(Protocol):
-    async def complete(
-        self,
-        history: Sequence[Event],
-        tools: Sequence[dict[str, Any]],
-        request_index: int,
-    ) -> ModelResponse:
+    async def complete(self, history: History, tools: Tools, request_index: int) -> ModelResponse:
         """Answer the conversation in `history` (the session's events so far)."""
         ...

@@ -46,20 +46,21 @@ from askbridge.core import (
     tool_failed,
     tool_outcome_unknown,
 )
+from askbridge.protocol.defaults import ASK_TIMEOUT_DEFAULT_SECONDS
 from askbridge.protocol.errors import ErrorCode
 from askbridge.protocol.text import scrub
 
-from . import events as ev
-from .agents import Agent, new_id
-from .model_output import CheckedCall, check_call
-from .models.base import ModelResponse, ToolCallRequest
-from .session import CANCELLED, DETACHED, QueuedPrompt, Session
-from .tools import DEFAULT_TIMEOUT_S, AskUserQuestionTool, ToolContext, ToolOutcome, compact
-from .turns import _admit as admission_events  # the one way an inbox item is admitted
+from ..agent.agents import Agent, new_id
+from ..agent.model_output import CheckedCall, check_call
+from ..agent.models.base import ModelResponse, ToolCallRequest
+from ..agent.session import CANCELLED, DETACHED, QueuedPrompt, Session
+from ..agent.tools import AskUserQuestionTool, ToolContext, ToolOutcome, compact
+from ..agent.turns import _admit as admission_events  # the one way an inbox item is admitted
+from ..log import events as ev
 
 if TYPE_CHECKING:
+    from ..host import Host
     from .clients import Client
-    from .host import Host
 
 log = logging.getLogger("askbridge.host")
 
@@ -256,7 +257,7 @@ def create_external_session(
 ) -> ExternalSession:
     """X1: a new external session followed by `client` and every renderer; its header and
     the tools its agent sees are committed before this returns (D1)."""
-    from .host import _now_iso
+    from ..host import _now_iso
 
     cwd = scrub(cwd or os.getcwd())
     name = scrub(client_name)[:MAX_TITLE_NAME] or "MCP client"
@@ -290,7 +291,9 @@ def load_external_session(host: Host, header: ev.Event, events: list[ev.Event]) 
 
 def _register(host: Host, header: ev.Event, events: list[ev.Event]) -> ExternalSession:
     ask = header.get("askUserQuestion") or {}
-    tool = AskUserQuestionTool(host.service, "timed", ask.get("timeout", DEFAULT_TIMEOUT_S))
+    tool = AskUserQuestionTool(
+        host.service, "timed", ask.get("timeout", ASK_TIMEOUT_DEFAULT_SECONDS)
+    )
     agent = Agent(header["agentId"], header["sessionId"], "root")
     session = ExternalSession(host, header, events, agent, tool)
     host.registry.register(agent)

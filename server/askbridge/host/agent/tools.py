@@ -20,18 +20,21 @@ from askbridge.core import (
     UserQuestionRequest,
     UserQuestionService,
 )
+from askbridge.protocol.defaults import (
+    ASK_TIMEOUT_DEFAULT_SECONDS,
+    ASK_TIMEOUT_MAX_SECONDS,
+    ASK_TIMEOUT_MESSAGE,
+)
 from askbridge.protocol.vocabulary import PendingResult, QuestionItem, Wait
 
+from ..log.projection_parse import read_questions
 from .agents import Agent
-from .projection_parse import read_questions
 
 ASK_TOOL = "ask_user_question"
 # `UserQuestionRequest.extra` key: the tool call asking, also when it has no wait (legacy),
 # so a client's form can name it (ACP `toolCallId`, protocol.md "ACP front door").
 TOOL_CALL_ID = "toolCallId"
 DELEGATE_TOOL = "delegate"
-MAX_TIMEOUT_S = 2147483
-DEFAULT_TIMEOUT_S = 120
 
 
 def compact(value: Any) -> str:
@@ -65,7 +68,7 @@ def valid_timeout(value: object) -> bool:
     return (
         isinstance(value, int)
         and not isinstance(value, bool)
-        and (value == -1 or 1 <= value <= MAX_TIMEOUT_S)
+        and (value == -1 or 1 <= value <= ASK_TIMEOUT_MAX_SECONDS)
     )
 
 
@@ -105,12 +108,12 @@ class AskUserQuestionTool:
         self,
         service: UserQuestionService,
         mode: Literal["legacy", "timed"] = "legacy",
-        timeout: int = DEFAULT_TIMEOUT_S,
+        timeout: int = ASK_TIMEOUT_DEFAULT_SECONDS,
     ) -> None:
         if mode not in ("legacy", "timed"):
             raise ValueError(f"ask_user_question mode must be legacy or timed, not {mode!r}")
         if not valid_timeout(timeout):
-            raise ValueError("timeout must be -1 or a positive integer up to 2147483 seconds")
+            raise ValueError(ASK_TIMEOUT_MESSAGE)
         self.service, self.mode, self.timeout = service, mode, timeout
 
     def schema(self) -> dict[str, Any]:
@@ -156,13 +159,7 @@ class AskUserQuestionTool:
             if questions is None:
                 questions = parse_questions(arguments)
             if self.mode == "legacy":
-                request = UserQuestionRequest(
-                    questions,
-                    agent=ctx.agent,
-                    signal=ctx.signal,
-                    session_id=ctx.session_id,
-                    extra={TOOL_CALL_ID: ctx.call_id},
-                )
+                request = _request(ctx, questions)
                 return ToolOutcome(compact((await self.service.ask(request)).dump()))
             return await self._run_timed(ctx, arguments, questions)
         except HarnessError as exc:
@@ -182,16 +179,10 @@ class AskUserQuestionTool:
             arguments.get("timeout", self.timeout) if isinstance(arguments, dict) else self.timeout
         )
         if not valid_timeout(timeout):
-            raise ToolInputError("timeout must be -1 or a positive integer up to 2147483 seconds")
+            raise ToolInputError(ASK_TIMEOUT_MESSAGE)
         if ctx.agent is None:
             raise ToolInputError("timed questions require a live agent")
-        request = UserQuestionRequest(
-            questions,
-            agent=ctx.agent,
-            signal=ctx.signal,
-            session_id=ctx.session_id,
-            extra={TOOL_CALL_ID: ctx.call_id},
-        )
+        request = _request(ctx, questions)
         if timeout == -1:
             request = request.with_wait(ctx.signal, Wait(call_id=ctx.call_id))
             return ToolOutcome(compact((await self.service.ask(request)).dump()))
@@ -261,3 +252,14 @@ __all__ = [
     "reply_text",
     "valid_timeout",
 ]
+
+
+def _request(ctx: ToolContext, questions: list[QuestionItem]) -> UserQuestionRequest:
+    """The core's request for one tool call, legacy or timed alike."""
+    return UserQuestionRequest(
+        questions,
+        agent=ctx.agent,
+        signal=ctx.signal,
+        session_id=ctx.session_id,
+        extra={TOOL_CALL_ID: ctx.call_id},
+    )

@@ -42,7 +42,7 @@ import time
 from pathlib import Path
 from types import TracebackType
 
-from askbridge.attach import data_dir_of
+from askbridge.paths import data_dir_of
 
 from .datadir_guard import DirectoryGuard, DirectoryTaken, shorten_command
 from .private_files import (

@@ -27,8 +27,8 @@ from typing import Any
 
 import httpx
 
-from ..events import ASSISTANT_MESSAGE, TOOL_RESULT, USER_MESSAGE, Event
-from .base import ModelError, ModelResponse, ToolCallRequest
+from ...log.events import ASSISTANT_MESSAGE, TOOL_RESULT, USER_MESSAGE, Event
+from .base import History, ModelError, ModelResponse, ToolCallRequest, Tools
 from .script import decode_tool_arguments
 
 DEFAULT_BASE_URL = "https://api.deepseek.com"
@@ -176,12 +176,7 @@ class OpenAIChatModel:
             )
         return key
 
-    async def complete(
-        self,
-        history: Sequence[Event],
-        tools: Sequence[dict[str, Any]],
-        request_index: int,
-    ) -> ModelResponse:
+    async def complete(self, history: History, tools: Tools, request_index: int) -> ModelResponse:
         key = self._api_key()
         payload: dict[str, Any] = {"model": self.model, "messages": history_to_messages(history)}
         if tools:  # providers reject an empty tools array

@@ -45,8 +45,8 @@ from .clients import Client, ClientGone
 from .question_log import error_code, log_asked, log_ended
 
 if TYPE_CHECKING:
-    from .host import Host
-    from .session import Session
+    from ..agent.session import Session
+    from ..host import Host
 
 log = logging.getLogger("askbridge.host")
 

@@ -12,7 +12,7 @@ non-empty strings, `selected` holds strings.
 - `parse_questions(arguments)` — P2: the question items of a tool/call, in
   view form (`multi_select` becomes `multiSelect`, other keys are dropped).
 - `read_questions(arguments)` — the same pass, which also says what T4 finds
-  wrong with them (the tool's input error, host/tools.py): one reader of the
+  wrong with them (the tool's input error, host/agent/tools.py): one reader of the
   tool's arguments for the tool and the view alike.
 - `read_tool_outcome(event)` — P3: CONTINUED, the answer batch, or None (drop).
 - `read_reply_answers(content)` — P4: the batch inside a late reply's text (`[]`
@@ -30,7 +30,7 @@ from askbridge.protocol.errors import ErrorCode
 ASK_USER_QUESTION: Final = "ask_user_question"
 
 # Question or answer items in wire form. Read-only once parsed: the fold keeps them and
-# hands the same objects to the changes it reports (host/projection.py).
+# hands the same objects to the changes it reports (host/log/projection.py).
 Questions = list[dict[str, Any]]
 Answers = list[dict[str, Any]]
 

@@ -26,8 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..events import Event
-from .base import ModelResponse, ToolCallRequest
+from .base import History, ModelResponse, ToolCallRequest, Tools
 
 
 def decode_tool_arguments(arguments: Any) -> Any:
@@ -90,7 +89,7 @@ class ScriptModel:
     """Answers request N with step N of a fixed script (see the module docstring)."""
 
     # `complete` returns without waiting for anything: the turn loop need not make it
-    # interruptible (host/turns.py).
+    # interruptible (host/agent/turns.py).
     never_waits = True
 
     def __init__(self, steps: Sequence[Any]) -> None:
@@ -109,12 +108,7 @@ class ScriptModel:
     def step_count(self) -> int:
         return len(self._steps)
 
-    async def complete(
-        self,
-        history: Sequence[Event],
-        tools: Sequence[dict[str, Any]],
-        request_index: int,
-    ) -> ModelResponse:
+    async def complete(self, history: History, tools: Tools, request_index: int) -> ModelResponse:
         if request_index < 0:
             raise ValueError(f"request_index must be >= 0, got {request_index}")
         if request_index >= len(self._steps):

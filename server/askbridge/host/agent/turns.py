@@ -37,13 +37,14 @@ from askbridge.core import (
 )
 from askbridge.protocol.errors import ErrorCode
 
-from . import events as ev
+from ..log import events as ev
+from .delegate import run_delegate
 from .model_output import CheckedCall, checked_calls, clean_text
 from .session import DETACHED, QueuedPrompt, Session
 from .tools import ASK_TOOL, DELEGATE_TOOL, ToolContext, ToolOutcome
 
 if TYPE_CHECKING:
-    from .inbox import InboxItem
+    from ..log.inbox import InboxItem
 
 log = logging.getLogger("askbridge.host")
 
@@ -172,7 +173,7 @@ async def _run_tool(session: Session, call: CheckedCall, signal: AbortSignal) ->
         elif call.name == ASK_TOOL:
             outcome = await session.ask_tool.run(ctx, call.arguments, call.questions)
         elif call.name == DELEGATE_TOOL:
-            outcome = await session.host.run_delegate(session, ctx, call.arguments)
+            outcome = await run_delegate(session.host, session, ctx, call.arguments)
         else:
             outcome = ToolOutcome.failure(unknown_tool(call.name))
     except StoreError:

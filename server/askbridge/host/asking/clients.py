@@ -28,8 +28,8 @@ from askbridge.core.waterfall import NextListener
 from askbridge.protocol.vocabulary import Answer
 
 if TYPE_CHECKING:
-    from .host import Host
-    from .session import Session
+    from ..agent.session import Session
+    from ..host import Host
 
 log = logging.getLogger("askbridge.host")
 

@@ -43,7 +43,7 @@ TURN_END = "turn/end"
 
 REPLY_SOURCE_KIND = "user-question-reply"
 
-# An external agent's session (X1, host/external.py): a root session in all but its origin.
+# An external agent's session (X1, host/asking/external.py): a root session in all but its origin.
 EXTERNAL_ORIGIN: Final = "mcp"
 ROOT_ORIGINS = ("root", EXTERNAL_ORIGIN)
 

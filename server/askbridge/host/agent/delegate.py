@@ -12,17 +12,17 @@ from typing import TYPE_CHECKING, Any
 
 from askbridge.core import AbortSignal, ToolInputError
 
-from . import events as ev
+from ..log import events as ev
 from .session import QueuedPrompt
 from .tools import ToolContext, ToolOutcome
 
 if TYPE_CHECKING:
-    from .host import Host
+    from .ports import SessionHost
     from .session import Session
 
 
 async def run_delegate(
-    host: Host, parent: Session, ctx: ToolContext, arguments: Any
+    host: SessionHost, parent: Session, ctx: ToolContext, arguments: Any
 ) -> ToolOutcome:
     from .turns import run_turn
 
@@ -48,7 +48,7 @@ async def run_delegate(
         child.prompts.append(QueuedPrompt(ev.text_content(arguments["prompt"]), -1))
         child.running = True
         await run_turn(child, signal)
-        return ToolOutcome(child.final_text())
+        return ToolOutcome(child.last_text)
     finally:
         remove()
         child.running = False

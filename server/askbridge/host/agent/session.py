@@ -13,7 +13,7 @@ A session changes only by appending events, in one of two ways:
 - `log_soon(*events)` joins the group committed at the end of this loop turn;
   `await committed()` returns once it is durable.
 Either way the events are folded and the host tells the followers what changed
-(host/updates.py) only after the commit (`committed_events`), so nothing
+(host/log/updates.py) only after the commit (`committed_events`), so nothing
 derived from an event reaches a client before it is durable (D1) and the folds
 hold exactly what the log holds. A store failure ends at most the turn that
 logged (S4): it is raised by `log`, by `committed()`, or by the session's next
@@ -33,17 +33,17 @@ import anyio
 
 from askbridge.core import AbortSignal, HarnessError, StoreError
 
-from . import events as ev
+from ..log import events as ev
+from ..log.inbox import Inbox, InboxItem
+from ..log.projection import Projection
+from ..store.store_api import encode_event
 from .agents import Agent, new_id
-from .inbox import Inbox, InboxItem
 from .models.base import Model
-from .projection import Projection
-from .store_api import encode_event
 from .tools import DELEGATE_SCHEMA, AskUserQuestionTool
 
 if TYPE_CHECKING:
-    from .clients import Client
-    from .host import Host
+    from ..asking.clients import Client
+    from .ports import SessionHost
 
 log = logging.getLogger("askbridge.host")
 
@@ -68,7 +68,7 @@ class QueuedPrompt:
 class Session:
     def __init__(
         self,
-        host: Host,
+        host: SessionHost,
         header: ev.Event,
         events: list[ev.Event],
         agent: Agent,
@@ -178,11 +178,6 @@ class Session:
     def lazy_history(self) -> Sequence[ev.Event]:
         """`history()`, read only if the model looks at it (a script never does)."""
         return _History(self)
-
-    @property
-    def events(self) -> list[ev.Event]:
-        """`history()`: the whole log, read from the store on each use."""
-        return self.history()
 
     # -- queueing -------------------------------------------------------------------------
 
@@ -303,9 +298,6 @@ class Session:
     def unanswered_calls(self) -> list[tuple[str, str]]:
         """P7: tool calls of the log that never got a result."""
         return list(self.open_calls.items())
-
-    def final_text(self) -> str:
-        return self.last_text
 
 
 class _History(Sequence[ev.Event]):

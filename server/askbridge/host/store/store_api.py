@@ -37,7 +37,7 @@ from typing import Protocol
 
 from askbridge.core.errors import StoreDamaged, StoreError, StoreLost
 
-from .events import SESSION_HEADER, Event
+from ..log.events import SESSION_HEADER, Event
 
 # The store's failures are HarnessErrors (core.errors), so a failed write reaches a
 # client as -32000 {name: "StoreError", code: STORE_ERROR | STORE_LOST | STORE_DAMAGED}.

@@ -28,19 +28,30 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from askbridge.core import StoreError, StoreLost
 
-from . import events as ev
+from ..log import events as ev
 from .store_api import EventStore
-
-if TYPE_CHECKING:
-    from .session import Session
 
 log = logging.getLogger("askbridge.host")
 
 Chunk = tuple[list[ev.Event], bool]  # events logged together, and whether to publish them
+
+
+class Session(Protocol):
+    """What the group commit needs of a session (agent/session.py's Session): the store
+    may not import the agent room (test_layers.py), so it names the shape it calls."""
+
+    @property
+    def id(self) -> str: ...
+
+    commit_error: StoreError | None
+
+    def raise_commit_error(self) -> None: ...
+
+    def committed_events(self, events: list[ev.Event], publish: bool) -> None: ...
 
 
 class _Part:

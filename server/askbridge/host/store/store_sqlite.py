@@ -48,8 +48,8 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from .events import SESSION_HEADER, Event
-from .gcpause import paused_gc
+from ..log.events import SESSION_HEADER, Event
+from ..log.gcpause import paused_gc
 from .store_api import (
     SessionInfo,
     StoreDamaged,

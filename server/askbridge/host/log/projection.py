@@ -3,7 +3,7 @@
 The view (V7) is `{active: [{callId, questions, state: "open"|"continued"}],
 settled: [{callId, answers}]}`. Nothing about waits, focus or deadlines is
 logged, so the view is exactly what the session's events say. Events are the
-plain dicts of host/events.py.
+plain dicts of host/log/events.py.
 
     projection = Projection(store.load(session_id))   # from scratch (session/load)
     changes = projection.apply(new_events)             # [] when the view did not change (P5)

@@ -1,0 +1,50 @@
+"""What the agent room needs of the host that wires it (host.py's Host), as protocols.
+
+The agent never imports host.py or the asking room (tests/unit/test_layers.py): a
+session logs through the store's group commit, hands derived updates to `publish`,
+and withdraws its open questions through `fanout.abort`; host.py supplies all of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..log import events as ev
+from ..store.commits import GroupCommit
+from ..store.store_api import EventStore
+from .agents import AgentRegistry
+
+if TYPE_CHECKING:
+    from .session import Session
+
+
+class Withdraws(Protocol):
+    def abort(self, session_id: str) -> None: ...
+
+
+class SessionHost(Protocol):
+    store: EventStore
+    commits: GroupCommit
+    registry: AgentRegistry
+    max_turn_requests: int
+
+    @property
+    def sessions(self) -> dict[str, Session]: ...
+
+    @property
+    def fanout(self) -> Withdraws: ...
+
+    def spawn(self, fn: Callable[[], Coroutine[Any, Any, Any]]) -> None: ...
+
+    def publish(
+        self, session: Session, events: Sequence[ev.Event], changes: list[dict[str, Any]]
+    ) -> None: ...
+
+    def session_idle(self, session: Session) -> None: ...
+
+    @property
+    def new_session(self) -> Callable[..., Session]:
+        """host.py's `Host.new_session` (a delegation makes its child session with it);
+        its keywords are not repeated here, so the signature stays written once."""
+        ...

@@ -1,0 +1,17 @@
+"""Each default and limit of `ask_user_question`, written once (issue 19 item 6).
+
+Plain constants, standard library only, so cli.py's parser and the early paths can
+read them without importing pydantic.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+ASK_MODE_DEFAULT: Final = "legacy"
+ASK_TIMEOUT_DEFAULT_SECONDS: Final = 120
+ASK_TIMEOUT_MAX_SECONDS: Final = 2147483  # setTimeout's limit in ms, as whole seconds
+# The T4 sentence, reused for configured timeouts so every door says the same thing.
+ASK_TIMEOUT_MESSAGE: Final = (
+    f"timeout must be -1 or a positive integer up to {ASK_TIMEOUT_MAX_SECONDS} seconds"
+)

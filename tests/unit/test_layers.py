@@ -1,0 +1,191 @@
+"""The import rules of architecture.md ("Seams, not tangles"), read from the source with `ast`.
+
+Every `import` and `from … import` in server/askbridge counts — at module level,
+inside functions (lazy imports) and under `TYPE_CHECKING` alike: an arrow is an
+arrow whether or not it runs at start-up. An arrow the rules forbid fails the
+test unless it is in KNOWN_EXCEPTIONS, and an exception that no longer occurs
+fails it too, so that list can only shrink.
+"""
+
+from __future__ import annotations
+
+import ast
+import shutil
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[2] / "server"
+PKG = SRC / "askbridge"
+
+# Standard-library-only modules any layer may import; they import nothing of ours.
+LEAVES = frozenset({"askbridge", "askbridge.lazy", "askbridge.paths"})
+DOORS = frozenset({"lsp", "acp", "mcp", "web"})
+HOST_ROOMS = frozenset({"log", "store", "agent", "asking"})
+
+# What each layer may import (besides itself and LEAVES). A layer missing here
+# (cli, entry, sessions_cli, demo, stdio) is top-level wiring and unconstrained.
+ALLOWED: dict[str, frozenset[str]] = {
+    "protocol": frozenset(),
+    "core": frozenset({"protocol"}),
+    "jsonrpc": frozenset({"protocol"}),
+    "host.log": frozenset({"protocol"}),
+    # StoreError and friends live in core.errors, the one error taxonomy.
+    "host.store": frozenset({"host.log", "core", "protocol"}),
+    "host.agent": frozenset({"host.log", "host.store", "core", "protocol"}),
+    "host.asking": frozenset({"host.log", "host.store", "core", "protocol"}),
+    "host": frozenset({f"host.{room}" for room in HOST_ROOMS} | {"core", "protocol"}),
+    **{
+        door: frozenset(
+            {"host", *(f"host.{room}" for room in HOST_ROOMS), "core", "protocol", "jsonrpc"}
+        )
+        for door in DOORS
+    },
+    "daemon": frozenset(
+        {
+            "host",
+            *(f"host.{r}" for r in HOST_ROOMS),
+            "core",
+            "protocol",
+            "jsonrpc",
+            "attach",
+            "stdio",
+        }
+        | DOORS
+    ),
+    "attach": frozenset(),
+    # testing talks to the real process over the wire: the wire's models and framing.
+    "testing": frozenset({"protocol", "jsonrpc", "attach"}),
+}
+
+# (importing module, imported module): arrows the rules forbid that are still there.
+# Each names what removes it; delete the line when it is gone (the test insists).
+KNOWN_EXCEPTIONS: frozenset[tuple[str, str]] = frozenset(
+    {
+        # TODO(issue 19 item 6): one process_alive outside daemon/, or the harness
+        # waits for the process over the wire.
+        ("askbridge.testing.hosts", "askbridge.daemon.main"),
+        # TODO(issue 19 item 1): external sessions by composition, not a Session subclass.
+        ("askbridge.host.asking.external", "askbridge.host.agent.agents"),
+        ("askbridge.host.asking.external", "askbridge.host.agent.model_output"),
+        ("askbridge.host.asking.external", "askbridge.host.agent.models.base"),
+        ("askbridge.host.asking.external", "askbridge.host.agent.session"),
+        ("askbridge.host.asking.external", "askbridge.host.agent.tools"),
+        ("askbridge.host.asking.external", "askbridge.host.agent.turns"),
+        ("askbridge.host.asking.external", "askbridge.host.host"),
+        # TODO(issue 19 item 1): the fan-out and clients reach the session and host
+        # through protocols injected from host.py.
+        ("askbridge.host.asking.fanout", "askbridge.host.agent.session"),
+        ("askbridge.host.asking.fanout", "askbridge.host.host"),
+        ("askbridge.host.asking.clients", "askbridge.host.agent.session"),
+        ("askbridge.host.asking.clients", "askbridge.host.host"),
+        ("askbridge.host.agent.session", "askbridge.host.asking.clients"),
+    }
+)
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def is_package(path: Path) -> bool:
+    return path.name == "__init__.py"
+
+
+def exists(module: str) -> bool:
+    base = SRC.joinpath(*module.split("."))
+    return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
+
+
+def imports_of(path: Path) -> Iterator[str]:
+    """Every module of ours `path` imports, relative imports resolved."""
+    here = module_name(path)
+    package = here if is_package(path) else here.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == "askbridge":
+                    yield alias.name
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base_parts = package.split(".")
+                base_parts = base_parts[: len(base_parts) - (node.level - 1)]
+                base = ".".join(base_parts + ([node.module] if node.module else []))
+            else:
+                base = node.module or ""
+            if base.split(".")[0] != "askbridge":
+                continue
+            # `from pkg import module` imports the module; `from mod import name` the module.
+            names = [f"{base}.{a.name}" for a in node.names if exists(f"{base}.{a.name}")]
+            yield from names or [base]
+
+
+def layer_of(module: str) -> str | None:
+    if module in LEAVES:
+        return "leaf"
+    parts = module.split(".")[1:]
+    if not parts:
+        return None
+    if parts[0] == "host" and len(parts) > 1 and parts[1] in HOST_ROOMS:
+        return f"host.{parts[1]}"
+    return parts[0]
+
+
+def forbidden_arrows() -> set[tuple[str, str]]:
+    arrows: set[tuple[str, str]] = set()
+    for path in sorted(PKG.rglob("*.py")):
+        source = module_name(path)
+        src_layer = layer_of(source)
+        for target in imports_of(path):
+            dst_layer = layer_of(target)
+            if dst_layer == "leaf" and src_layer != "leaf":
+                continue
+            if src_layer == "leaf":
+                arrows.add((source, target))  # a leaf imports nothing of ours
+                continue
+            if src_layer not in ALLOWED or dst_layer in (None, src_layer):
+                continue
+            if dst_layer not in ALLOWED[src_layer]:
+                arrows.add((source, target))
+    return arrows
+
+
+def test_layers_no_import_crosses_a_forbidden_seam() -> None:
+    new = forbidden_arrows() - KNOWN_EXCEPTIONS
+    assert not new, "imports architecture.md forbids:\n" + "\n".join(
+        f"  {a} -> {b}" for a, b in sorted(new)
+    )
+
+
+def test_layers_known_exceptions_only_shrink() -> None:
+    gone = KNOWN_EXCEPTIONS - forbidden_arrows()
+    assert not gone, "fixed, delete from KNOWN_EXCEPTIONS:\n" + "\n".join(
+        f"  {a} -> {b}" for a, b in sorted(gone)
+    )
+
+
+@pytest.mark.parametrize(
+    ("source", "line", "target"),
+    [
+        ("host/log/inbox.py", "from ..store import store_api", "askbridge.host.store.store_api"),
+        ("lsp/server.py", "from askbridge.acp.door import run", "askbridge.acp.door"),
+        ("attach.py", "from askbridge.protocol import errors", "askbridge.protocol.errors"),
+        ("core/service.py", "from ..host.host import Host", "askbridge.host.host"),
+    ],
+)
+def test_layers_a_forbidden_import_is_caught(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: str, line: str, target: str
+) -> None:
+    """The checker itself: a planted forbidden import (in a copy of the tree) is reported."""
+    copy = tmp_path / "server"
+    shutil.copytree(SRC, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    planted = copy / "askbridge" / source
+    planted.write_text(planted.read_text() + f"\n{line}\n")
+    monkeypatch.setattr(sys.modules[__name__], "SRC", copy)
+    monkeypatch.setattr(sys.modules[__name__], "PKG", copy / "askbridge")
+    assert (module_name(planted), target) in forbidden_arrows()
