@@ -308,6 +308,14 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.command != "schema":
+        from askbridge.paths import data_dir_of, data_dir_problem
+
+        # S5: one line naming the path, before any command trips over it.
+        problem = data_dir_problem(data_dir_of(getattr(args, "data_dir", None)))
+        if problem is not None:
+            print(f"askbridge {args.command}: {problem}", file=sys.stderr)
+            return 1
     if args.command == "schema":
         from askbridge.protocol.schema import write_schemas
 

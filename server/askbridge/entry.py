@@ -59,6 +59,12 @@ def main(argv: list[str] | None = None) -> int:
     from askbridge.paths import data_dir_of
 
     door, data_dir = plain
+    from askbridge.paths import data_dir_problem
+
+    problem = data_dir_problem(data_dir_of(data_dir))  # S5: one line naming the path
+    if problem is not None:
+        print(f"askbridge {args[0]}: {problem}", file=sys.stderr)
+        return 1
     try:
         return attach(door, data_dir_of(data_dir), {}, __version__, 60.0)
     except KeyboardInterrupt:

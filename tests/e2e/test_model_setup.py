@@ -122,3 +122,60 @@ async def test_without_a_model_the_agent_says_so_and_the_header_says_none(tmp_pa
         )
     [header] = [e for e in stored_events(tmp_path / "data", sid) if e["type"] == "session/header"]
     assert header["model"] == {"kind": "none"}
+
+
+SERVE = [sys.executable, "-m", "askbridge.cli", "serve"]
+OPENAI_TYPO = "openai model spec: unknown key 'apikeyenv' (did you mean 'apiKeyEnv'?)"
+OPENAI_ACCEPTED = "expected kind, model, baseUrl, apiKeyEnv"
+
+
+@pytest.mark.parametrize(
+    ("spec", "said"),
+    [
+        ({"kind": "openai", "model": "m", "apikeyenv": "K"}, OPENAI_TYPO),
+        ({"kind": "openai", "model": "m", "temperature": 1}, "unknown key 'temperature'"),
+        (
+            {"kind": "openai", "model": "m", "baseUrl": "ftp://h/v1"},
+            "baseUrl 'ftp://h/v1' must be an http:// or https:// URL",
+        ),
+    ],
+)
+async def test_S11_session_new_refuses_an_openai_spec_with_an_unknown_key_or_a_bad_url(
+    askbridge_client: Any, spec: dict[str, Any], said: str
+) -> None:
+    async with askbridge_client() as client:
+        with pytest.raises(RpcResponseError) as info:
+            await client.request("session/new", {"model": spec})
+        assert info.value.code == -32602
+        assert said in json.dumps(info.value.data)
+        if "unknown key" in said:
+            assert OPENAI_ACCEPTED in json.dumps(info.value.data)
+        assert await client.list_sessions() == []
+
+
+@pytest.mark.parametrize(
+    ("spec", "said"),
+    [
+        ('{"kind": "openai", "model": "m", "apikeyenv": "K"}', f"{OPENAI_TYPO}; {OPENAI_ACCEPTED}"),
+        (
+            '{"kind": "openai", "model": "m", "baseUrl": "ftp://h"}',
+            "must be an http:// or https://",
+        ),
+        (
+            '{"kind": "script", "steps": [], "stepz": 1}',
+            "unknown key 'stepz'; expected kind, steps",
+        ),
+    ],
+)
+def test_S11_the_command_line_refuses_every_kind_of_bad_model_spec(
+    tmp_path: Path, spec: str, said: str
+) -> None:
+    done = subprocess.run(
+        [*SERVE, "--data-dir", str(tmp_path / "d"), "--model", spec],
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 2, done
+    assert done.stderr.count("\n") == 1 and said in done.stderr, done.stderr

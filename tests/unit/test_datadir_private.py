@@ -20,6 +20,7 @@ from store_helpers import header, refused_start
 from askbridge.host.log import events as ev
 from askbridge.host.store.datadir import DB_FILE_NAME, LOCK_FILE_NAME, open_store
 from askbridge.host.store.store_api import StoreError, StoreLost
+from askbridge.host.store.store_identity import IDENTITY_FILE_NAME
 
 NOBODY = 65534
 
@@ -48,7 +49,13 @@ def test_S5_a_new_data_dir_is_0700_and_every_file_in_it_0600(
         store.append("s1", [{"type": "x", "n": n} for n in range(100)])
         names = sorted(os.listdir(data_dir))
         assert names == sorted(
-            [DB_FILE_NAME, f"{DB_FILE_NAME}-wal", f"{DB_FILE_NAME}-shm", LOCK_FILE_NAME]
+            [
+                DB_FILE_NAME,
+                f"{DB_FILE_NAME}-wal",
+                f"{DB_FILE_NAME}-shm",
+                LOCK_FILE_NAME,
+                IDENTITY_FILE_NAME,  # S6: the store's identity, beside the database
+            ]
         )
         assert mode(data_dir) == 0o700
         assert {name: mode(data_dir / name) for name in names} == dict.fromkeys(names, 0o600)
@@ -60,11 +67,12 @@ def test_S5_files_an_older_askbridge_left_with_loose_modes_are_made_0600(tmp_pat
     store = open_store(tmp_path / "data")
     store.create_session(header("s1"))
     store.close()
-    for name in (DB_FILE_NAME, LOCK_FILE_NAME):
+    for name in (DB_FILE_NAME, LOCK_FILE_NAME, IDENTITY_FILE_NAME):
         os.chmod(tmp_path / "data" / name, 0o644)
     open_store(tmp_path / "data").close()
     assert mode(tmp_path / "data" / DB_FILE_NAME) == 0o600
     assert mode(tmp_path / "data" / LOCK_FILE_NAME) == 0o600
+    assert mode(tmp_path / "data" / IDENTITY_FILE_NAME) == 0o600
 
 
 @pytest.mark.parametrize("loose", [0o770, 0o707, 0o777, 0o1777])

@@ -126,7 +126,8 @@ def test_payload_round_trips_through_json(stem: str, data: st.DataObject) -> Non
 @given(data=st.data())
 def test_unknown_fields_are_ignored(stem: str, data: st.DataObject) -> None:
     """protocol.md: unknown fields in client messages are ignored, never an error — except
-    in script models and the tool arguments they hold, where a typo is rejected (issue 13)."""
+    in model specs (script and openai, S11) and the tool arguments they hold, where a
+    typo is rejected (issue 13, issue 18)."""
     tp = STEMS[stem]
     wire = data.draw(PAYLOAD_STRATEGIES[stem], label="wire")
     if not isinstance(wire, dict):
@@ -135,7 +136,7 @@ def test_unknown_fields_are_ignored(stem: str, data: st.DataObject) -> None:
         st.dictionaries(st.sampled_from(["zzUnknown", "x-y", "$extra"]), st.integers())
     )
     adapter = adapter_for(tp)
-    strict = stem == "tool.ask_user_question.arguments" or wire.get("kind") == "script"
+    strict = stem == "tool.ask_user_question.arguments" or wire.get("kind") in ("script", "openai")
     if strict and extra:
         with pytest.raises(ValidationError, match=r"zzUnknown|x-y|\$extra"):
             adapter.validate_python({**wire, **extra})

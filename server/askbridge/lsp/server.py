@@ -62,6 +62,9 @@ class LspServer:
         self.relay.client = self.client
         self.shutdown_requested = False
         self.exit_code: int | None = None
+        # S9: this client's `session/prompt` requests still running, by session; each
+        # event is set when its handler returns, i.e. as its reply is queued.
+        self._prompts: dict[str, list[asyncio.Event]] = {}
         self._flags: dict[str, Any] = defaults or {}  # the front door's flags
         self._defaults: dict[str, Any] = {}  # this client's initializationOptions
         for method, handler in {
@@ -108,10 +111,26 @@ class LspServer:
             follow_external(self.host, self.client)
 
     async def shutdown(self, params: Any) -> None:
-        """After shutdown every outstanding question request is cancelled ($/cancelRequest)."""
+        """After shutdown every outstanding question request is cancelled ($/cancelRequest).
+
+        S9: every `session/prompt` still running is answered first: its turn ends
+        `cancelled` as when the client leaves (M6) and shutdown's result waits for that.
+        The connection queues a handler's reply in the same step the handler returns,
+        so the prompt's reply is written before this one.
+        """
         self.shutdown_requested = True
         self.conn.refuse_requests("the server is shutting down: only exit is accepted")  # S9
         self.relay.cancel_outstanding()
+        running = [(sid, done) for sid, events in self._prompts.items() for done in events]
+        for session_id in {sid for sid, _ in running}:
+            try:
+                # As when the client goes (M6): the turn ends `cancelled`, its open
+                # questions stay answerable (continued, P3) instead of being aborted.
+                self._session(session_id).abandon()
+            except Exception as exc:  # the prompt answers by itself; shutdown still does
+                log.warning("cancelling session %s at shutdown: %s", session_id, exc)
+        for _, done in running:
+            await done.wait()
         return None
 
     async def exit(self, params: Any) -> None:
@@ -156,7 +175,16 @@ class LspServer:
     async def session_prompt(self, params: Any) -> Any:
         p = parse_params(SessionPromptParams, params)
         content = [c.dump() for c in p.prompt]
-        return {"stopReason": await self.host.prompt(p.session_id, content, self.client)}
+        done = asyncio.Event()
+        running = self._prompts.setdefault(p.session_id, [])
+        running.append(done)
+        try:
+            return {"stopReason": await self.host.prompt(p.session_id, content, self.client)}
+        finally:
+            running.remove(done)
+            if not running:
+                del self._prompts[p.session_id]
+            done.set()
 
     async def session_cancel(self, params: Any) -> None:
         try:

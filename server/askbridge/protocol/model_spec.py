@@ -3,7 +3,8 @@
 ModelSpec is tagged on `kind`:
 - `{"kind": "script", "steps": [Step…]}`: a deterministic model; each model
   request consumes the next step, `{"text"?}` or `{"toolCalls": [...], "text"?}`.
-- `{"kind": "openai", "model", "baseUrl"?, "apiKeyEnv"?}`: an OpenAI-compatible endpoint.
+- `{"kind": "openai", "model", "baseUrl"?, "apiKeyEnv"?}`: an OpenAI-compatible endpoint;
+  `baseUrl` must be http:// or https:// (S11).
 
 `AskUserQuestionConfig` is `{mode: "legacy"|"timed", timeout: -1 | 1..2147483}`
 (seconds; defaults legacy / 120). Both appear in `session/new`, in LSP
@@ -13,7 +14,8 @@ reads the command line's `--model` value (inline JSON or `script:PATH`);
 
 Script specs are strict where wire payloads are lenient (issue 13):
 `ScriptModelSpec` refuses keys a script does not know, each named with its path
-(`tool_arguments.unknown_script_keys`).
+(`tool_arguments.unknown_script_keys`); `OpenAIModelSpec` refuses its unknown keys
+the same way, naming the accepted ones (S11).
 """
 
 from __future__ import annotations
@@ -22,7 +24,14 @@ import json
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+from pydantic import (
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from .base import WireModel
 from .common import NullKeepingModel
@@ -120,11 +129,48 @@ class ScriptModelSpec(WireModel):
         return data
 
 
+# S11: an openai spec is as strict as a script one: a misspelt `apikeyenv` dropped
+# silently would surface later as "DEEPSEEK_API_KEY is not set", far from its cause.
+_OPENAI_KEYS = ("kind", "model", "baseUrl", "apiKeyEnv")
+_OPENAI_PYTHON_NAMES = frozenset({"base_url", "api_key_env"})  # populate_by_name accepts them
+_URL_SCHEMES = ("http://", "https://")
+
+
 class OpenAIModelSpec(WireModel):
+    model_config = _STRICT
     kind: Literal["openai"] = "openai"
     model: NonEmptyStr
     base_url: str | None = None
     api_key_env: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_unknown_keys(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            known = {*_OPENAI_KEYS, *_OPENAI_PYTHON_NAMES}
+            unknown = [key for key in data if key not in known]
+            if unknown:
+                raise ValueError(
+                    "; ".join(
+                        f"openai model spec: unknown key {key!r}{_near(str(key))}; "
+                        f"expected {', '.join(_OPENAI_KEYS)}"
+                        for key in unknown
+                    )
+                )
+        return data
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_only(cls, url: str | None) -> str | None:
+        if url is not None and not url.lower().startswith(_URL_SCHEMES):
+            raise ValueError(f"baseUrl {url!r} must be an http:// or https:// URL")
+        return url
+
+
+def _near(key: str) -> str:
+    folded = key.replace("_", "").lower()
+    near = [k for k in _OPENAI_KEYS if k.lower() == folded]
+    return f" (did you mean {near[0]!r}?)" if near else ""
 
 
 ModelSpec = Annotated[ScriptModelSpec | OpenAIModelSpec, Field(discriminator="kind")]
@@ -187,7 +233,9 @@ def describe_model_spec_error(exc: ValueError) -> str:
         what = "the spec has no kind"
     elif kind in ("model_attributes_type", "model_type"):
         what = "the spec must be a JSON object"
-    elif kind == "value_error":  # our own sentences (unknown script keys) name their path
+    elif kind == "value_error" and loc[1:2] == ("baseUrl",):
+        what, forms = msg.removeprefix("Value error, "), ""
+    elif kind == "value_error":  # our own sentences (unknown keys) name their path
         what, forms = msg.removeprefix("Value error, "), ""
     else:
         path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc[1:])

@@ -13,24 +13,37 @@ So before the step is logged:
 - `ask_user_question` arguments are parsed once here (T2); a batch breaking
   S1 is logged as `{"omitted": <why>}` and fails with BAD_QUESTION; a parse
   failure (T4) is left for the tool to report with the arguments as sent.
+
+Size (S7). The server never sends a frame over 8 MiB, the limit it holds its
+clients to; a model reply is copied to clients whole (agent text, `tool_call`
+arguments, a delegate's result, the ACP door's chunks, `session/load` replay). So
+a reply is measured as the wire would carry it (JSON, UTF-8, escapes included:
+text plus every call's arguments), and one over `MAX_REPLY_BYTES` ends its turn
+with MODEL_ERROR `the model's reply has <n> bytes; at most 8 MiB`, before it is
+logged or shown. The limit leaves `ENVELOPE_ROOM` under 8 MiB for the frame
+around it (ids, method, field names), so the frame itself stays under 8 MiB.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from askbridge.core import HarnessError, ToolInputError, UserQuestionError
+from askbridge.core import HarnessError, ModelError, ToolInputError, UserQuestionError
 from askbridge.core.limits import check_question_limits
 from askbridge.protocol.text import has_lone_surrogate, scrub
 from askbridge.protocol.vocabulary import QuestionItem
 
-from .models.base import ToolCallRequest
+from .models.base import ModelResponse, ToolCallRequest
 from .tools import ASK_TOOL, parse_questions
 
 MAX_ARGUMENT_DEPTH = 64
+MAX_FRAME_BYTES = 8 * 1024 * 1024  # jsonrpc.framing.MAX_BODY: what clients may send us
+ENVELOPE_ROOM = 64 * 1024  # the frame around a reply: ids, method, keys, a title
+MAX_REPLY_BYTES = MAX_FRAME_BYTES - ENVELOPE_ROOM
 
 
 @dataclass(frozen=True)
@@ -101,3 +114,20 @@ def check_call(call: ToolCallRequest) -> CheckedCall:
 
 def checked_calls(calls: Sequence[ToolCallRequest]) -> list[CheckedCall]:
     return [check_call(call) for call in calls]
+
+
+def _wire_bytes(value: Any) -> int:
+    """How many bytes `value` takes in a frame (the writer's JSON: UTF-8, no ASCII escaping)."""
+    try:
+        return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())
+    except (ValueError, TypeError):
+        return 0  # NaN and friends: _arguments_problem omits them, and says why
+
+
+def check_reply_size(response: ModelResponse) -> None:
+    """ModelError when the reply would not fit a frame under 8 MiB (S7, module docstring)."""
+    size = _wire_bytes(response.text)
+    for call in response.tool_calls:
+        size += _wire_bytes(call.id) + _wire_bytes(call.name) + _wire_bytes(call.arguments)
+    if size > MAX_REPLY_BYTES:
+        raise ModelError(f"the model's reply has {size} bytes; at most 8 MiB")

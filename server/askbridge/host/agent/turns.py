@@ -39,7 +39,7 @@ from askbridge.protocol.errors import ErrorCode
 
 from ..log import events as ev
 from .delegate import run_delegate
-from .model_output import CheckedCall, checked_calls, clean_text
+from .model_output import CheckedCall, check_reply_size, checked_calls, clean_text
 from .session import DETACHED, QueuedPrompt, Session
 from .tools import ASK_TOOL, DELEGATE_TOOL, ToolContext, ToolOutcome
 
@@ -139,6 +139,11 @@ async def _steps(session: Session, signal: AbortSignal) -> str:
         if response is None:
             session.log_soon(header)
             return "cancelled"
+        try:
+            check_reply_size(response)  # S7: no frame to a client over 8 MiB
+        except ModelError:
+            session.log_soon(header)
+            raise
         text = clean_text(response.text)
         calls = checked_calls(response.tool_calls)
         session.log_soon(

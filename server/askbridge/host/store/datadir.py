@@ -25,6 +25,10 @@ A lock file can be deleted with its directory; the directory guard
 (datadir_guard.py) cannot, so a second process is refused on a re-created
 directory while the first one still holds its (now unreachable) files.
 
+Lost database (S6, store_identity.py). `askbridge.store`, written once when the
+store is created, says the directory had a store: a database that is then missing,
+empty or without askbridge's tables is refused at start, not opened as a new one.
+
 Lost directory (S5). `DataDirLock.check()` runs before every commit (the store
 calls it inside the write transaction, one `lstat`): when `askbridge.lock` is
 no longer the very file this process locked — the directory was deleted,
@@ -53,6 +57,7 @@ from .private_files import (
     open_private_file,
 )
 from .store_api import StoreError, StoreLost
+from .store_identity import had_store, refuse_lost_database, write_identity
 from .store_sqlite import SQLiteEventStore
 
 DB_FILE_NAME = "askbridge.db"
@@ -174,12 +179,24 @@ def open_store(data_dir: Path | str) -> SQLiteEventStore:
     lock.acquire()
     try:
         db_path = data_dir / DB_FILE_NAME
+        # S6: a directory that had a store must still have its database (store_identity.py).
+        refuse_lost_database(data_dir, db_path)
+        existed = had_store(data_dir)
         # Created (or checked) here so SQLite never opens a planted link and its
         # -wal/-shm inherit 0600. Closed before SQLite opens it: closing any descriptor
         # of a file drops this process's POSIX locks on it, SQLite's included.
         os.close(open_private_file(db_path, "database"))
         check_db_companions(db_path)
-        return SQLiteEventStore(db_path, on_close=lock.release, check_lost=lock.check)
+        store = SQLiteEventStore(
+            db_path, on_close=lock.release, check_lost=lock.check, require_schema=existed
+        )
+        if not existed:
+            try:
+                write_identity(data_dir)  # once the schema is committed: now it is a store
+            except BaseException:
+                store.close()
+                raise
+        return store
     except BaseException:
         lock.release()
         raise

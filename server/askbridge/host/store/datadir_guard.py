@@ -16,6 +16,14 @@ claimant connects to it and learns the holder's pid from `SO_PEERCRED`, so the
 refusal can name it. Connections are never accepted; they wait in the backlog
 until the claimant closes them, which it does at once.
 
+The abstract namespace has no permissions, and the name is predictable: any local
+user could bind it first. So the guard counts only when its holder has our uid,
+as `SO_PEERCRED` tells on connect (S5). A name held by another uid — or by a
+holder the kernel will not name (its backlog kept full) — is a squatter: the
+start goes on without a guard, the per-commit check standing in as it does where
+there is no abstract namespace, and nothing is learnt from or sent to it. So
+another user can neither block the host nor pose as its holder.
+
 Elsewhere there is no abstract namespace and `claim` holds nothing: there the
 per-commit check is what stops the first process (it stops acknowledging).
 """
@@ -73,7 +81,10 @@ class DirectoryGuard:
             sock.listen(_BACKLOG)
         except OSError:
             sock.close()
-            raise _taken(name) from None
+            taken = _taken(name)
+            if taken.uid != os.geteuid():
+                return cls(None)  # a squatter, not one of ours (module docstring)
+            raise taken from None
         return cls(sock)
 
     def release(self) -> None:

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .store_api import StoreDamaged, StoreError
+from .store_identity import StoreMissing, lost_message
 
 
 def _migrate_to_v1(conn: sqlite3.Connection) -> None:
@@ -64,11 +65,17 @@ def store_error(path: Path, exc: sqlite3.Error, action: str, context: str = "") 
     return StoreError(f"cannot {action} the event store {path}: {exc}{context}")
 
 
-def open_connection(path: Path, *, read_only: bool) -> sqlite3.Connection:
-    """A configured connection to `path`, its schema current (migrated unless `read_only`)."""
+def open_connection(
+    path: Path, *, read_only: bool, require_schema: bool = False
+) -> sqlite3.Connection:
+    """A configured connection to `path`, its schema current (migrated unless `read_only`).
+
+    `require_schema`: the directory had a store (store_identity.py), so an SQLite file
+    without askbridge's tables is a lost store (StoreMissing), not a new one.
+    """
     check_length(path)
     try:
-        return _open(path, read_only, "ro" if read_only else None)
+        return _open(path, read_only, "ro" if read_only else None, require_schema)
     except sqlite3.Error as exc:
         # Reading a WAL file needs its -shm, which a read-only filesystem (a mounted backup)
         # cannot give; with no -wal no connection is open anywhere, so the file is frozen.
@@ -76,12 +83,14 @@ def open_connection(path: Path, *, read_only: bool) -> sqlite3.Connection:
         if not (read_only and no_wal and exc.sqlite_errorname == "SQLITE_CANTOPEN"):
             raise store_error(path, exc, "open") from exc
     try:
-        return _open(path, read_only, "ro&immutable=1")
+        return _open(path, read_only, "ro&immutable=1", require_schema)
     except sqlite3.Error as exc:
         raise store_error(path, exc, "open") from exc
 
 
-def _open(path: Path, read_only: bool, uri_query: str | None) -> sqlite3.Connection:
+def _open(
+    path: Path, read_only: bool, uri_query: str | None, require_schema: bool
+) -> sqlite3.Connection:
     if uri_query is None:
         conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     else:
@@ -89,7 +98,7 @@ def _open(path: Path, read_only: bool, uri_query: str | None) -> sqlite3.Connect
         conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
     try:
         _configure(conn, path, read_only)
-        _migrate(conn, path, read_only)
+        _migrate(conn, path, read_only, require_schema)
     except BaseException:
         conn.close()
         raise
@@ -160,10 +169,12 @@ def _read_version(conn: sqlite3.Connection, path: Path) -> int:
     return version
 
 
-def _migrate(conn: sqlite3.Connection, path: Path, read_only: bool) -> None:
+def _migrate(conn: sqlite3.Connection, path: Path, read_only: bool, require_schema: bool) -> None:
     version = _read_version(conn, path)
     if version == SCHEMA_VERSION:
         return
+    if version == 0 and require_schema:
+        raise StoreMissing(lost_message(path.parent, path, "holds no askbridge data"))
     if version > SCHEMA_VERSION:
         raise StoreError(
             f"{path} has schema version {version}, newer than this askbridge "

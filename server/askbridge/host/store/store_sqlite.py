@@ -73,13 +73,16 @@ class SQLiteEventStore:
         on_close: Callable[[], None] | None = None,
         check_lost: Callable[[], None] | None = None,
         read_only: bool = False,
+        require_schema: bool = False,
     ) -> None:
         """Open (creating or migrating if needed) the store at `path`.
 
         `on_close` runs once after the connection closes; `open_store` uses it
         to release the data directory lock. `check_lost` raises StoreLost when the
         data directory is gone; it runs before every COMMIT (vetoing it) and in
-        `check_not_lost`. `read_only`: see `open_read_only`.
+        `check_not_lost`. `read_only`: see `open_read_only`. `require_schema`: the
+        directory had a store, so a file without its tables is refused (S6,
+        store_identity.py).
         """
         self.path = Path(path)
         self._on_close = on_close
@@ -88,7 +91,7 @@ class SQLiteEventStore:
         self._lost: str | None = None
         # The host may call from worker threads; one connection, used by one at a time.
         self._mutex = threading.Lock()
-        self._conn = open_connection(self.path, read_only=read_only)
+        self._conn = open_connection(self.path, read_only=read_only, require_schema=require_schema)
         self._next_seq: dict[str, int] = {}  # per session, once read (we are the only writer)
 
     @classmethod
