@@ -1,0 +1,128 @@
+"""How each real agent is installed, configured under tmp_path, and run headless.
+
+Every agent gets a HOME (and its own config directory) under the test's tmp_path, so the
+user's real configuration is never read or written; telemetry, update checks and other
+non-essential traffic are off, and the only network peer is the fake model on 127.0.0.1.
+Each agent starts `askbridge mcp --data-dir D --host auto` as its MCP server: auto, so it
+attaches to the same host as the editor's `askbridge serve` on D (inline hosts would be two
+separate hosts, and the editor would never see the agent's questions).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from askbridge.testing import AskbridgeClient
+
+AGENTS = Path(__file__).resolve().parent
+BIN = AGENTS / "npm" / "node_modules" / ".bin"
+ASKBRIDGE = str(Path(sys.executable).with_name("askbridge"))
+RUN_TIMEOUT_S = 180
+
+
+def install_agents() -> None:
+    """npm-install the pinned agents (idempotent); a failure fails the test, never skips."""
+    proc = subprocess.run(
+        ["bash", str(AGENTS / "install.sh")],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
+    assert proc.returncode == 0, f"install.sh exited {proc.returncode}:\n{proc.stderr[-4000:]}"
+
+
+def mcp_server(data_dir: Path, ask_timeout: int = 120) -> dict[str, object]:
+    args = ["mcp", "--data-dir", str(data_dir), "--host", "auto"]
+    return {"command": ASKBRIDGE, "args": [*args, "--ask-timeout", str(ask_timeout)]}
+
+
+@asynccontextmanager
+async def editor_on(data_dir: Path) -> AsyncIterator[AskbridgeClient]:
+    """The editor: the harness client on `askbridge serve --host auto` on the agent's data
+    directory, so it follows the agent's external session (M2) and answers its questions."""
+    async with AskbridgeClient.connect(data_dir=data_dir, host="auto") as client:
+        yield client
+
+
+@dataclass
+class Run:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def base_env(home: Path) -> dict[str, str]:
+    home.mkdir(parents=True, exist_ok=True)
+    keep = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "TMPDIR", "TERM")}
+    return {
+        **keep,
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "XDG_STATE_HOME": str(home / ".state"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "NO_PROXY": "127.0.0.1,localhost",
+        "DO_NOT_TRACK": "1",
+        "CI": "1",
+    }
+
+
+def run(cmd: list[str], env: dict[str, str], cwd: Path, timeout: float = RUN_TIMEOUT_S) -> Run:
+    """Run an agent to its end in its own process group (the caller's thread blocks)."""
+    proc = subprocess.run(
+        cmd,
+        env=env,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        start_new_session=True,
+    )
+    return Run(proc.returncode, proc.stdout, proc.stderr)
+
+
+# -- Claude Code ----------------------------------------------------------------------------
+
+CLAUDE_TOOLS = ("mcp__askbridge__ask_user_question", "mcp__askbridge__get_answers")
+
+
+def claude(
+    prompt: str,
+    *,
+    model_url: str,
+    data_dir: Path,
+    home: Path,
+    cwd: Path,
+    extra: list[str] = (),  # type: ignore[assignment]
+    ask_timeout: int = 120,
+) -> Run:
+    """`claude -p` with askbridge as its only MCP server (--strict-mcp-config)."""
+    config = home / "mcp.json"
+    home.mkdir(parents=True, exist_ok=True)
+    config.write_text(json.dumps({"mcpServers": {"askbridge": mcp_server(data_dir, ask_timeout)}}))
+    env = {
+        **base_env(home),
+        "CLAUDE_CONFIG_DIR": str(home / ".claude"),
+        "ANTHROPIC_BASE_URL": model_url,
+        "ANTHROPIC_API_KEY": "sk-ant-fake",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        "DISABLE_ERROR_REPORTING": "1",
+        "DISABLE_BUG_COMMAND": "1",
+        "CLAUDE_CODE_ENABLE_TELEMETRY": "0",
+        "MCP_TIMEOUT": "30000",
+    }
+    cmd = [str(BIN / "claude"), "-p", prompt, "--output-format", "json"]
+    cmd += ["--mcp-config", str(config), "--strict-mcp-config"]
+    cmd += ["--allowedTools", ",".join(CLAUDE_TOOLS), *extra]
+    return run(cmd, env, cwd)
