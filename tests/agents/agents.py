@@ -41,6 +41,7 @@ def install_agents() -> None:
 
 def mcp_server(data_dir: Path, ask_timeout: int = 120) -> dict[str, object]:
     args = ["mcp", "--data-dir", str(data_dir), "--host", "auto"]
+    args += os.environ.get("AGENT_MCP_ARGS", "").split()
     return {"command": ASKBRIDGE, "args": [*args, "--ask-timeout", str(ask_timeout)]}
 
 
@@ -125,4 +126,57 @@ def claude(
     cmd = [str(BIN / "claude"), "-p", prompt, "--output-format", "json"]
     cmd += ["--mcp-config", str(config), "--strict-mcp-config"]
     cmd += ["--allowedTools", ",".join(CLAUDE_TOOLS), *extra]
+    return run(cmd, env, cwd)
+
+
+# -- Codex CLI ------------------------------------------------------------------------------
+
+
+def codex(
+    prompt: str,
+    *,
+    model_url: str,
+    data_dir: Path,
+    home: Path,
+    cwd: Path,
+    ask_timeout: int = 120,
+    tool_timeout_sec: int | None = None,
+) -> Run:
+    """`codex exec` on a custom model provider (the fake model's Responses API) in a
+    CODEX_HOME under tmp_path, askbridge its MCP server."""
+    codex_home = home / ".codex"
+    codex_home.mkdir(parents=True, exist_ok=True)
+    server = mcp_server(data_dir, ask_timeout)
+    lines = [
+        'model = "gpt-5"',
+        'model_provider = "fake"',
+        'approval_policy = "never"',
+        'sandbox_mode = "workspace-write"',
+        "check_for_update_on_startup = false",
+        "[analytics]",
+        "enabled = false",
+        "[feedback]",
+        "enabled = false",
+        # Codex 0.171 defers every MCP tool behind tool search, which is off for a model it
+        # does not know: without this the model never sees askbridge's tools.
+        "[features]",
+        "tool_search_always_defer_mcp_tools = false",
+        "tool_search = true",
+        "[model_providers.fake]",
+        'name = "fake"',
+        f'base_url = "{model_url}/v1"',
+        'wire_api = "responses"',
+        "request_max_retries = 0",
+        "stream_max_retries = 0",
+        "[mcp_servers.askbridge]",
+        f"command = {json.dumps(server['command'])}",
+        f"args = {json.dumps(server['args'])}",
+        "required = true",  # the first model request waits for askbridge's tools
+        'default_tools_approval_mode = "approve"',  # approval_policy=never refuses them else
+    ]
+    if tool_timeout_sec is not None:
+        lines.append(f"tool_timeout_sec = {tool_timeout_sec}")
+    (codex_home / "config.toml").write_text("\n".join(lines) + "\n")
+    env = {**base_env(home), "CODEX_HOME": str(codex_home), "OPENAI_API_KEY": "sk-fake", "RUST_LOG": os.environ.get("AGENT_RUST_LOG", "warn")}
+    cmd = [str(BIN / "codex"), "exec", "--skip-git-repo-check", "--json", prompt]
     return run(cmd, env, cwd)

@@ -123,6 +123,8 @@ def _responses(model: FakeModel, body: dict[str, Any]) -> Iterator[tuple[str, di
             "name": step["tool"],
             "arguments": json.dumps(step["input"]),
         }
+        if "namespace" in step:  # Codex groups an MCP server's tools in one namespace
+            item["namespace"] = step["namespace"]
     else:
         item = {
             "type": "message",
