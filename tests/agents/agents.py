@@ -177,6 +177,11 @@ def codex(
     if tool_timeout_sec is not None:
         lines.append(f"tool_timeout_sec = {tool_timeout_sec}")
     (codex_home / "config.toml").write_text("\n".join(lines) + "\n")
-    env = {**base_env(home), "CODEX_HOME": str(codex_home), "OPENAI_API_KEY": "sk-fake", "RUST_LOG": os.environ.get("AGENT_RUST_LOG", "warn")}
+    env = {
+        **base_env(home),
+        "CODEX_HOME": str(codex_home),
+        "OPENAI_API_KEY": "sk-fake",
+        "RUST_LOG": os.environ.get("AGENT_RUST_LOG", "warn"),
+    }
     cmd = [str(BIN / "codex"), "exec", "--skip-git-repo-check", "--json", prompt]
     return run(cmd, env, cwd)
