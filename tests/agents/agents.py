@@ -185,3 +185,43 @@ def codex(
     }
     cmd = [str(BIN / "codex"), "exec", "--skip-git-repo-check", "--json", prompt]
     return run(cmd, env, cwd)
+
+
+# -- Gemini CLI -----------------------------------------------------------------------------
+
+
+def gemini(
+    prompt: str,
+    *,
+    model_url: str,
+    data_dir: Path,
+    home: Path,
+    cwd: Path,
+    ask_timeout: int = 120,
+    trusted: bool = True,
+) -> Run:
+    """`gemini -p` on an API key whose endpoint is GOOGLE_GEMINI_BASE_URL (the fake model).
+    Gemini CLI starts no MCP server in a folder the user has not trusted, so `trusted`
+    writes ~/.gemini/trustedFolders.json as its trust dialog would."""
+    gemini_dir = home / ".gemini"
+    gemini_dir.mkdir(parents=True, exist_ok=True)
+    server = {**mcp_server(data_dir, ask_timeout), "trust": True}
+    settings = {
+        "mcpServers": {"askbridge": server},
+        "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": True}},
+        "privacy": {"usageStatisticsEnabled": False},
+        "telemetry": {"enabled": False},
+        "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+    }
+    (gemini_dir / "settings.json").write_text(json.dumps(settings))
+    if trusted:
+        (gemini_dir / "trustedFolders.json").write_text(json.dumps({str(cwd): "TRUST_FOLDER"}))
+    env = {
+        **base_env(home),
+        "GEMINI_API_KEY": "fake-key",
+        "GOOGLE_GEMINI_BASE_URL": model_url,
+        "GEMINI_CLI_NO_RELAUNCH": "true",
+    }
+    # A fixed model: "auto" would first ask a classifier model which one to use.
+    cmd = [str(BIN / "gemini"), "-p", prompt, "--output-format", "json", "-m", "gemini-2.5-flash"]
+    return run(cmd, env, cwd)

@@ -204,6 +204,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._sse(_responses(self.model, body))
         elif ":streamGenerateContent" in path:
             self._sse(_gemini(self.model, body))
+        elif ":generateContent" in path:  # Gemini CLI's side calls (routing, titles)
+            self._json(200, next(_gemini(self.model, body))[1])
         elif ":countTokens" in path:
             self._json(200, {"totalTokens": 1})
         else:
