@@ -62,7 +62,9 @@ class Run:
 
 def base_env(home: Path) -> dict[str, str]:
     home.mkdir(parents=True, exist_ok=True)
-    keep = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "TMPDIR", "TERM", "PYTHONPATH")}
+    keep = {
+        k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "TMPDIR", "TERM", "PYTHONPATH")
+    }
     return {
         **keep,
         "HOME": str(home),

@@ -138,3 +138,16 @@ async def test_X3_codex_applies_tool_timeout_sec_and_the_question_stays_answerab
     assert "timed out" in timed_out.lower() and "3" in timed_out, timed_out
     answers = tool_json(got)
     assert answers["answers"][0]["answers"] == [{"id": "db", "selected": ["SQLite"]}]
+
+
+async def test_X2_codex_gives_a_tool_more_than_60_s_by_default(tmp_path: Path) -> None:
+    """No `tool_timeout_sec`: Codex 0.171 does not stop a 65 s question at 60 s (the old
+    README claim); it runs to its own deadline and the model gets askbridge's pending."""
+    steps = [call("ask_user_question", {"questions": [QUESTION], "timeout": 65}), {"text": "ok"}]
+    async with editor_on(tmp_path / "data") as editor:
+        with fake_model(steps) as model:
+            await run_codex(model, tmp_path)
+        assert len(editor.asks) == 1
+    [out] = outputs(model)
+    assert "timed out" not in out.lower(), out
+    assert tool_json(out)["pending"] is True
