@@ -5,7 +5,9 @@ user's real configuration is never read or written; telemetry, update checks and
 non-essential traffic are off, and the only network peer is the fake model on 127.0.0.1.
 Each agent starts `askbridge mcp --data-dir D --host auto` as its MCP server: auto, so it
 attaches to the same host as the editor's `askbridge serve` on D (inline hosts would be two
-separate hosts, and the editor would never see the agent's questions).
+separate hosts, and the editor would never see the agent's questions). So these tests run in
+the auto host mode only, and on real seconds: the agents are separate binaries, out of reach
+of the injected clock, so timed questions use deadlines of a few seconds.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -105,7 +107,7 @@ def claude(
     data_dir: Path,
     home: Path,
     cwd: Path,
-    extra: list[str] = (),  # type: ignore[assignment]
+    extra: Sequence[str] = (),
     ask_timeout: int = 120,
 ) -> Run:
     """`claude -p` with askbridge as its only MCP server (--strict-mcp-config)."""

@@ -85,7 +85,12 @@ def _anthropic(model: FakeModel, body: dict[str, Any]) -> Iterator[tuple[str, di
     }
     yield "message_start", {"type": "message_start", "message": message}
     if "tool" in step:
-        block = {"type": "tool_use", "id": f"toolu_{done}", "name": step["tool"], "input": {}}
+        block: dict[str, Any] = {
+            "type": "tool_use",
+            "id": f"toolu_{done}",
+            "name": step["tool"],
+            "input": {},
+        }
         delta = {"type": "input_json_delta", "partial_json": json.dumps(step["input"])}
         stop = "tool_use"
     else:
