@@ -6,9 +6,12 @@ test, not an async fixture: its task group must be entered and left in the same 
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from askbridge.testing.hosts import stop_host
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -18,3 +21,11 @@ from agents import install_agents
 @pytest.fixture(scope="session", autouse=True)
 def _agents_installed() -> None:
     install_agents()
+
+
+@pytest.fixture(autouse=True)
+def _no_host_outlives_the_test(tmp_path: Path) -> Iterator[None]:
+    """The agent's `askbridge mcp --host auto` started a detached host that would idle on for
+    a minute after the agent exited (H2): stop it with the test."""
+    yield
+    stop_host(tmp_path / "data")
