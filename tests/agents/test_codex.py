@@ -151,3 +151,16 @@ async def test_X2_codex_gives_a_tool_more_than_60_s_by_default(tmp_path: Path) -
     [out] = outputs(model)
     assert "timed out" not in out.lower(), out
     assert tool_json(out)["pending"] is True
+
+
+async def test_X3_F3_codex_exec_with_no_editor_gets_pending_never_cancelled(
+    tmp_path: Path,
+) -> None:
+    """`codex exec` declares form elicitation and answers it "cancel" unseen, like `claude -p`:
+    for a timed ask that is not the user's answer (X3)."""
+    steps = [call("ask_user_question", {"questions": [QUESTION], "timeout": 5}), {"text": "ok"}]
+    with fake_model(steps) as model:
+        await run_codex(model, tmp_path)
+    [out] = outputs(model)
+    assert "cancel" not in out.lower(), out
+    assert tool_json(out)["pending"] is True

@@ -131,3 +131,12 @@ async def test_gemini_cli_runs_askbridge_only_in_a_trusted_folder(tmp_path: Path
     with fake_model([{"text": "ok"}]) as model:
         await run_gemini(model, tmp_path, trusted=True)
     assert {ASK, GET} <= set(tool_names(model))
+
+
+async def test_X3_gemini_p_with_no_editor_gets_pending(tmp_path: Path) -> None:
+    """No editor attached: the timed question runs out and the model gets pending (X2, X3)."""
+    steps = [{"tool": ASK, "input": {"questions": [QUESTION], "timeout": 2}}, {"text": "ok"}]
+    with fake_model(steps) as model:
+        await run_gemini(model, tmp_path)
+    [out] = outputs(model)
+    assert tool_json(out)["pending"] is True
