@@ -178,6 +178,8 @@ def codex(
         "required = true",  # the first model request waits for askbridge's tools
         'default_tools_approval_mode = "approve"',  # approval_policy=never refuses them else
     ]
+    if "PYTHONPATH" in os.environ:  # Codex starts MCP servers with a scrubbed environment
+        lines.append(f"env = {{ PYTHONPATH = {json.dumps(os.environ['PYTHONPATH'])} }}")
     if tool_timeout_sec is not None:
         lines.append(f"tool_timeout_sec = {tool_timeout_sec}")
     (codex_home / "config.toml").write_text("\n".join(lines) + "\n")
