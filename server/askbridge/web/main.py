@@ -109,6 +109,7 @@ async def _main(args: argparse.Namespace, host: str, port: int) -> int:
         site = web.TCPSite(runner, host, port, ssl_context=tls, shutdown_timeout=1)
         await site.start()
         bound = runner.addresses[0][1] if runner.addresses else port
+        hosts.update(allowed_hosts(host, bound, args.allow_host)[0])  # --listen HOST:0
         shown = f"[{host}]" if ":" in host else host
         if host in ("0.0.0.0", "::"):
             shown = "127.0.0.1"

@@ -159,7 +159,7 @@ function questionBlock(q, card) {
   for (const o of opts) {
     const l = document.createElement("label"); l.className = "option";
     const i = document.createElement("input"); i.type = q.multiSelect ? "checkbox" : "radio"; i.name = name; i.value = o.label;
-    const span = document.createElement("span"); span.innerHTML = esc(o.label) + (o.description ? `<small>${esc(o.description)}</small>` : "");
+    const span = document.createElement("span"); span.innerHTML = `<span class="label">${esc(o.label)}</span>` + (o.description ? `<small>${esc(o.description)}</small>` : "");
     l.append(i, span); box.append(l);
   }
   const other = document.createElement(opts.length ? "input" : "textarea");
