@@ -69,7 +69,7 @@ class Stack:
         context = await self.browser.new_context(**VIEWPORTS[viewport])
         page = await context.new_page()
         await page.goto(self.door.url)
-        await page.wait_for_function("document.getElementById('status').textContent === 'connected'")
+        await page.locator("#status", has_text="connected").wait_for()
         return page
 
     def ask_soon(self, questions: list[dict[str, Any]], timeout: int = 60) -> Any:

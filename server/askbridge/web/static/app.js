@@ -92,6 +92,7 @@ function handle(ev) {
   } else if (ev.type === "session") {
     S.sessions[ev.sessionId] = { title: ev.title, origin: ev.origin };
   }
+  syncClaims();  // a card that arrives while the page is looked at is claimed at once (B4)
   render();
 }
 
