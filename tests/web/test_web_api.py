@@ -64,8 +64,9 @@ async def test_B2_403_for_a_foreign_host_or_origin(tmp_path: Path) -> None:
         client = await logged_in(st)
         r = await client.get("/api/ping", headers={"Host": "evil.example:8765"})
         assert r.status_code == 403 and error_code(r) == "FORBIDDEN_HOST"  # DNS rebinding
-        r = await client.post("/api/login", json={"token": st.door.token},
-                              headers={"Origin": "https://evil.example"})
+        r = await client.post(
+            "/api/login", json={"token": st.door.token}, headers={"Origin": "https://evil.example"}
+        )
         assert r.status_code == 403 and error_code(r) == "FORBIDDEN_ORIGIN"
         r = await client.get("/api/ping", headers={"Origin": st.door.base})
         assert r.status_code == 200
@@ -98,7 +99,9 @@ async def test_B8_bad_input_is_400_unknown_is_404_lost_is_409(tmp_path: Path) ->
         result = st.ask_soon([DB], timeout=1)
         card = await first_card(client)
         url = f"/api/cards/{card['id']}/answer"
-        r = await client.post(url, content=b"not json", headers={"Content-Type": "application/json"})
+        r = await client.post(
+            url, content=b"not json", headers={"Content-Type": "application/json"}
+        )
         assert r.status_code == 400 and error_code(r) == "BAD_REQUEST"
         bad = {"answers": [{"id": "db", "selected": ["MySQL"]}]}  # V8: not an option
         r = await client.post(url, json={"answer": bad})
@@ -137,8 +140,14 @@ async def test_B1_non_loopback_listen_warns(tmp_path: Path, listen: str) -> None
         from webstack import ASKBRIDGE
 
         proc = await asyncio.create_subprocess_exec(
-            ASKBRIDGE, "web", "--data-dir", str(st.data_dir), "--listen", listen,
-            stderr=asyncio.subprocess.PIPE, stdin=asyncio.subprocess.DEVNULL,
+            ASKBRIDGE,
+            "web",
+            "--data-dir",
+            str(st.data_dir),
+            "--listen",
+            listen,
+            stderr=asyncio.subprocess.PIPE,
+            stdin=asyncio.subprocess.DEVNULL,
         )
         assert proc.stderr is not None
         with anyio.fail_after(20):

@@ -185,8 +185,15 @@ async def test_B3_M2_first_answer_wins_against_an_editor_window(tmp_path: Path, 
 async def test_B1_follows_a_hosted_session_an_editor_created(tmp_path: Path) -> None:
     async with web_stack(tmp_path) as st:
         page = await st.page()
-        step = {"toolCalls": [{"id": "call-1", "name": "ask_user_question",
-                               "arguments": {"questions": [DB], "timeout": 60}}]}
+        step = {
+            "toolCalls": [
+                {
+                    "id": "call-1",
+                    "name": "ask_user_question",
+                    "arguments": {"questions": [DB], "timeout": 60},
+                }
+            ]
+        }
         sid = await st.editor.new_session(
             model={"kind": "script", "steps": [step, {"text": "done"}]},
             askUserQuestion={"mode": "timed", "timeout": 60},

@@ -35,13 +35,22 @@ from askbridge.testing import AskbridgeClient
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
 ]
 VIEWPORTS = {
     "desktop": {"viewport": {"width": 1280, "height": 800}},
-    "phone": {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True,
-              "device_scale_factor": 2},
+    "phone": {
+        "viewport": {"width": 390, "height": 844},
+        "is_mobile": True,
+        "has_touch": True,
+        "device_scale_factor": 2,
+    },
 }
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "web"
 ASKBRIDGE = str(Path(sys.executable).with_name("askbridge"))
@@ -98,9 +107,19 @@ class Stack:
 
 async def start_door(data_dir: Path, *args: str) -> Door:
     process = await asyncio.create_subprocess_exec(
-        ASKBRIDGE, "web", "--data-dir", str(data_dir), "--listen", "127.0.0.1:0",
-        "--host", "auto", "--idle-exit", "5", *args,
-        stdin=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+        ASKBRIDGE,
+        "web",
+        "--data-dir",
+        str(data_dir),
+        "--listen",
+        "127.0.0.1:0",
+        "--host",
+        "auto",
+        "--idle-exit",
+        "5",
+        *args,
+        stdin=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
     )
     assert process.stderr is not None
     lines: list[str] = []
@@ -124,8 +143,10 @@ async def stop_door(door: Door) -> int:
 @asynccontextmanager
 async def mcp_agent(data_dir: Path, cwd: Path) -> AsyncIterator[ClientSession]:
     params = StdioServerParameters(
-        command=ASKBRIDGE, args=["mcp", "--data-dir", str(data_dir), "--host", "auto"],
-        cwd=str(cwd), env=dict(os.environ),
+        command=ASKBRIDGE,
+        args=["mcp", "--data-dir", str(data_dir), "--host", "auto"],
+        cwd=str(cwd),
+        env=dict(os.environ),
     )
     with (cwd / "mcp-stderr.log").open("a") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write):
