@@ -156,3 +156,17 @@ async def test_B1_non_loopback_listen_warns(tmp_path: Path, listen: str) -> None
         assert "reachable from the network" in first and "#token=" in second
         proc.terminate()
         assert await proc.wait() == 0
+
+
+async def test_B1_bad_flags_are_usage_errors() -> None:
+    import asyncio
+
+    from webstack import ASKBRIDGE
+
+    for args in (["--listen", "nonsense"], ["--tls-cert", "c.pem"]):
+        proc = await asyncio.create_subprocess_exec(
+            ASKBRIDGE, "web", *args, stderr=asyncio.subprocess.PIPE
+        )
+        _, err = await proc.communicate()
+        assert proc.returncode == 2
+        assert err.decode().startswith("askbridge web: error: ") and err.count(b"\n") == 1
