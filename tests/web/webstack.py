@@ -48,6 +48,7 @@ VIEWPORTS = {
     "phone": {
         "viewport": {"width": 390, "height": 844},
         "is_mobile": True,
+        "color_scheme": "dark",
         "has_touch": True,
         "device_scale_factor": 2,
     },

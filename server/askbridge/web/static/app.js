@@ -184,7 +184,7 @@ function cardElement(card) {
   const el = document.createElement("article");
   el.className = "card"; el.dataset.key = card.key; el.setAttribute("aria-label", card.questions[0].question);
   const meta = document.createElement("div"); meta.className = "meta";
-  meta.innerHTML = `<span>${esc(sessionName(card.sessionId))}</span><span class="countdown"></span>`;
+  meta.innerHTML = `<span class="sess"></span><span class="countdown"></span>`;
   el.append(meta);
   for (const q of card.questions) el.append(questionBlock(q, card));
   const note = document.createElement("div"); note.className = "note"; note.setAttribute("role", "status");
@@ -260,6 +260,7 @@ function render() {
       note.textContent = "Answered elsewhere.";
     }
     if (cd) cd.textContent = countdown(card);
+    el.querySelector(".sess").textContent = sessionName(card.sessionId);  // titles come later
   };
   for (const c of live) place(c, $("cards"));
   for (const c of late) { const prev = [...S.els.keys()].includes(c.key); place(c, $("continued")); if (!prev) S.els.get(c.key).dataset.late = "1"; }
