@@ -247,3 +247,24 @@ async def test_B8_door_exits_with_one_line_when_the_host_stops(tmp_path: Path) -
         rest = (await st.door.process.stderr.read()).decode().strip().splitlines()
         assert len(rest) == 1 and rest[0].startswith("askbridge web: "), rest
         await page.locator("#stopped").wait_for()
+
+
+async def test_B5_dismiss_only_hides_the_question_stays_for_the_editors(tmp_path: Path) -> None:
+    async with web_stack(tmp_path) as st:
+        release = anyio.Event()
+
+        async def editor_answers(params: dict[str, Any]) -> dict[str, Any]:
+            await release.wait()
+            return {"answers": [{"id": "db", "selected": ["Postgres"]}]}
+
+        st.editor.answer_with(editor_answers)
+        page = await st.page()
+        result = st.ask_soon([DB])
+        c = await card(page, "Which database?")
+        await st.editor.wait_for(lambda: st.editor.asks)
+        await c.get_by_role("button", name="Dismiss").click()
+        await c.wait_for(state="hidden")
+        assert await page.title() == "askbridge"
+        assert not st.editor.withdrawn  # dismissing withdrew nothing: the editor still has it
+        release.set()
+        assert await result() == {"answers": [{"id": "db", "selected": ["Postgres"]}]}
