@@ -268,3 +268,23 @@ async def test_B5_dismiss_only_hides_the_question_stays_for_the_editors(tmp_path
         assert not st.editor.withdrawn  # dismissing withdrew nothing: the editor still has it
         release.set()
         assert await result() == {"answers": [{"id": "db", "selected": ["Postgres"]}]}
+
+
+async def test_B7_a_notification_announces_a_question_while_the_page_is_hidden(
+    tmp_path: Path,
+) -> None:
+    async with web_stack(tmp_path) as st:
+        page = await st.page("phone")
+        # The user allowed notifications, and the tab is in the background. (Chromium's
+        # real notification service is not in a headless run: a stand-in records them.)
+        await page.evaluate(
+            """() => { window.__shown = [];
+            window.Notification = class { constructor(t, o) { window.__shown.push(o.body); } };
+            window.Notification.permission = "granted";
+            Object.defineProperty(document, "hidden", { get: () => true }); }"""
+        )
+        result = st.ask_soon([DB])
+        await card(page, "Which database?")
+        assert await page.evaluate("window.__shown") == ["Which database?"]
+        assert await page.title() == "(1) askbridge"
+        del result
