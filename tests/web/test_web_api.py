@@ -170,3 +170,39 @@ async def test_B1_bad_flags_are_usage_errors() -> None:
         _, err = await proc.communicate()
         assert proc.returncode == 2
         assert err.decode().startswith("askbridge web: error: ") and err.count(b"\n") == 1
+
+
+async def test_B1_tls_serves_https_with_a_secure_cookie(tmp_path: Path) -> None:
+    import subprocess
+
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(  # noqa: ASYNC221 - before anything else runs: nothing to block
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    async with web_stack(tmp_path) as st:
+        door = await start_door(st.data_dir, "--tls-cert", str(cert), "--tls-key", str(key))
+        try:
+            assert door.base.startswith("https://")
+            async with httpx.AsyncClient(base_url=door.base, verify=False) as c:
+                r = await c.post("/api/login", json={"token": door.token})
+                assert r.status_code == 200 and "Secure" in r.headers["set-cookie"]
+                assert (await c.get("/api/ping")).status_code == 200
+        finally:
+            await stop_door(door)
