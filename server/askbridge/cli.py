@@ -1,4 +1,4 @@
-"""`askbridge serve | acp | mcp | demo | schema` — the command line.
+"""`askbridge serve | acp | mcp | web | demo | schema` — the command line.
 
 `serve` and `acp` take the same flags (protocol.md "Command line"); `mcp` takes
 `--data-dir`, `--ask-timeout` and the `--log-*` flags. Every
@@ -261,6 +261,9 @@ def build_parser() -> argparse.ArgumentParser:
     from askbridge.sessions_cli import add_sessions_parser  # `askbridge sessions`
 
     add_sessions_parser(sub)
+    from askbridge.web import add_web_parser  # `askbridge web` (B1)
+
+    add_web_parser(sub)
     return parser
 
 
@@ -335,6 +338,10 @@ def _run(args: argparse.Namespace) -> int:
     except OSError as exc:
         reason = exc.strerror or str(exc)
         return _usage_error(args.command, f"cannot open --log-file {args.log_file}: {reason}")
+    if args.command == "web":
+        from askbridge.web import run_web
+
+        return run_web(args)
     if args.command == "host":
         from askbridge.daemon.main import run_host
 

@@ -1,0 +1,63 @@
+"""`askbridge web`: the web door (behavior.md B1–B9; protocol/README.md "Web door").
+
+The door runs `askbridge serve --data-dir D --host MODE` as its child and is one
+`experimental.userQuestions` LSP client of the data directory's host through it
+(bridge.py), so the host needs nothing new and every M, C and L rule holds for
+browsers as for editor windows. It imports none of the other doors.
+
+Why aiohttp: it is the long-kept asyncio HTTP server (one dependency, no ASGI
+server to pair it with), serves TLS from a plain `ssl.SSLContext`, streams
+server-sent events with `StreamResponse`, caps request bodies, and parses HTTP
+itself (no hand-written HTTP here). Starlette would need uvicorn as well; the
+standard library has no asyncio HTTP server.
+
+The door prints its URL (token in the fragment, B2) on stderr, and nothing else
+unless asked; losing its host ends it with one line (H8) and status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+__all__ = ["add_web_parser", "run_web"]
+
+
+def run_web(args: argparse.Namespace) -> int:
+    # Imported here: aiohttp costs every other command's start-up otherwise.
+    from .main import run
+
+    return run(args)
+
+
+def add_web_parser(sub: Any) -> None:
+    from askbridge.cli import _add_data_dir, _add_log_flags, add_front_door_flags
+
+    web = sub.add_parser(
+        "web",
+        help="answer the agents' questions in a browser, on this machine or a phone",
+        description="Serve a page (and a JSON API) that shows every question of the data "
+        "directory's host and takes the answers. Prints its URL on stderr.",
+    )
+    _add_data_dir(web)
+    web.add_argument(
+        "--listen",
+        default="127.0.0.1:8765",
+        metavar="HOST:PORT",
+        help="where to serve; a non-loopback address is reachable from the network "
+        "(default: 127.0.0.1:8765)",
+    )
+    web.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="another name the page may be reached by (the Host header), repeatable",
+    )
+    web.add_argument("--tls-cert", metavar="FILE", help="serve HTTPS with this certificate")
+    web.add_argument("--tls-key", metavar="FILE", help="the private key of --tls-cert")
+    web.add_argument(
+        "--new-token", action="store_true", help="replace the token (every browser logs in again)"
+    )
+    _add_log_flags(web)
+    add_front_door_flags(web)

@@ -1,0 +1,303 @@
+// askbridge web page (behavior.md B3–B8). No framework, nothing fetched from elsewhere.
+// Cards are keyed DOM elements made once and updated in place, so an update never
+// wipes what the user is typing.
+"use strict";
+
+const S = { client: null, cards: new Map(), views: {}, sessions: {}, dismissed: new Set(),
+  held: new Set(), claimed: new Set(), els: new Map(), es: null, retry: 1000, live: false };
+const $ = (id) => document.getElementById(id);
+let focused = document.hasFocus() && document.visibilityState === "visible";
+
+// -- tiny safe Markdown (B3: never raw HTML) ------------------------------------------
+function esc(t) {
+  return String(t).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+}
+function inline(t) {
+  return esc(t)
+    .replace(/`([^`]+)`/g, "<code>$1</code>")
+    .replace(/\*\*([^*]+)\*\*/g, "<strong>$1</strong>")
+    .replace(/\*([^*]+)\*/g, "<em>$1</em>")
+    .replace(/\[([^\]]+)\]\((https?:\/\/[^)\s]+)\)/g, '<a href="$2" rel="noopener noreferrer" target="_blank">$1</a>');
+}
+function markdown(src) {
+  const out = []; const lines = String(src).split("\n"); let list = false;
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i];
+    if (line.startsWith("```")) {
+      const code = []; i++;
+      while (i < lines.length && !lines[i].startsWith("```")) code.push(lines[i++]);
+      if (list) { out.push("</ul>"); list = false; }
+      out.push("<pre><code>" + esc(code.join("\n")) + "</code></pre>"); continue;
+    }
+    const item = /^\s*[-*+] (.*)$/.exec(line);
+    if (item) { if (!list) { out.push("<ul>"); list = true; } out.push("<li>" + inline(item[1]) + "</li>"); continue; }
+    if (list) { out.push("</ul>"); list = false; }
+    const h = /^(#{1,6}) (.*)$/.exec(line);
+    if (h) out.push(`<p><strong>${inline(h[2])}</strong></p>`);
+    else if (line.trim()) out.push("<p>" + inline(line) + "</p>");
+  }
+  if (list) out.push("</ul>");
+  return out.join("");
+}
+
+// -- the API ----------------------------------------------------------------------------
+async function post(path, body) {
+  const r = await fetch(path, { method: "POST", headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(body), credentials: "same-origin" });
+  let data = {}; try { data = await r.json(); } catch (e) { /* empty body */ }
+  return { status: r.status, data };
+}
+
+async function start() {
+  const m = /token=([0-9a-f]+)/.exec(location.hash);
+  if (m) {
+    await post("/api/login", { token: m[1] });
+    history.replaceState(null, "", location.pathname);  // the token leaves the address bar
+  }
+  connect();
+}
+
+function connect() {
+  if (S.es) S.es.close();
+  const es = S.es = new EventSource("/api/events");
+  es.onmessage = (e) => { S.retry = 1000; handle(JSON.parse(e.data)); };
+  es.onerror = async () => {
+    es.close(); S.live = false; S.claimed.clear();
+    let status = 0;
+    try { status = (await fetch("/api/ping", { credentials: "same-origin" })).status; } catch (e) { status = 0; }
+    $("login").hidden = status !== 401;
+    $("stopped").hidden = status === 401;
+    $("status").textContent = status === 401 ? "not logged in" : "askbridge stopped";
+    if (status !== 401) { setTimeout(connect, S.retry); S.retry = Math.min(S.retry * 2, 15000); }
+  };
+}
+
+function handle(ev) {
+  if (ev.type === "state") {  // B6: everything afresh; nothing stale stays
+    S.client = ev.client; S.live = true; S.sessions = ev.sessions; S.views = ev.views;
+    S.cards = new Map(); S.claimed.clear();
+    for (const el of S.els.values()) el.remove();
+    S.els.clear();
+    for (const c of ev.cards) addCard(c);
+    $("stopped").hidden = true; $("login").hidden = true; $("status").textContent = "connected";
+  } else if (ev.type === "card") {
+    const known = S.cards.has(ev.card.id);
+    addCard(ev.card);
+    if (!known) announce(ev.card);
+  } else if (ev.type === "closed") {
+    const c = S.cards.get(ev.cardId);
+    if (c) { c.closed = ev.reason; S.claimed.delete(c.id); }
+  } else if (ev.type === "view") {
+    S.views[ev.sessionId] = ev.view;
+  } else if (ev.type === "session") {
+    S.sessions[ev.sessionId] = { title: ev.title, origin: ev.origin };
+  }
+  syncClaims();  // a card that arrives while the page is looked at is claimed at once (B4)
+  render();
+}
+
+function addCard(c) {
+  const old = S.cards.get(c.id);
+  c.deadline = c.remainingMs == null ? null : performance.now() + c.remainingMs;
+  if (old) { c.closed = old.closed; }
+  S.cards.set(c.id, c);
+}
+
+// -- claims (B4) ------------------------------------------------------------------------
+function syncClaims() {
+  for (const c of S.cards.values()) {
+    const want = S.live && c.timed && !c.closed && !S.dismissed.has(c.id) && (focused || S.held.has(c.id));
+    if (want && !S.claimed.has(c.id)) { S.claimed.add(c.id); post(`/api/cards/${c.id}/claim`, { client: S.client }); }
+    else if (!want && S.claimed.has(c.id)) { S.claimed.delete(c.id); post(`/api/cards/${c.id}/release`, { client: S.client }); }
+  }
+}
+function setFocus() { focused = document.visibilityState === "visible" && document.hasFocus(); syncClaims(); render(); }
+window.addEventListener("focus", () => { focused = document.visibilityState === "visible"; syncClaims(); render(); });
+window.addEventListener("blur", () => { focused = false; syncClaims(); render(); });
+document.addEventListener("visibilitychange", setFocus);
+
+// -- cards (B3) -------------------------------------------------------------------------
+function sessionName(sid) {
+  const s = S.sessions[sid]; return (s && s.title) || sid;
+}
+
+function questionBlock(q, card) {
+  const box = document.createElement("fieldset");
+  box.className = "q"; box.dataset.qid = q.id; box.style.border = "0"; box.style.padding = "0";
+  const legend = document.createElement("legend");
+  legend.innerHTML = (q.header ? `<div class="header">${esc(q.header)}</div>` : "") + `<div class="question">${esc(q.question)}</div>`;
+  box.append(legend);
+  const intent = q.intent || {};
+  if (intent.kind === "approval" && intent.subject) {
+    const p = document.createElement("div"); p.className = "meta"; p.textContent = "Tool: " + intent.subject.name; box.append(p);
+  }
+  if (q.detail) { const d = document.createElement("div"); d.className = "detail"; d.innerHTML = markdown(q.detail); box.append(d); }
+  const opts = q.options || [];
+  if (intent.kind === "approval" || intent.kind === "plan-review") {
+    if (intent.kind === "plan-review") {
+      const t = document.createElement("textarea"); t.className = "other"; t.rows = 2;
+      t.setAttribute("aria-label", "Feedback (sent with Keep planning)"); t.placeholder = "Feedback for the agent";
+      box.append(t);
+    }
+    const row = document.createElement("div"); row.className = "actions";
+    const labels = intent.kind === "approval"
+      ? [intent.approve, intent.always, intent.reject].filter(Boolean)
+      : [intent.approve, ...opts.map((o) => o.label).filter((l) => l !== intent.approve)];
+    for (const label of labels) {
+      const b = document.createElement("button"); b.type = "button"; b.textContent = label;
+      b.className = label === intent.approve ? "primary" : (label === intent.reject ? "deny" : "");
+      b.onclick = () => {
+        const fb = box.querySelector("textarea.other");
+        const custom = fb && fb.value.trim() && label !== intent.approve ? fb.value.trim() : undefined;
+        send(card, [{ id: q.id, selected: custom ? [] : [label], ...(custom ? { custom } : {}) }]);
+      };
+      row.append(b);
+    }
+    box.append(row); box.dataset.intent = intent.kind;
+    return box;
+  }
+  const name = `${card.key}-${q.id}`;
+  for (const o of opts) {
+    const l = document.createElement("label"); l.className = "option";
+    const i = document.createElement("input"); i.type = q.multiSelect ? "checkbox" : "radio"; i.name = name; i.value = o.label;
+    const span = document.createElement("span"); span.innerHTML = `<span class="label">${esc(o.label)}</span>` + (o.description ? `<small>${esc(o.description)}</small>` : "");
+    l.append(i, span); box.append(l);
+  }
+  const other = document.createElement(opts.length ? "input" : "textarea");
+  if (opts.length) other.type = "text";
+  other.className = "other"; other.placeholder = opts.length ? "Other (replaces the choice)" : "Your answer";
+  other.setAttribute("aria-label", opts.length ? `Other answer to: ${q.question}` : `Answer to: ${q.question}`);
+  box.append(other);
+  return box;
+}
+
+function collect(el, questions) {
+  return questions.map((q) => {
+    const box = el.querySelector(`fieldset[data-qid="${CSS.escape(q.id)}"]`);
+    const selected = [...box.querySelectorAll("input:checked")].map((i) => i.value);
+    const other = box.querySelector(".other"); const custom = other && other.value.trim();
+    return { id: q.id, selected: custom && !q.multiSelect ? [] : selected, ...(custom ? { custom } : {}) };
+  });
+}
+
+function cardElement(card) {
+  const el = document.createElement("article");
+  el.className = "card"; el.dataset.key = card.key; el.setAttribute("aria-label", card.questions[0].question);
+  const meta = document.createElement("div"); meta.className = "meta";
+  meta.innerHTML = `<span class="sess"></span><span class="countdown"></span>`;
+  el.append(meta);
+  for (const q of card.questions) el.append(questionBlock(q, card));
+  const note = document.createElement("div"); note.className = "note"; note.setAttribute("role", "status");
+  const row = document.createElement("div"); row.className = "actions";
+  const plain = !card.questions.some((q) => q.intent && (q.intent.kind === "approval" || q.intent.kind === "plan-review"));
+  if (plain) {
+    const b = document.createElement("button"); b.type = "button"; b.className = "primary submit"; b.textContent = "Answer";
+    b.onclick = () => send(card, collect(el, card.questions)); row.append(b);
+  }
+  if (card.timed) {
+    const t = document.createElement("button"); t.type = "button"; t.className = "take-time"; t.textContent = "Take time";
+    t.onclick = () => { S.held.add(card.id); syncClaims(); render(); }; row.append(t);
+  }
+  const d = document.createElement("button"); d.type = "button"; d.className = "dismiss"; d.textContent = "Dismiss";
+  d.onclick = () => { S.dismissed.add(card.key); if (card.id) S.dismissed.add(card.id); S.held.delete(card.id); syncClaims(); render(); };
+  row.append(d);
+  el.append(row, note);
+  el.addEventListener("input", () => { if (card.timed && card.id) { S.held.add(card.id); syncClaims(); } });
+  return el;
+}
+
+async function send(card, answers) {
+  const el = S.els.get(card.key); const note = el.querySelector(".note");
+  const path = card.late ? `/api/sessions/${encodeURIComponent(card.sessionId)}/calls/${encodeURIComponent(card.callId)}/answer`
+    : `/api/cards/${card.id}/answer`;
+  const r = await post(path, { answer: { answers } });
+  if (r.status === 200) { note.className = "note ok"; note.textContent = card.late ? "Sent: the agent gets it as a late reply." : "Sent."; card.sent = true; S.held.delete(card.id); }
+  else if (r.status === 409) { note.className = "note"; note.textContent = "Answered elsewhere."; card.sent = true; }
+  else { note.className = "note err"; note.textContent = (r.data.error && r.data.error.message) || `error ${r.status}`; }
+  syncClaims(); render();
+}
+
+// -- rendering --------------------------------------------------------------------------
+function wanted() {
+  const live = []; const late = [];
+  const liveCalls = new Set();
+  for (const c of S.cards.values()) {
+    c.key = c.id; const view = c.callId && S.views[c.sessionId];
+    const entry = view && view.active.find((e) => e.callId === c.callId);
+    if (c.closed === "withdrawn" && entry && entry.state === "continued") continue;  // now a continued card
+    if (c.callId && !c.closed) liveCalls.add(`${c.sessionId}/${c.callId}`);
+    live.push(c);
+  }
+  for (const [sid, view] of Object.entries(S.views)) {
+    for (const e of view.active) {
+      const key = `late:${sid}/${e.callId}`;
+      if (e.state === "continued" && !liveCalls.has(`${sid}/${e.callId}`))
+        late.push({ key, late: true, sessionId: sid, callId: e.callId, questions: e.questions });
+    }
+  }
+  return { live, late };
+}
+
+function settledHere(card) {
+  const view = S.views[card.sessionId];
+  return view && card.callId && view.settled.some((s) => s.callId === card.callId);
+}
+
+function render() {
+  const { live, late } = wanted();
+  const keep = new Set();
+  const place = (card, parent) => {
+    keep.add(card.key);
+    let el = S.els.get(card.key);
+    if (!el) { el = cardElement(card); S.els.set(card.key, el); parent.append(el); }
+    el.hidden = S.dismissed.has(card.key);
+    const note = el.querySelector(".note"); const cd = el.querySelector(".countdown");
+    if (!card.late && card.closed && !card.sent) {
+      el.classList.add("closed"); el.querySelectorAll("button:not(.dismiss), input, textarea").forEach((x) => { x.disabled = true; });
+      note.textContent = card.closed === "answered" ? "Sent." : (settledHere(card) || !card.callId ? "Answered elsewhere." : "No longer asked.");
+    }
+    if (card.late && !S.views[card.sessionId].active.some((e) => e.callId === card.callId) && !card.sent) {
+      note.textContent = "Answered elsewhere.";
+    }
+    if (cd) cd.textContent = countdown(card);
+    el.querySelector(".sess").textContent = sessionName(card.sessionId);  // titles come later
+  };
+  for (const c of live) place(c, $("cards"));
+  for (const c of late) { const prev = [...S.els.keys()].includes(c.key); place(c, $("continued")); if (!prev) S.els.get(c.key).dataset.late = "1"; }
+  for (const [key, el] of S.els) {
+    if (!keep.has(key)) {
+      if (key.startsWith("late:") && !el.dataset.gone) {  // a settled continued card says so, then goes
+        el.dataset.gone = "1"; el.classList.add("closed");
+        const note = el.querySelector(".note"); if (!note.textContent) note.textContent = "Answered elsewhere.";
+        setTimeout(() => { el.remove(); S.els.delete(key); }, 4000);
+      } else if (!key.startsWith("late:")) { el.remove(); S.els.delete(key); }
+    }
+  }
+  const open = live.filter((c) => !c.closed && !S.dismissed.has(c.key)).length;
+  const cont = late.filter((c) => !S.dismissed.has(c.key)).length;
+  $("empty").hidden = open > 0;
+  document.title = (open ? `(${open}) ` : "") + "askbridge" + (cont ? ` · ${cont} continued` : "");
+}
+
+function countdown(card) {
+  if (card.late) return "continued";
+  if (!card.timed || card.closed) return "";
+  if (card.deadline == null) return "timed";
+  const left = Math.max(0, Math.ceil((card.deadline - performance.now()) / 1000));
+  const holding = S.claimed.has(card.id) || card.claimed;
+  if (left === 0) return holding ? "time is up: it continues when you leave" : "continuing…";
+  return holding ? `${left}s left · held while you look` : `${left}s left`;
+}
+setInterval(() => { for (const c of S.cards.values()) { const el = S.els.get(c.key); const cd = el && el.querySelector(".countdown"); if (cd) cd.textContent = countdown(c); } }, 250);
+
+// -- notifications (B7) -----------------------------------------------------------------
+function announce(card) {
+  if (!document.hidden || !("Notification" in window) || Notification.permission !== "granted") return;
+  new Notification("askbridge: a question", { body: card.questions[0].question, tag: card.id });
+}
+if ("Notification" in window && Notification.permission === "default") {
+  $("notify").hidden = false;
+  $("notify").onclick = () => Notification.requestPermission().then(() => { $("notify").hidden = true; });
+}
+$("retry").onclick = () => { S.retry = 1000; connect(); };
+start();

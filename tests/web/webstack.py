@@ -1,0 +1,182 @@
+"""The real web door beside a real host, an editor window and an MCP agent (B9).
+
+    async with web_stack(tmp_path, host="inline") as st:
+        call = st.agent.ask([...], timeout=30)        # an MCP agent asks (X1)
+        page = await st.page("desktop")               # real headless Chromium, logged in
+        ...
+
+The editor window is the testing harness's client (it owns the host in `inline`
+mode; in `auto` a detached host is started and stopped). The door is `askbridge web
+--listen 127.0.0.1:0 --host auto` (it attaches to that host); its URL is read from
+its stderr. Chromium is the OS's (/usr/bin/chromium), driven by Playwright's Python
+package — `playwright install` is never run. Nothing outlives the block.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import signal
+import sys
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from askbridge.testing import AskbridgeClient
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+VIEWPORTS = {
+    "desktop": {"viewport": {"width": 1280, "height": 800}},
+    "phone": {
+        "viewport": {"width": 390, "height": 844},
+        "is_mobile": True,
+        "color_scheme": "dark",
+        "has_touch": True,
+        "device_scale_factor": 2,
+    },
+}
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "web"
+ASKBRIDGE = str(Path(sys.executable).with_name("askbridge"))
+
+
+@dataclass
+class Door:
+    process: asyncio.subprocess.Process
+    url: str
+    base: str
+    token: str
+    stderr: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Stack:
+    data_dir: Path
+    editor: AskbridgeClient
+    door: Door
+    agent: ClientSession
+    browser: Any
+    tg: Any
+
+    async def page(self, viewport: str = "desktop") -> Any:
+        context = await self.browser.new_context(**VIEWPORTS[viewport])
+        page = await context.new_page()
+        await page.goto(self.door.url)
+        await page.locator("#status", has_text="connected").wait_for()
+        return page
+
+    def ask_soon(self, questions: list[dict[str, Any]], timeout: int = 60) -> Any:
+        """The agent's `ask_user_question` in the background; `await result()` for its JSON."""
+        return self.call_soon("ask_user_question", {"questions": questions, "timeout": timeout})
+
+    def call_soon(self, tool: str, args: dict[str, Any]) -> Any:
+        done = anyio.Event()
+        box: dict[str, Any] = {}
+
+        async def call() -> None:
+            try:
+                box["result"] = await self.agent.call_tool(tool, args)
+            finally:
+                done.set()
+
+        self.tg.start_soon(call)
+
+        async def result() -> Any:
+            with anyio.fail_after(30):
+                await done.wait()
+            return json.loads(box["result"].content[0].text)
+
+        return result
+
+
+async def start_door(data_dir: Path, *args: str) -> Door:
+    process = await asyncio.create_subprocess_exec(
+        ASKBRIDGE,
+        "web",
+        "--data-dir",
+        str(data_dir),
+        "--listen",
+        "127.0.0.1:0",
+        "--host",
+        "auto",
+        "--idle-exit",
+        "5",
+        *args,
+        stdin=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    assert process.stderr is not None
+    lines: list[str] = []
+    with anyio.fail_after(30):
+        while True:
+            raw = await process.stderr.readline()
+            assert raw, f"askbridge web exited: {lines}"
+            lines.append(raw.decode().rstrip())
+            m = re.search(r"open (https?://[^/]+)/#token=([0-9a-f]{64})", lines[-1])
+            if m:
+                return Door(process, f"{m[1]}/#token={m[2]}", m[1], m[2], lines)
+
+
+async def stop_door(door: Door) -> int:
+    if door.process.returncode is None:
+        door.process.send_signal(signal.SIGTERM)
+    with anyio.fail_after(15):
+        return await door.process.wait()
+
+
+@asynccontextmanager
+async def mcp_agent(data_dir: Path, cwd: Path) -> AsyncIterator[ClientSession]:
+    params = StdioServerParameters(
+        command=ASKBRIDGE,
+        args=["mcp", "--data-dir", str(data_dir), "--host", "auto"],
+        cwd=str(cwd),
+        env=dict(os.environ),
+    )
+    with (cwd / "mcp-stderr.log").open("a") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write):
+            info = types.Implementation(name="web-test-agent", version="1.0")
+            async with ClientSession(read, write, client_info=info) as session:
+                await session.initialize()
+                yield session
+
+
+@asynccontextmanager
+async def web_stack(tmp_path: Path, host: str = "inline") -> AsyncIterator[Stack]:
+    from playwright.async_api import async_playwright
+
+    data_dir = tmp_path / "data"
+    async with AsyncExitStack() as stack:
+        editor = await stack.enter_async_context(
+            AskbridgeClient.connect(data_dir=data_dir, host=host, echo_stderr=False)
+        )
+        door = await start_door(data_dir)
+        stack.push_async_callback(stop_door, door)
+        pw = await stack.enter_async_context(async_playwright())
+        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+        stack.push_async_callback(browser.close)
+        agent = await stack.enter_async_context(mcp_agent(data_dir, tmp_path))
+        tg = await stack.enter_async_context(anyio.create_task_group())
+        yield Stack(data_dir, editor, door, agent, browser, tg)
+        tg.cancel_scope.cancel()
+
+
+async def shot(page: Any, name: str) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    await page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
