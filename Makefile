@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PKG_STAMP := $(VENV)/.installed-package
 
-.PHONY: venv test lint demo bench schema clean
+.PHONY: venv test check lint demo bench schema clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -22,8 +22,21 @@ $(PKG_STAMP): pyproject.toml
 
 venv: $(STAMP)
 
+# The suite in parallel (pytest-xdist): JOBS workers, tests handed out one at a time in the
+# order tests/scheduling.py sets (slow ones first), a module sharing a module-scoped fixture
+# kept on one worker. JOBS=3 on 2 cores: many tests wait on processes rather than compute.
+JOBS ?= 3
+XDIST := -n $(JOBS) --dist loadgroup --no-loadscope-reorder
+# `make check`: the edit-test loop (about a minute): lint, the unit tests and the quick e2e
+# cases, both host modes; the editors, agents, installs and fault tests are left to `make test`.
+CHECK_TESTS := tests/unit tests/e2e/test_smoke.py tests/e2e/test_questions.py \
+	tests/e2e/test_claims.py tests/e2e/test_wire_errors.py
+
 test: $(STAMP)
-	$(BIN)/python -m pytest tests
+	$(BIN)/python -m pytest $(XDIST) tests
+
+check: lint
+	$(BIN)/python -m pytest $(XDIST) -m "not slow" $(CHECK_TESTS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check server tests benchmarks

@@ -17,7 +17,7 @@ as with the 64 sessions), 3,200 requests carrying one ask's params, best of 3
 rounds after a warm-up round. Target:
 ratio (bridge questions/s ÷ echo requests/s) ≥ 0.15. Prints one line:
 
-    bridge_concurrent[inline]: 64 sessions, 3200 questions, 2100 questions/s; echo 21000 requests/s; ratio 0.10x (target >= 0.15x)
+    bridge_concurrent[inline]: 64 sessions, 3200 questions, 2100 questions/s; echo 21000 requests/s; ratio 0.100x (target >= 0.15x) MISSED
 
 Run: `.venv/bin/python benchmarks/bench_bridge_concurrent.py [inline|attached]`
 """
@@ -40,6 +40,7 @@ from _echo_baseline import (
     text_prompt,
 )
 from _servers import MODES, bridge, shut_down
+from _targets import against
 
 SESSIONS = 64
 STEPS = 50
@@ -107,7 +108,7 @@ async def main(modes: list[str]) -> None:
         print(
             f"bridge_concurrent[{mode}]: {SESSIONS} sessions, {QUESTIONS} questions, "
             f"{rate:.0f} questions/s; echo {echo:.0f} requests/s; "
-            f"ratio {rate / echo:.3f}x (target >= 0.15x)",
+            f"ratio {against(rate / echo, '>=', 0.15, digits=3)}",
             flush=True,
         )
 

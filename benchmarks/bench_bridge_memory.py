@@ -19,9 +19,8 @@ in both host modes (`_servers.py`): the inline `askbridge serve`, and the
 Per pending question = (pending − idle) / 10,000. This is everything one
 waiting question costs the server: its tool-call task and coroutine frames,
 the outgoing request's bookkeeping, the question's events in the session log
-and the projection, and allocator slack. The ratio reported is bytes per
-question against the 2 KB (2,048 bytes) target, so ≤ 1.0 meets it; for scale,
-the line also shows the echo baseline's idle RSS. A second line per mode
+and the projection, and allocator slack. The line reports bytes per
+question against the 2 KB (2,048 bytes) target. A second line per mode
 compares idle RSS with the echo server's (target ≤ 2×, issue 12 c): the
 server as an editor leaves it when it starts — `initialize` answered, nothing
 asked, no session — like the echo server, which has none either; for scale it
@@ -30,8 +29,8 @@ and caches) and with the 100 sessions (the per-question idle above). At the
 end the client sends `shutdown` (which withdraws every card) and `exit`.
 Prints, per mode:
 
-    bridge_memory[inline]: 10000 pending questions, 1900 B/question (idle 40.1 MiB, pending 58.2 MiB); ratio 0.93x of the 2048 B target (target <= 1x)
-    bridge_idle_rss[inline]: 38.0 MiB (46.0 after one question, 78.0 with 100 sessions); echo server 20.0 MiB; ratio 1.90x (target <= 2x)
+    bridge_memory[inline]: 10000 pending questions (idle 40.1 MiB, pending 58.2 MiB); 1900 B/question (target <= 2048 B/question) MET
+    bridge_idle_rss[inline]: 38.0 MiB (46.0 after one question, 78.0 with 100 sessions); echo server 20.0 MiB; ratio 1.90x (target <= 2x) MET
 
 Run: `.venv/bin/python benchmarks/bench_bridge_memory.py [inline|attached]`
 """
@@ -52,6 +51,7 @@ from _echo_baseline import (
     text_prompt,
 )
 from _servers import MODES, bridge, rss_bytes
+from _targets import against
 
 SESSIONS = 100
 CALLS_PER_STEP = 100
@@ -123,15 +123,14 @@ async def main(modes: list[str]) -> None:
             started, asked_once, idle, pending = await bridge_rss(mode, data_dir)
         per_question = (pending - idle) / PENDING
         print(
-            f"bridge_memory[{mode}]: {PENDING} pending questions, {per_question:.0f} B/question "
+            f"bridge_memory[{mode}]: {PENDING} pending questions "
             f"(idle {idle / mib:.1f} MiB, pending {pending / mib:.1f} MiB); "
-            f"ratio {per_question / TARGET_BYTES:.2f}x of the {TARGET_BYTES} B target "
-            "(target <= 1x)"
+            f"{against(per_question, '<=', TARGET_BYTES, ' B/question', digits=0)}"
         )
         print(
             f"bridge_idle_rss[{mode}]: {started / mib:.1f} MiB ({asked_once / mib:.1f} after one "
             f"question, {idle / mib:.1f} with {SESSIONS} sessions); echo server "
-            f"{echo_idle / mib:.1f} MiB; ratio {started / echo_idle:.2f}x (target <= 2x)",
+            f"{echo_idle / mib:.1f} MiB; ratio {against(started / echo_idle, '<=', 2)}",
             flush=True,
         )
 

@@ -20,7 +20,7 @@ however long the history. Target (issue 12 e): end − start ≤ 10 MB. The
 client still follows all 200 sessions, so none is unloaded: this measures
 what a loaded session keeps. Prints one line per mode:
 
-    bridge_memory_over_time[inline]: 20000 questions over 200 sessions; RSS 41.0 MiB at start, 44.2 MiB idle after; grew 3.2 MiB (target <= 10 MB)
+    bridge_memory_over_time[inline]: 20000 questions over 200 sessions; RSS 41.0 MiB at start, 44.2 MiB idle after; grew 3.2 MB (target <= 10 MB) MET
 
 Run: `.venv/bin/python benchmarks/bench_bridge_memory_over_time.py [inline|attached]`
 """
@@ -35,6 +35,7 @@ from typing import Any
 
 from _echo_baseline import answer_first_options, ask_script, text_prompt
 from _servers import MODES, bridge, rss_bytes, shut_down
+from _targets import against
 
 SESSIONS = 200
 STEPS = 100
@@ -89,7 +90,7 @@ async def main(modes: list[str]) -> None:
         print(
             f"bridge_memory_over_time[{mode}]: {SESSIONS * STEPS} questions over {SESSIONS} "
             f"sessions; RSS {start / mib:.1f} MiB at start, {end / mib:.1f} MiB idle after; "
-            f"grew {(end - start) / 1e6:.1f} MB (target <= {TARGET_BYTES / 1e6:.0f} MB)",
+            f"grew {against((end - start) / 1e6, '<=', TARGET_BYTES / 1e6, ' MB', digits=1)}",
             flush=True,
         )
 

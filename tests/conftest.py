@@ -7,6 +7,8 @@
   `@pytest.mark.inline_only` (with the reason in its docstring) where the
   mode cannot apply, e.g. a door driven in-process on a manual clock, or
   `own_host_modes` where a module-scoped server parametrizes the modes itself.
+- The order the suite runs in, and which tests stay on one xdist worker:
+  tests/scheduling.py.
 - After every module, any host still listening under pytest's temporary
   directory (an editor's `askbridge serve` starts one in auto mode; the
   harness stops its own) is stopped and waited for.
@@ -20,6 +22,8 @@ from pathlib import Path
 import pytest
 
 from askbridge.testing.hosts import HOST_MODE_ENV, stop_host
+from scheduling import configure as configure_scheduling
+from scheduling import pytest_collection_modifyitems  # noqa: F401  (a hook: the suite's order)
 
 DOOR_SUITES = ("e2e", "acp", "mcp")
 
@@ -27,6 +31,7 @@ DOOR_SUITES = ("e2e", "acp", "mcp")
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "inline_only: a door test the auto host mode cannot run")
     config.addinivalue_line("markers", "own_host_modes: the module parametrizes host modes itself")
+    configure_scheduling(config)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -263,7 +263,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_sessions_parser(sub)
     from askbridge.web import add_web_parser  # `askbridge web` (B1)
 
-    add_web_parser(sub)
+    web = add_web_parser(sub)
+    _add_data_dir(web)
+    _add_log_flags(web)
+    add_front_door_flags(web)
     return parser
 
 

@@ -42,6 +42,7 @@ import pytest
 from askbridge.host.store.datadir import open_store_read_only
 from askbridge.testing import AskbridgeClient
 from askbridge.testing.hosts import stop_host
+from shared_work import once_per_run
 
 REPO = Path(__file__).resolve().parents[2]
 VSCODE = REPO / "editors" / "vscode"
@@ -80,13 +81,20 @@ def _run(cmd: list[str], timeout: float) -> str:
     return proc.stdout
 
 
-def packaged_vsix() -> Path:
-    """Install the extension's and the editor's packages (idempotent) and package the .vsix."""
-    _run(["bash", "scripts/install.sh"], timeout=900)
-    _run(["bash", "scripts/install-e2e.sh"], timeout=2400)
-    vsix = Path(_run(["bash", "scripts/package.sh"], timeout=600).strip().splitlines()[-1])
+def built_extension() -> Path:
+    """The extension's npm packages, compiled out/ (its node tests too) and dist/askbridge.vsix,
+    made once per test run (package.sh starts with `rm -rf out dist`: run again while another
+    worker's test uses them, it would pull them away)."""
+    once_per_run("vscode-extension", lambda: _run(["bash", "scripts/package.sh"], timeout=900))
+    vsix = VSCODE / "dist" / "askbridge.vsix"
     assert vsix.is_file(), vsix
     return vsix
+
+
+def packaged_vsix() -> Path:
+    """Install the extension's and the editor's packages (idempotent) and package the .vsix."""
+    once_per_run("vscode-editor", lambda: _run(["bash", "scripts/install-e2e.sh"], timeout=2400))
+    return built_extension()
 
 
 def end_code_server(work: Path) -> None:
@@ -178,8 +186,10 @@ def test_vscode_real_editor_questions_sessions_and_settings_V4_TW7_L4_A9_M1(tmp_
     state_home = tmp_path / "state"
     data_dir = state_home / "askbridge"  # the server's default under askbridge.env's XDG_STATE_HOME
     stored = _store_a_session_with_a_continued_question(data_dir)
-    for stale in ARTIFACTS.glob("vscode-*"):
-        stale.unlink()
+    # Only this test's own screenshot: the other editor tests write theirs beside it, maybe
+    # at this moment (the suite runs in parallel); each run overwrites its files anyway.
+    shot = ARTIFACTS / "vscode-quickpick.png"
+    shot.unlink(missing_ok=True)
 
     report = run_e2e(
         "run.mjs",
@@ -192,7 +202,6 @@ def test_vscode_real_editor_questions_sessions_and_settings_V4_TW7_L4_A9_M1(tmp_
     )
     # The claim's countdown is visible in the real QuickPick's title (C3).
     assert re.fullmatch(r"Stack · \d+s left", report["title"]), report["title"]
-    shot = ARTIFACTS / "vscode-quickpick.png"
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
     sessions = stored_sessions(data_dir)

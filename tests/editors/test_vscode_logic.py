@@ -27,7 +27,7 @@ opened no session (X1, M3, X5 approval and plan-review cards, X6);
 `startup.test.ts` checks that a server refused by a host of another version
 (H7) gives its one line, which the extension shows.
 
-The npm install is scripted (editors/vscode/scripts/install.sh); if node, npm
+The npm install and build are scripted (editors/vscode/scripts/package.sh); if node, npm
 or the install fails, the test fails — it never skips.
 """
 
@@ -40,6 +40,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_vscode_editor import built_extension
 
 from askbridge.testing.hosts import host_status, stop_host
 
@@ -63,11 +64,11 @@ def _run(cmd: list[str], timeout: float, env: dict[str, str] | None = None) -> s
     return output
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def compiled() -> None:
-    """npm ci (once per lock file) and tsc: the node tests run from out/test/."""
-    _run(["bash", "scripts/install.sh"], timeout=900)
-    _run(["npx", "tsc", "-p", "."], timeout=300)
+    """npm ci (once per lock file) and tsc, made once per run for all the workers (run again,
+    package.sh would pull out/ away from a running test): the node tests run from out/test/."""
+    built_extension()
 
 
 def hosts_left(tmp: Path) -> list[Path]:

@@ -16,6 +16,8 @@ from typing import Any
 import pytest
 from sdk_client import ASKBRIDGE
 
+from shared_work import once_per_run
+
 HERE = Path(__file__).resolve().parent
 INSPECTOR = HERE / "inspector" / "node_modules" / ".bin" / "mcp-inspector"
 
@@ -24,7 +26,9 @@ pytestmark = pytest.mark.timeout(300)
 
 @pytest.fixture(scope="module")
 def inspector() -> Path:
-    subprocess.run(["bash", str(HERE / "install-inspector.sh")], check=True, timeout=240)
+    # Under a lock, once per run: workers running this module at once would share one npm ci.
+    install = ["bash", str(HERE / "install-inspector.sh")]
+    once_per_run("mcp-inspector", lambda: subprocess.run(install, check=True, timeout=240))
     return INSPECTOR
 
 

@@ -6,11 +6,13 @@ front-door path: then the server attaches to a host of its data directory,
 started detached on demand, which outlives the front door until it idles out.
 `stop_host(data_dir)` stops such a host at once and waits for it to be gone;
 `kill_host(data_dir)` crashes it (SIGKILL), as a crash test wants. Both work
-from the outside only: the host socket and the pid in `askbridge.lock`.
+from the outside only: the host socket and the pid in `askbridge.lock` (only while
+that lock is held: a dead host's pid may be another process's by then).
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import signal
@@ -38,6 +40,31 @@ def host_pid(data_dir: str | Path) -> int | None:
         return None
     first = text.partition("\n")[0].strip()
     return int(first) if first.isdigit() else None
+
+
+def holder_pid(data_dir: str | Path) -> int | None:
+    """The pid in `askbridge.lock` while a process holds the lock, else None.
+
+    A host killed with SIGKILL leaves its lock file (and host.sock) behind with its pid
+    in it, and that pid is soon another process's: pids are reused quickly (32768 of
+    them on many Linux systems, and a test run starts thousands of processes, several
+    test processes at once under pytest-xdist). Only a held lock vouches for the pid;
+    a shared-lock probe tells, without a process list."""
+    try:
+        fd = os.open(Path(data_dir) / "askbridge.lock", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return host_pid(data_dir)
+    except OSError:
+        return None
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
 
 
 def wait_gone(pid: int, timeout: float = GONE_TIMEOUT_S) -> bool:
@@ -79,7 +106,7 @@ def stop_idle_host(data_dir: str | Path) -> None:
 def stop_host(data_dir: str | Path, timeout: float = GONE_TIMEOUT_S) -> None:
     """Stop the host of `data_dir` if one runs (`{"stop": true}`, then SIGKILL if it lingers)."""
     sock_path = Path(socket_path(str(data_dir)))
-    pid = host_pid(data_dir)
+    pid = holder_pid(data_dir)
     if sock_path.exists():
         try:
             with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
@@ -93,7 +120,8 @@ def stop_host(data_dir: str | Path, timeout: float = GONE_TIMEOUT_S) -> None:
             pass
     if pid is None or pid == os.getpid():
         return
-    if not wait_gone(pid, timeout):
+    # Killed only while it still holds the lock: gone from it, the pid may be reused.
+    if not wait_gone(pid, timeout) and holder_pid(data_dir) == pid:
         kill_pid(pid)
 
 
@@ -107,7 +135,7 @@ def kill_pid(pid: int) -> None:
 
 def kill_host(data_dir: str | Path) -> int | None:
     """SIGKILL the host of `data_dir` (a crash: nothing flushed); its pid, or None."""
-    pid = host_pid(data_dir)
+    pid = holder_pid(data_dir)
     if pid is not None and pid != os.getpid():
         kill_pid(pid)
     return pid

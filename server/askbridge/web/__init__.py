@@ -30,16 +30,15 @@ def run_web(args: argparse.Namespace) -> int:
     return run(args)
 
 
-def add_web_parser(sub: Any) -> None:
-    from askbridge.cli import _add_data_dir, _add_log_flags, add_front_door_flags
-
-    web = sub.add_parser(
+def add_web_parser(sub: Any) -> argparse.ArgumentParser:
+    """The door's own flags; cli.py adds the data-dir, log and front-door flags every door
+    shares (a door never imports cli.py: tests/unit/test_layers.py)."""
+    web: argparse.ArgumentParser = sub.add_parser(
         "web",
         help="answer the agents' questions in a browser, on this machine or a phone",
         description="Serve a page (and a JSON API) that shows every question of the data "
         "directory's host and takes the answers. Prints its URL on stderr.",
     )
-    _add_data_dir(web)
     web.add_argument(
         "--listen",
         default="127.0.0.1:8765",
@@ -59,5 +58,4 @@ def add_web_parser(sub: Any) -> None:
     web.add_argument(
         "--new-token", action="store_true", help="replace the token (every browser logs in again)"
     )
-    _add_log_flags(web)
-    add_front_door_flags(web)
+    return web

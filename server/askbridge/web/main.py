@@ -19,8 +19,8 @@ from pathlib import Path
 import anyio
 from aiohttp import web
 
-from askbridge.attach import data_dir_of
 from askbridge.jsonrpc import ConnectionClosed, lsp_connection
+from askbridge.paths import data_dir_of
 
 from .app import allowed_hosts, build_app
 from .bridge import Bridge
