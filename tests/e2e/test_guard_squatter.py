@@ -17,8 +17,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from askbridge.host.datadir_guard import guard_name
 
+from askbridge.host.store.datadir_guard import guard_name
 from askbridge.testing.wire import RawServer
 
 pytestmark = [

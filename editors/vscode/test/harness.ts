@@ -8,7 +8,7 @@
  *   QuestionHandler for `userQuestions/ask`; `startLaunch` does the same for
  *   the command, arguments and environment the extension's settings give
  *   (src/launch.ts); `storedEvents` reads a session's log back, read-only
- *   (`askbridge.host.datadir.open_store_read_only`: the host may still run).
+ *   (`askbridge.host.store.datadir.open_store_read_only`: the host may still run).
  * - Hosts (behavior.md H2): `askbridge serve` runs in the default `--host
  *   auto`, as the extension starts it, so every data dir gets an `askbridge
  *   host` that outlives the front doors. `stop()` stops it
@@ -220,7 +220,7 @@ export async function startLaunch(
 export function storedEvents(dataDir: string, sessionId: string): Record<string, any>[] {
   const script = [
     "import json, sys",
-    "from askbridge.host.datadir import open_store_read_only",
+    "from askbridge.host.store.datadir import open_store_read_only",
     "store = open_store_read_only(sys.argv[1])",
     "try:",
     "    json.dump(store.load(sys.argv[2]), sys.stdout)",
