@@ -16,10 +16,13 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+import anyio
 
 from askbridge.testing import AskbridgeClient
 
@@ -93,6 +96,27 @@ def run(cmd: list[str], env: dict[str, str], cwd: Path, timeout: float = RUN_TIM
         start_new_session=True,
     )
     return Run(proc.returncode, proc.stdout, proc.stderr)
+
+
+async def run_agent(agent: Callable[..., Run], model_url: str, tmp_path: Path, **options: Any) -> Run:
+    """Run one agent (`claude`, `codex`, `gemini` below) on the test's folders, off the event
+    loop so the editor in the test's loop keeps answering; a non-zero exit fails the test."""
+    (tmp_path / "work").mkdir(exist_ok=True)
+
+    def go() -> Run:
+        return agent(
+            "Go ahead.",
+            model_url=model_url,
+            data_dir=tmp_path / "data",
+            home=tmp_path / "home",
+            cwd=tmp_path / "work",
+            **options,
+        )
+
+    done = await anyio.to_thread.run_sync(go)
+    name = agent.__name__
+    assert done.returncode == 0, f"{name} exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
+    return done
 
 
 # -- Claude Code ----------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 from fake_model import FakeModel, fake_model
 
-from agents import claude, editor_on
+from agents import claude, editor_on, run_agent
 
 ASK = "mcp__askbridge__ask_user_question"
 GET = "mcp__askbridge__get_answers"
@@ -51,20 +51,7 @@ def result_text(block: dict[str, Any]) -> str:
 
 
 async def run_claude(model: FakeModel, tmp_path: Path, *extra: str) -> dict[str, Any]:
-    (tmp_path / "work").mkdir(exist_ok=True)
-
-    def go() -> Any:
-        return claude(
-            "Go ahead.",
-            model_url=model.url,
-            data_dir=tmp_path / "data",
-            home=tmp_path / "home",
-            cwd=tmp_path / "work",
-            extra=list(extra),
-        )
-
-    run = await anyio.to_thread.run_sync(go)
-    assert run.returncode == 0, f"claude exited {run.returncode}:\n{run.stdout}\n{run.stderr}"
+    run = await run_agent(claude, model.url, tmp_path, extra=list(extra))
     report: dict[str, Any] = json.loads(run.stdout)
     return report
 

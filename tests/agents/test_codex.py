@@ -17,7 +17,7 @@ from typing import Any
 import anyio
 from fake_model import FakeModel, fake_model
 
-from agents import codex, editor_on
+from agents import codex, editor_on, run_agent
 
 NS = "mcp__askbridge"
 QUESTION = {
@@ -53,20 +53,7 @@ def tool_json(text: str) -> Any:
 
 
 async def run_codex(model: FakeModel, tmp_path: Path, **options: Any) -> None:
-    (tmp_path / "work").mkdir(exist_ok=True)
-
-    def go() -> Any:
-        return codex(
-            "Go ahead.",
-            model_url=model.url,
-            data_dir=tmp_path / "data",
-            home=tmp_path / "home",
-            cwd=tmp_path / "work",
-            **options,
-        )
-
-    run = await anyio.to_thread.run_sync(go)
-    assert run.returncode == 0, f"codex exited {run.returncode}:\n{run.stdout}\n{run.stderr}"
+    await run_agent(codex, model.url, tmp_path, **options)
 
 
 async def test_X3_M2_an_answer_in_the_editor_reaches_the_models_next_request(

@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 from fake_model import FakeModel, fake_model
 
-from agents import editor_on, gemini
+from agents import editor_on, gemini, run_agent
 
 ASK, GET = "mcp_askbridge_ask_user_question", "mcp_askbridge_get_answers"
 QUESTION = {
@@ -52,20 +52,7 @@ def tool_names(model: FakeModel) -> list[str]:
 
 
 async def run_gemini(model: FakeModel, tmp_path: Path, **options: Any) -> None:
-    (tmp_path / "work").mkdir(exist_ok=True)
-
-    def go() -> Any:
-        return gemini(
-            "Go ahead.",
-            model_url=model.url,
-            data_dir=tmp_path / "data",
-            home=tmp_path / "home",
-            cwd=tmp_path / "work",
-            **options,
-        )
-
-    run = await anyio.to_thread.run_sync(go)
-    assert run.returncode == 0, f"gemini exited {run.returncode}:\n{run.stdout}\n{run.stderr}"
+    await run_agent(gemini, model.url, tmp_path, **options)
 
 
 async def test_X3_M2_an_answer_in_the_editor_reaches_the_models_next_request(
