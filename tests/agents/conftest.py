@@ -16,11 +16,14 @@ from askbridge.testing.hosts import stop_host
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from agents import install_agents
+from shared_work import once_per_run
 
 
 @pytest.fixture(scope="session", autouse=True)
 def _agents_installed() -> None:
-    install_agents()
+    # Once per run under a lock: xdist workers each reach this fixture, and two `npm ci`
+    # in one directory delete each other's node_modules (CI failed so on a clean clone).
+    once_per_run("agents-npm", install_agents)
 
 
 @pytest.fixture(autouse=True)
