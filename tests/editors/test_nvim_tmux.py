@@ -148,3 +148,72 @@ def test_L7_builtin_picker_in_a_terminal_answered_after_the_countdown(
     reply = json.loads(replies[0]["content"][0]["text"])
     assert reply["answers"] == [{"id": "db", "selected": ["Postgres"]}]
     assert [e["cause"] for e in run.log if e["type"] == "turn/start"] == ["prompt", "inbox"]
+
+
+LANGS_QUESTION = {
+    "id": "langs",
+    "question": "Which languages?",
+    "header": "Setup",
+    "multi_select": True,
+    "options": [{"label": "Python"}, {"label": "Rust"}, {"label": "Go"}],
+}
+LATE_MULTI_PROMPT = "[Setup] Which languages? (no longer waiting: your answer goes as a late reply)"
+
+
+def test_L7_builtin_multi_select_keeps_its_list_after_the_countdown_and_the_status_clears(
+    tmp_path: Path, terminal: Terminal
+) -> None:
+    """Issue 18 item 7, in a real 80×24 terminal with askbridge's status in the statusline:
+    a timed multi-select on the builtin picker runs out while its list waits. Each toggle
+    typed afterwards redraws the list (no hit-enter prompt comes between two lists and takes
+    the keys), Done sends the checked options as one late reply, and once that reply has
+    settled the call the statusline no longer says "1 pending" (Vim redraws a statusline
+    only on its own events, so the plugin must ask for it)."""
+    data_dir, marks, result_path = tmp_path / "data", tmp_path / "marks", tmp_path / "result.json"
+    steps = [ask("call-1", [LANGS_QUESTION]), {"text": "waiting"}, {"text": "thanks"}]
+    cmd = server_command(steps, "timed", TIMED_ASK_S)
+    env = nvim_env(tmp_path, "scenario_tmux_multi_late.lua", cmd, data_dir, None, marks_env(marks))
+    terminal.start([str(nvim_binary()), *SCENARIO_ARGS], terminal_env(env, tmp_path))
+    terminal.run("resize-window", "-t", "nvim", "-x", "80", "-y", "24")
+
+    def marked(name: str) -> bool:
+        return marks.exists() and name in marks.read_text().split()
+
+    def bottom() -> list[str]:
+        return terminal.screen().rstrip("\n").splitlines()[-7:]
+
+    wait_for("the picker", lambda: "Type number and <Enter>" in terminal.screen(), terminal)
+    wait_for("the countdown to reach zero", lambda: marked("timed_out"), terminal)
+    for key, checked in (("1", "1: [x] Python"), ("2", "2: [x] Rust")):
+        terminal.send(key, "Enter")
+        wait_for(f"the list with {checked!r}", lambda c=checked: c in bottom(), terminal)  # type: ignore[misc]
+        screen = bottom()
+        assert screen[0] == LATE_MULTI_PROMPT, screen
+        assert screen[-1].startswith("Type number and <Enter>"), screen
+        assert not any("Press ENTER" in line for line in terminal.screen().splitlines()), screen
+    terminal.send("5", "Enter")  # 5: Done (2 selected)
+    wait_for("the late reply to settle", lambda: marked("settled"), terminal)
+    wait_for(
+        "the statusline to drop '1 pending'",
+        lambda: "[]" in terminal.screen().splitlines()[-2:][0],
+        terminal,
+    )
+    assert "pending" not in terminal.screen(), terminal.screen()
+    with marks.open("a") as handle:
+        handle.write("seen\n")
+    wait_for("the scenario to finish", result_path.exists, terminal)
+
+    result: dict[str, Any] = json.loads(result_path.read_text())
+    assert "error" not in result, result["error"]
+    assert [n for n in result["notes"] if n["level"] == VIM_LOG_ERROR] == []
+    store = SQLiteEventStore(data_dir / "askbridge.db")
+    try:
+        run = NvimRun(result, store.load(result["session_id"]))
+    finally:
+        store.close()
+    (tool_result,) = run.tool_results()
+    assert json.loads(tool_result["content"])["pending"] is True
+    replies = [e for e in run.log if e["type"] == "user/message" and e.get("source")]
+    assert len(replies) == 1
+    reply = json.loads(replies[0]["content"][0]["text"])
+    assert reply["answers"] == [{"id": "langs", "selected": ["Python", "Rust"]}]
