@@ -19,23 +19,25 @@ Where descriptors cannot be passed (`socket.send_fds` is missing or refused,
 or `ASKBRIDGE_RELAY=1`), the hello says `"relay": true` and this process
 copies bytes between its stdio and a second connection instead.
 
-Standard library only, and nothing of askbridge's but the version: attaching
-is what an editor waits for on every start (benchmarks/bench_bridge_startup.py).
-For the same reason it uses the C modules under `socket` and `json` (`_socket`,
-`_json`) and no `typing`: the Python modules import `re`, `enum`, `selectors`
-and `functools`, which cost more than the rest of an attach together (~15 ms
-of ~30 ms, measured). Their behaviour here is the same: compact JSON lines,
-ASCII-escaped, and fds passed as SCM_RIGHTS ancillary data.
+Standard library only, and of askbridge's nothing but `askbridge.hostsock` (a
+standard-library-only leaf: the socket's path and its JSON lines, which
+`askbridge host --status | --stop` and the test harness use too): attaching is
+what an editor waits for on every start (benchmarks/bench_bridge_startup.py).
+For the same reason it uses the C module under `socket` (`_socket`; hostsock
+keeps to `_json` too) and no `typing`: the Python modules import `re`, `enum`,
+`selectors` and `functools`, which cost more than the rest of an attach together
+(~15 ms of ~30 ms, measured). Their behaviour here is the same: compact JSON
+lines, ASCII-escaped, and fds passed as SCM_RIGHTS ancillary data.
 """
 
 from __future__ import annotations
 
-import _json
 import _socket
 import os
 import sys
 import time
-from struct import pack
+
+from askbridge.hostsock import AttachError, Lines, connect, send_line, socket_path
 
 TYPE_CHECKING = False  # not `typing`'s: see the module docstring (mypy knows the name)
 if TYPE_CHECKING:
@@ -46,7 +48,6 @@ if TYPE_CHECKING:
 
 HOST_MODES = ("auto", "inline")
 DEFAULT_HOST_MODE_ENV = "ASKBRIDGE_HOST"  # changes the default of `--host`
-SOCKET_NAME = "host.sock"
 LOG_NAME = "host.log"
 START_TIMEOUT_S = 10.0
 _POLL_S = 0.01
@@ -55,78 +56,10 @@ _POLL_S = 0.01
 _started: subprocess.Popen[bytes] | None = None  # the host this front door started, if any
 
 
-class AttachError(Exception):
-    """The host could not be reached or started; the message says what to do."""
-
-
 def default_host_mode() -> str:
     """`--host`'s default: `$ASKBRIDGE_HOST` when it names a mode, else `auto`."""
     mode = os.environ.get(DEFAULT_HOST_MODE_ENV, "auto")
     return mode if mode in HOST_MODES else "auto"
-
-
-# The longest unix socket path the platform binds: sun_path less its terminating NUL.
-MAX_SOCKET_PATH = 103 if sys.platform == "darwin" else 107
-
-
-def socket_path(data_dir: str, create: bool = False) -> str:
-    """H1: `<data-dir>/host.sock`, or, where that would not fit the platform's unix socket
-    path, `askbridge-<uid>/<hash of the data dir's real path>.sock` in `$XDG_RUNTIME_DIR`
-    else the system temporary directory (else `/tmp`, when even that is too long). Every
-    command finds the socket through this one function. The folder must be 0700 and this
-    user's (one another user made first could hold a socket that is not our host's):
-    AttachError otherwise. `create`: the
-    binding host makes the folder when it is missing; the others only check it."""
-    path = os.path.join(data_dir, SOCKET_NAME)
-    if len(os.fsencode(path)) <= MAX_SOCKET_PATH:
-        return path
-    import hashlib  # only a long data dir needs it; an attach's start-up stays short
-    import tempfile
-
-    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
-    base = runtime if os.path.isabs(runtime) and os.path.isdir(runtime) else tempfile.gettempdir()
-    folder = os.path.join(base, f"askbridge-{os.getuid()}")
-    if len(os.fsencode(folder)) + 38 > MAX_SOCKET_PATH:  # a long $TMPDIR too: /tmp is short
-        folder = os.path.join("/tmp", f"askbridge-{os.getuid()}")
-    if create:
-        try:
-            os.mkdir(folder, 0o700)
-        except FileExistsError:
-            pass
-        except OSError as exc:
-            raise AttachError(f"cannot create the socket folder {folder}: {exc}") from exc
-    try:
-        st = os.lstat(folder)
-    except FileNotFoundError:
-        st = None
-    except OSError as exc:
-        raise AttachError(f"cannot use the socket folder {folder}: {exc}") from exc
-    if st is not None:
-        import stat
-
-        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
-            raise AttachError(f"refusing the socket folder {folder}: it is not a folder of yours")
-        if st.st_mode & 0o077:
-            raise AttachError(
-                f"refusing the socket folder {folder}: it is open to group or others "
-                f"(mode {st.st_mode & 0o777:o}, must be 700)"
-            )
-    digest = hashlib.sha256(os.fsencode(os.path.realpath(data_dir))).hexdigest()[:32]
-    return os.path.join(folder, f"{digest}.sock")
-
-
-def connect(data_dir: str) -> Socket | None:
-    """A connection to the running host of `data_dir`, or None when none listens."""
-    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
-    try:
-        sock.connect(socket_path(data_dir))
-    except (FileNotFoundError, ConnectionRefusedError):
-        sock.close()
-        return None
-    except OSError:
-        sock.close()
-        raise
-    return sock
 
 
 def _start_host(data_dir: str, idle_exit: float | None, log: list[str]) -> subprocess.Popen[bytes]:
@@ -208,70 +141,6 @@ def _host_status(pid: object) -> str:
     return f"pid {pid}"
 
 
-def _unencodable(value: object) -> object:
-    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
-
-
-_encode = _json.make_encoder(
-    None, _unencodable, _json.encode_basestring_ascii, None, ":", ",", False, False, True
-)
-
-
-class _ScanContext:
-    """What `_json.make_scanner` reads off a `json.JSONDecoder`: the defaults."""
-
-    strict = True
-    object_hook = None
-    object_pairs_hook = None
-    parse_float = float
-    parse_int = int
-    parse_constant = float
-    memo: dict[str, str] = {}
-
-
-_scan = _json.make_scanner(_ScanContext())  # type: ignore[arg-type]  # typeshed wants a scanner
-
-
-def dumps(message: dict[str, Any]) -> str:
-    """`json.dumps(message, separators=(",", ":"))`."""
-    return "".join(_encode(message, 0))
-
-
-def loads(line: bytes) -> Any:
-    """`json.loads` of one compact JSON line; ValueError when it is not JSON."""
-    try:
-        value, _end = _scan(line.decode(), 0)
-    except (StopIteration, UnicodeDecodeError) as exc:
-        raise ValueError(f"not a JSON line: {line[:80]!r}") from exc
-    return value
-
-
-def _send_line(sock: Socket, message: dict[str, Any], fds: list[int] | None = None) -> None:
-    data = (dumps(message) + "\n").encode()
-    if fds:
-        rights = [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, pack(f"{len(fds)}i", *fds))]
-        sent = sock.sendmsg([data], rights)
-        data = data[sent:]
-    if data:
-        sock.sendall(data)
-
-
-class _Lines:
-    def __init__(self, sock: Socket) -> None:
-        self._sock = sock
-        self._buf = b""
-
-    def next(self) -> dict[str, Any] | None:
-        while b"\n" not in self._buf:
-            chunk = self._sock.recv(65536)
-            if not chunk:
-                return None
-            self._buf += chunk
-        line, _, self._buf = self._buf.partition(b"\n")
-        value = loads(line)
-        return value if isinstance(value, dict) else {}
-
-
 def _can_pass_fds() -> bool:
     return hasattr(_socket.socket, "sendmsg") and os.environ.get("ASKBRIDGE_RELAY") != "1"
 
@@ -289,7 +158,7 @@ def _relay(data_dir: str, token: str) -> None:
     data = connect(data_dir)
     if data is None:
         raise AttachError("the host went away before the relay connection")
-    _send_line(data, {"relay": token})
+    send_line(data, {"relay": token})
 
     def pump_in() -> None:
         try:
@@ -341,11 +210,11 @@ def attach(
     }
     try:
         if relay:
-            _send_line(sock, {"hello": {**hello, "relay": True}})
+            send_line(sock, {"hello": {**hello, "relay": True}})
         else:
-            _send_line(sock, {"hello": hello}, [0, 1])
+            send_line(sock, {"hello": hello}, [0, 1])
             _hand_over_stdio()
-        lines = _Lines(sock)
+        lines = Lines(sock)
         answer = lines.next()
         if answer is None:
             print(f"askbridge {command}: the host closed the connection", file=sys.stderr)

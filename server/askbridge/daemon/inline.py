@@ -24,9 +24,7 @@ def run_inline(door: str, args: argparse.Namespace, data_dir: str, defaults: dic
     store = open_data_store(args)
     if store is None:
         return 1
-    from askbridge.attach import AttachError
-
-    from .hostsock import bind_host_socket  # bound before anything is answered (H3)
+    from askbridge.hostsock import AttachError, bind_host_socket  # bound before any answer (H3)
 
     try:
         sock = bind_host_socket(Path(data_dir))

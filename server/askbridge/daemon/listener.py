@@ -37,12 +37,11 @@ import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
 from askbridge import __version__
-from askbridge.attach import socket_path
 from askbridge.host.host import Host
+from askbridge.hostsock import bind_host_socket, socket_path
 from askbridge.stdio import open_read_pipe, open_write_pipe
 
 from .doors import log_start, serve_door
-from .hostsock import bind_host_socket
 
 log = logging.getLogger("askbridge.daemon")
 

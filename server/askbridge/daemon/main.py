@@ -16,40 +16,21 @@ status 1 when its data directory is lost (S5). Its log (stdout and stderr,
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from askbridge.attach import AttachError, connect
+from askbridge.hostsock import AttachError, connect, process_alive, request
 from askbridge.paths import data_dir_of
 
 STOP_WAIT_S = 10.0
 LOCK_RACE_S = 2.0
 
 
-def _ask(data_dir: str, message: dict[str, Any]) -> dict[str, Any] | None:
-    sock = connect(data_dir)
-    if sock is None:
-        return None
-    try:
-        sock.sendall((json.dumps(message) + "\n").encode())
-        data = b""
-        while b"\n" not in data:
-            chunk = sock.recv(65536)
-            if not chunk:
-                return None
-            data += chunk
-    finally:
-        sock.close()
-    answer = json.loads(data.partition(b"\n")[0])
-    return answer if isinstance(answer, dict) else None
-
-
 def show_status(data_dir: str) -> int:
-    answer = _ask(data_dir, {"status": True})
+    answer = request(data_dir, {"status": True})
     if answer is None or "status" not in answer:
         print(f"no askbridge host is running for {data_dir}")
         return 1
@@ -66,7 +47,7 @@ def show_status(data_dir: str) -> int:
 
 
 def stop_host(data_dir: str) -> int:
-    answer = _ask(data_dir, {"stop": True})
+    answer = request(data_dir, {"stop": True})
     if answer is None or "stopping" not in answer:
         print(f"no askbridge host is running for {data_dir}")
         return 0
@@ -117,21 +98,6 @@ def _answers_soon(data_dir: str) -> bool:
     return False
 
 
-def process_alive(pid: int) -> bool:
-    """True while `pid` runs (a zombie counts as gone); also used by askbridge.testing."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a zombie (our own child, not yet reaped) is gone for our purposes
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[-1].split()[0] != "Z"
-    except OSError:
-        return True
-
-
 def run_host(args: argparse.Namespace) -> int:
     try:
         return _run_host(args)
@@ -157,7 +123,7 @@ def _run_host(args: argparse.Namespace) -> int:
             # H2: another host won the race for the lock (front doors attach to it; they
             # look at the socket, not at this status). Said, and not 0: by hand, this
             # host did not start.
-            answer = _ask(data_dir, {"status": True}) or {}
+            answer = request(data_dir, {"status": True}) or {}
             pid = (answer.get("status") or {}).get("pid", "?")
             print(
                 f"askbridge host: {data_dir} is already served by the host pid {pid}; "
@@ -169,7 +135,7 @@ def _run_host(args: argparse.Namespace) -> int:
         return 1
     if not args.log_file:
         _log_to_host_log(Path(data_dir))
-    from .hostsock import bind_host_socket
+    from askbridge.hostsock import bind_host_socket
 
     sock = bind_host_socket(Path(data_dir))  # at once: racing front doors wait for it (H2)
     import logging

@@ -13,15 +13,13 @@ that lock is held: a dead host's pid may be another process's by then).
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import signal
-import socket
 import time
 from pathlib import Path
 
-from askbridge.attach import DEFAULT_HOST_MODE_ENV, socket_path
-from askbridge.daemon.main import process_alive
+from askbridge.attach import DEFAULT_HOST_MODE_ENV
+from askbridge.hostsock import process_alive, request, socket_path
 
 HOST_MODE_ENV = DEFAULT_HOST_MODE_ENV
 GONE_TIMEOUT_S = 10.0
@@ -79,19 +77,10 @@ def wait_gone(pid: int, timeout: float = GONE_TIMEOUT_S) -> bool:
 def host_status(data_dir: str | Path) -> dict[str, object] | None:
     """The running host's `--status` answer, or None when none listens."""
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-            sock.settimeout(GONE_TIMEOUT_S)
-            sock.connect(socket_path(str(data_dir)))
-            sock.sendall(b'{"status": true}\n')
-            data = b""
-            while b"\n" not in data:
-                chunk = sock.recv(65536)
-                if not chunk:
-                    return None
-                data += chunk
+        answer = request(str(data_dir), {"status": True}, GONE_TIMEOUT_S)
     except (OSError, ValueError):
         return None
-    status = json.loads(data.partition(b"\n")[0]).get("status")
+    status = (answer or {}).get("status")
     return status if isinstance(status, dict) else None
 
 
@@ -109,12 +98,7 @@ def stop_host(data_dir: str | Path, timeout: float = GONE_TIMEOUT_S) -> None:
     pid = holder_pid(data_dir)
     if sock_path.exists():
         try:
-            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-                sock.settimeout(timeout)
-                sock.connect(str(sock_path))
-                sock.sendall(json.dumps({"stop": True}).encode() + b"\n")
-                answer = sock.recv(4096)
-            stopping = json.loads(answer.partition(b"\n")[0]).get("stopping") if answer else None
+            stopping = (request(str(data_dir), {"stop": True}, timeout) or {}).get("stopping")
             pid = int(stopping) if isinstance(stopping, int) else pid
         except (OSError, ValueError):
             pass

@@ -1,0 +1,229 @@
+"""`<data-dir>/host.sock` from both ends: where it is (H1), binding it, and its one client.
+
+Every process that reaches a host goes through here: a front door attaching
+(`askbridge.attach`), `askbridge host --status | --stop` (`daemon/main.py`), and the
+test harness (`askbridge.testing.hosts`). The host socket's messages are compact
+JSON lines (protocol.md "The host socket"); `request` is one message and its answer.
+
+Standard library only, importing nothing of ours (tests/unit/test_layers.py, LEAVES):
+attaching is what an editor waits for on every start, so this module also keeps
+to the C modules under `socket` and `json` (`_socket`, `_json`) and no `typing`,
+as attach.py's docstring explains; whatever needs more imports it inside the
+function that needs it.
+"""
+
+from __future__ import annotations
+
+import _json
+import _socket
+import os
+import sys
+from struct import pack
+
+TYPE_CHECKING = False  # not `typing`'s: see the module docstring (mypy knows the name)
+if TYPE_CHECKING:
+    import socket
+    from pathlib import Path
+    from typing import Any
+
+    Socket = _socket.socket
+
+SOCKET_NAME = "host.sock"
+# The longest unix socket path the platform binds: sun_path less its terminating NUL.
+MAX_SOCKET_PATH = 103 if sys.platform == "darwin" else 107
+
+
+class AttachError(Exception):
+    """The host could not be reached or started; the message says what to do."""
+
+
+def socket_path(data_dir: str, create: bool = False) -> str:
+    """H1: `<data-dir>/host.sock`, or, where that would not fit the platform's unix socket
+    path, `askbridge-<uid>/<hash of the data dir's real path>.sock` in `$XDG_RUNTIME_DIR`
+    else the system temporary directory (else `/tmp`, when even that is too long). Every
+    command finds the socket through this one function. The folder must be 0700 and this
+    user's (one another user made first could hold a socket that is not our host's):
+    AttachError otherwise. `create`: the
+    binding host makes the folder when it is missing; the others only check it."""
+    path = os.path.join(data_dir, SOCKET_NAME)
+    if len(os.fsencode(path)) <= MAX_SOCKET_PATH:
+        return path
+    import hashlib  # only a long data dir needs it; an attach's start-up stays short
+    import tempfile
+
+    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
+    base = runtime if os.path.isabs(runtime) and os.path.isdir(runtime) else tempfile.gettempdir()
+    folder = os.path.join(base, f"askbridge-{os.getuid()}")
+    if len(os.fsencode(folder)) + 38 > MAX_SOCKET_PATH:  # a long $TMPDIR too: /tmp is short
+        folder = os.path.join("/tmp", f"askbridge-{os.getuid()}")
+    if create:
+        try:
+            os.mkdir(folder, 0o700)
+        except FileExistsError:
+            pass
+        except OSError as exc:
+            raise AttachError(f"cannot create the socket folder {folder}: {exc}") from exc
+    try:
+        st = os.lstat(folder)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise AttachError(f"cannot use the socket folder {folder}: {exc}") from exc
+    if st is not None:
+        import stat
+
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+            raise AttachError(f"refusing the socket folder {folder}: it is not a folder of yours")
+        if st.st_mode & 0o077:
+            raise AttachError(
+                f"refusing the socket folder {folder}: it is open to group or others "
+                f"(mode {st.st_mode & 0o777:o}, must be 700)"
+            )
+    digest = hashlib.sha256(os.fsencode(os.path.realpath(data_dir))).hexdigest()[:32]
+    return os.path.join(folder, f"{digest}.sock")
+
+
+def bind_host_socket(data_dir: Path) -> socket.socket:
+    """The host socket, bound 0600 and listening (H1). Call it holding the lock: a socket
+    file found there is a dead host's (H2). AttachError when its folder is refused.
+    An inline front door binds it before it answers its client's first `initialize`
+    (before the heavy imports)."""
+    import logging
+    import socket
+
+    path = socket_path(str(data_dir), create=True)
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old = os.umask(0o177)
+    try:
+        sock.bind(path)
+    finally:
+        os.umask(old)
+    os.chmod(path, 0o600)
+    sock.listen(64)
+    sock.setblocking(False)
+    logging.getLogger("askbridge.daemon").info("listening on %s", path)
+    return sock
+
+
+def connect(data_dir: str, timeout: float | None = None) -> Socket | None:
+    """A connection to the running host of `data_dir`, or None when none listens.
+    `timeout`: for each later send and receive too (a `TimeoutError`, an OSError)."""
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        if timeout is not None:
+            sock.settimeout(timeout)
+        sock.connect(socket_path(data_dir))
+    except (FileNotFoundError, ConnectionRefusedError):
+        sock.close()
+        return None
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+def request(
+    data_dir: str, message: dict[str, Any], timeout: float | None = None
+) -> dict[str, Any] | None:
+    """Send `message` to the host of `data_dir` and return its one-line answer (`status`,
+    `stop`); None when no host listens, or it closes without answering. OSError and
+    ValueError (not JSON) are the caller's."""
+    sock = connect(data_dir, timeout)
+    if sock is None:
+        return None
+    try:
+        send_line(sock, message)
+        return Lines(sock).next()
+    finally:
+        sock.close()
+
+
+def process_alive(pid: int) -> bool:
+    """True while `pid` runs (a zombie counts as gone): `askbridge host --stop` and the test
+    harness wait on it for a host to be gone."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie (our own child, not yet reaped) is gone for our purposes
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[-1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+# -- JSON lines, on the C modules -------------------------------------------------------------
+
+
+def _unencodable(value: object) -> object:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+_encode = _json.make_encoder(
+    None, _unencodable, _json.encode_basestring_ascii, None, ":", ",", False, False, True
+)
+
+
+class _ScanContext:
+    """What `_json.make_scanner` reads off a `json.JSONDecoder`: the defaults."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = float
+    memo: dict[str, str] = {}
+
+
+_scan = _json.make_scanner(_ScanContext())  # type: ignore[arg-type]  # typeshed wants a scanner
+
+
+def dumps(message: dict[str, Any]) -> str:
+    """`json.dumps(message, separators=(",", ":"))`."""
+    return "".join(_encode(message, 0))
+
+
+def loads(line: bytes) -> Any:
+    """`json.loads` of one compact JSON line; ValueError when it is not JSON."""
+    try:
+        value, _end = _scan(line.decode(), 0)
+    except (StopIteration, UnicodeDecodeError) as exc:
+        raise ValueError(f"not a JSON line: {line[:80]!r}") from exc
+    return value
+
+
+def send_line(sock: Socket, message: dict[str, Any], fds: list[int] | None = None) -> None:
+    """One message as a JSON line, with `fds` as SCM_RIGHTS on its first bytes (H4)."""
+    data = (dumps(message) + "\n").encode()
+    if fds:
+        rights = [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, pack(f"{len(fds)}i", *fds))]
+        sent = sock.sendmsg([data], rights)
+        data = data[sent:]
+    if data:
+        sock.sendall(data)
+
+
+class Lines:
+    """The messages a connection receives, one JSON line at a time."""
+
+    def __init__(self, sock: Socket) -> None:
+        self._sock = sock
+        self._buf = b""
+
+    def next(self) -> dict[str, Any] | None:
+        """The next message (`{}` for a line that is not an object); None at end of input."""
+        while b"\n" not in self._buf:
+            chunk = self._sock.recv(65536)
+            if not chunk:
+                return None
+            self._buf += chunk
+        line, _, self._buf = self._buf.partition(b"\n")
+        value = loads(line)
+        return value if isinstance(value, dict) else {}
