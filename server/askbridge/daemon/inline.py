@@ -11,13 +11,19 @@ process exits with its own client's status. The LSP door answers a plain first
 from __future__ import annotations
 
 import argparse
-import gc
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from askbridge.host.options import host_settings, open_data_store
+
+if TYPE_CHECKING:
+    from anyio.abc import TaskGroup
+
+    from askbridge.host.host import Host
+
+    from .listener import HostSocket
 
 
 def run_inline(door: str, args: argparse.Namespace, data_dir: str, defaults: dict[str, Any]) -> int:
@@ -56,47 +62,26 @@ async def _serve(
     early: Any,
     sock: Any,
 ) -> int:
-    import asyncio
-
-    import anyio
-
-    from askbridge.host.host import Host
     from askbridge.stdio import join_copiers, open_stdio
 
-    from .doors import FATAL_GRACE_S, log_start, serve_door
-    from .listener import HostSocket
+    from .bootstrap import serve_host
+    from .doors import log_start, serve_door
 
-    # Everything allocated so far (modules, classes, pydantic schemas: ~100,000 objects)
-    # lives as long as the process. Frozen, the cycle collector stops rescanning it in
-    # every full collection, which otherwise cost ~10% of a busy server's time.
-    gc.freeze()
     reader, writer = await open_stdio()
-    status = 0
-    with anyio.CancelScope() as everything:
-        async with Host(store, **settings) as host, anyio.create_task_group() as tg:
 
-            def fatal(code: int) -> None:  # S5: the data directory is gone
-                nonlocal status
-                status = code
-                listener.stopping(
-                    "data directory lost", f"lost its data directory; see {data_dir}/host.log"
-                )
-                # Requests in flight answer STORE_LOST first (nothing is written any more).
-                asyncio.get_running_loop().call_later(FATAL_GRACE_S, everything.cancel)
+    async def own_client(host: Host, listener: HostSocket, tg: TaskGroup) -> int:
+        log_start(door, data_dir, "inline", defaults)
+        own = {"env": dict(os.environ), "options": defaults}
+        status = await serve_door(host, door, reader, writer, own, early, data_dir)
+        command = {"lsp": "serve"}.get(door, door)
+        listener.stopping(
+            "its own client is done (inline)",
+            f"exited with its own client (askbridge {command} --host inline, pid {os.getpid()})",
+        )
+        listener.stop_doors()
+        tg.cancel_scope.cancel()
+        return status
 
-            host.on_fatal = fatal
-            listener = HostSocket(host, data_dir, on_stop=everything.cancel, inline=True, sock=sock)
-            await tg.start(listener.run)
-            log_start(door, data_dir, "inline", defaults)
-            own = {"env": dict(os.environ), "options": defaults}
-            status = await serve_door(host, door, reader, writer, own, early, data_dir)
-            command = {"lsp": "serve"}.get(door, door)
-            listener.stopping(
-                "its own client is done (inline)",
-                f"exited with its own client (askbridge {command} --host inline,"
-                f" pid {os.getpid()})",
-            )
-            listener.stop_doors()
-            tg.cancel_scope.cancel()
+    status = await serve_host(store, data_dir, settings, sock, own_client, inline=True)
     join_copiers()
     return status

@@ -20,10 +20,17 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from askbridge.hostsock import AttachError, connect, process_alive, request
 from askbridge.paths import data_dir_of
+
+if TYPE_CHECKING:
+    from anyio.abc import TaskGroup
+
+    from askbridge.host.host import Host
+
+    from .listener import HostSocket
 
 STOP_WAIT_S = 10.0
 LOCK_RACE_S = 2.0
@@ -157,45 +164,25 @@ def _run_host(args: argparse.Namespace) -> int:
 async def _serve(
     store: Any, data_dir: Path, settings: dict[str, Any], idle_exit: float, sock: Any
 ) -> int:
-    import asyncio
-    import gc
     import logging
 
-    import anyio
-
     from askbridge import __version__
-    from askbridge.host.host import Host
 
-    from .doors import FATAL_GRACE_S, stop_on_signals
-    from .listener import HostSocket
+    from .bootstrap import serve_host
+    from .doors import stop_on_signals
 
-    gc.freeze()  # what the imports allocated lives as long as the process (see inline.py)
-    status = 0
-    with anyio.CancelScope() as everything:
-        async with Host(store, **settings) as host, anyio.create_task_group() as tg:
+    async def until_stopped(host: Host, listener: HostSocket, tg: TaskGroup) -> None:
+        logging.getLogger("askbridge.daemon").info(
+            "askbridge host %s for %s, pid %d, idle exit %g s",
+            __version__,
+            data_dir,
+            os.getpid(),
+            idle_exit,
+        )
+        tg.start_soon(_exit_when_idle, listener, idle_exit, tg.cancel_scope)
+        tg.start_soon(stop_on_signals, tg.cancel_scope, listener)
 
-            def fatal(code: int) -> None:  # S5: the data directory is gone
-                nonlocal status
-                status = code
-                listener.stopping(
-                    "data directory lost", f"lost its data directory; see {data_dir}/host.log"
-                )
-                # Requests in flight answer STORE_LOST first (nothing is written any more).
-                asyncio.get_running_loop().call_later(FATAL_GRACE_S, everything.cancel)
-
-            host.on_fatal = fatal
-            listener = HostSocket(host, data_dir, on_stop=tg.cancel_scope.cancel, sock=sock)
-            await tg.start(listener.run)
-            logging.getLogger("askbridge.daemon").info(
-                "askbridge host %s for %s, pid %d, idle exit %g s",
-                __version__,
-                data_dir,
-                os.getpid(),
-                idle_exit,
-            )
-            tg.start_soon(_exit_when_idle, listener, idle_exit, tg.cancel_scope)
-            tg.start_soon(stop_on_signals, tg.cancel_scope, listener)
-    return status
+    return await serve_host(store, data_dir, settings, sock, until_stopped, inline=False)
 
 
 async def _exit_when_idle(listener: Any, idle_exit: float, scope: Any) -> None:
