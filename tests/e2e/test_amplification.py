@@ -18,6 +18,7 @@ from e2e_scripts import ask_step, script, text_step
 
 from askbridge.testing.hosts import host_pid, stop_host
 from askbridge.testing.wire import RawServer, frame, serve_command
+from lsp_steps import open_session, prompt_params
 
 
 def _question(n: int) -> dict[str, object]:
@@ -34,13 +35,9 @@ async def test_S2_view_notifications_grow_with_what_changed_not_with_the_view(
     model_file.write_text(json.dumps(script(*steps, text_step("done"))))
     args = ("--model", f"script:{model_file}", "--ask-mode", "timed")
     async with RawServer.start(tmp_path / "d", *args) as server:
-        await server.initialize({})  # a generic client: nothing renders them; each goes pending
-        sid = (await server.call("session/new", {}))["result"]["sessionId"]
-        reply = await server.call(
-            "session/prompt",
-            {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]},
-            timeout=120,
-        )
+        # A generic client: nothing renders them; each goes pending.
+        sid = await open_session(server, {})
+        reply = await server.call("session/prompt", prompt_params(sid), timeout=120)
         assert reply["result"] == {"stopReason": "end_turn"}
         view = (await server.call("userQuestions/list", {"sessionId": sid}))["result"]
         assert len(view["active"]) == count and {a["state"] for a in view["active"]} == {

@@ -19,6 +19,7 @@ import pytest
 from e2e_scripts import SQLITE, ask_step, script, text_step
 
 from askbridge.testing.wire import RawServer, is_response, updates_of
+from lsp_steps import until_ask
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -31,12 +32,7 @@ async def timed_ask(
     model = json.dumps(script(ask_step(), text_step("after")))
     args = ("--model", model, "--ask-mode", "timed", "--ask-timeout", str(timeout_s))
     async with RawServer.start(tmp_path / "data", *args) as server:
-        await server.initialize()
-        sid = (await server.call("session/new", {}))["result"]["sessionId"]
-        prompt_id = await server.request(
-            "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}
-        )
-        ask = await server.server_request("userQuestions/ask")
+        sid, prompt_id, ask = await until_ask(server)
         assert ask["params"]["wait"] == {"callId": "call-1", "timed": True}
         yield server, sid, ask, prompt_id
 

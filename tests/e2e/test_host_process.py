@@ -28,6 +28,7 @@ from askbridge import __version__
 from askbridge.testing import AskbridgeClient
 from askbridge.testing.hosts import host_pid, host_status, kill_host, stop_host, wait_gone
 from askbridge.testing.wire import RawServer, serve_command
+from lsp_steps import new_session, start_prompt
 
 pytestmark = pytest.mark.own_host_modes  # each test says which modes it starts
 
@@ -285,10 +286,8 @@ async def test_H8_when_the_host_dies_every_front_door_exits_1_and_nothing_acknow
         async with RawServer.start(data, host="auto") as b:
             await a.initialize()
             await b.initialize()
-            sid = (await a.call("session/new", {}))["result"]["sessionId"]
-            await a.request(
-                "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}
-            )
+            sid = await new_session(a)
+            await start_prompt(a, sid)
             await a.server_request("userQuestions/ask")
             assert (await b.call("session/list", {}))["result"]["sessions"][0]["sessionId"] == sid
             kill_host(data)

@@ -14,6 +14,7 @@ from typing import Any
 from e2e_scripts import DB_QUESTION, SQLITE, ask_step, script, text_step, tool_text
 
 from askbridge.testing.wire import RawServer, frame, updates_of
+from lsp_steps import open_session, prompt_params, start_prompt, until_ask
 
 
 async def still_serving(server: RawServer) -> None:
@@ -51,16 +52,13 @@ async def test_S3_a_lone_surrogate_in_a_prompt_is_invalid_params_and_the_session
     async with RawServer.start(
         tmp_path / "d", "--model", json.dumps(script(text_step("hi")))
     ) as server:
-        await server.initialize()
-        sid = (await server.call("session/new", {}))["result"]["sessionId"]
+        sid = await open_session(server)
         params = b'{"sessionId":"%s","prompt":[{"type":"text","text":"x\\ud800"}]}' % sid.encode()
         server.send_bytes(raw_request(77, "session/prompt", params))
         reply = await server.response(77)
         assert reply["error"]["code"] == -32602
         assert reply["error"]["data"]["errors"][0]["field"] == "prompt.0.text"
-        ok = await server.call(
-            "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}
-        )
+        ok = await server.call("session/prompt", prompt_params(sid))
         assert ok["result"] == {"stopReason": "end_turn"}
         assert await server.shutdown_and_exit() == 0
 
@@ -73,12 +71,7 @@ async def test_S3_a_lone_surrogate_in_an_answers_custom_is_bad_answer_not_a_cras
         ask_step("call-1", [question]), text_step("next"), ask_step("call-2"), text_step("done")
     )
     async with RawServer.start(tmp_path / "d", "--model", json.dumps(model)) as server:
-        await server.initialize()
-        sid = (await server.call("session/new", {}))["result"]["sessionId"]
-        prompt = await server.request(
-            "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}
-        )
-        ask = await server.server_request("userQuestions/ask")
+        sid, prompt, ask = await until_ask(server)
         body = b'{"jsonrpc":"2.0","id":"%s","result":{"answers":[{"id":"name","selected":[],"custom":"a\\udc00"}]}}'
         server.send_bytes(frame(body % ask["id"].encode()))
         assert (await server.response(prompt))["result"] == {"stopReason": "end_turn"}
@@ -89,9 +82,7 @@ async def test_S3_a_lone_surrogate_in_an_answers_custom_is_bad_answer_not_a_cras
         }
         assert "custom holds a lone surrogate" in tool_text(failed)
         # The process and the store are fine: the next turn asks and is answered.
-        prompt = await server.request(
-            "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "again"}]}
-        )
+        prompt = await start_prompt(server, sid, "again")
         ask = await server.server_request("userQuestions/ask")
         await server.respond(ask["id"], SQLITE)
         assert (await server.response(prompt))["result"] == {"stopReason": "end_turn"}
@@ -103,12 +94,7 @@ async def test_S3_a_lone_surrogate_in_an_error_replys_message_is_kept_replaced(
 ) -> None:
     model = script(ask_step(), text_step("done"))
     async with RawServer.start(tmp_path / "d", "--model", json.dumps(model)) as server:
-        await server.initialize()
-        sid = (await server.call("session/new", {}))["result"]["sessionId"]
-        prompt = await server.request(
-            "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}
-        )
-        ask = await server.server_request("userQuestions/ask")
+        _sid, prompt, ask = await until_ask(server)
         body = (
             b'{"jsonrpc":"2.0","id":"%s","error":{"code":-32000,"message":"broken \\ud800 card"}}'
         )
@@ -123,11 +109,8 @@ async def test_S1_an_oversized_label_is_a_tool_error_and_nothing_is_asked(tmp_pa
     big = {**DB_QUESTION, "options": [{"label": "x" * 201}, {"label": "Postgres"}]}
     model = script(ask_step("call-1", [big]), text_step("done"))
     async with RawServer.start(tmp_path / "d", "--model", json.dumps(model)) as server:
-        await server.initialize()
-        sid = (await server.call("session/new", {}))["result"]["sessionId"]
-        reply = await server.call(
-            "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}
-        )
+        sid = await open_session(server)
+        reply = await server.call("session/prompt", prompt_params(sid))
         assert reply["result"] == {"stopReason": "end_turn"}
         assert not [m for m in server.received if m.get("method") == "userQuestions/ask"]
         [failed] = updates_of(server.received, "tool_call_update")
@@ -146,11 +129,9 @@ async def test_S1_an_oversized_late_custom_is_bad_answer(tmp_path: Path) -> None
     model = script(ask_step("call-1", [question], timeout=1), text_step("ok"))
     args = ("--model", json.dumps(model), "--ask-mode", "timed")
     async with RawServer.start(tmp_path / "d", *args) as server:
-        await server.initialize({})  # a generic client: the batch is declined, pending at 1 s
-        sid = (await server.call("session/new", {}))["result"]["sessionId"]
-        reply = await server.call(
-            "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}
-        )
+        # A generic client: the batch is declined, pending at 1 s.
+        sid = await open_session(server, {})
+        reply = await server.call("session/prompt", prompt_params(sid))
         assert reply["result"] == {"stopReason": "end_turn"}
         answer: dict[str, Any] = {
             "answers": [{"id": "name", "selected": [], "custom": "y" * 65_537}]
@@ -175,12 +156,7 @@ async def test_S8_a_response_with_neither_result_nor_error_fails_the_ask_and_get
 ) -> None:
     model = script(ask_step(), text_step("done"))
     async with RawServer.start(tmp_path / "d", "--model", json.dumps(model)) as server:
-        await server.initialize()
-        sid = (await server.call("session/new", {}))["result"]["sessionId"]
-        prompt = await server.request(
-            "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}
-        )
-        ask = await server.server_request("userQuestions/ask")
+        _sid, prompt, ask = await until_ask(server)
         await server.send({"jsonrpc": "2.0", "id": ask["id"]})
         assert (await server.response(prompt))["result"] == {"stopReason": "end_turn"}
         [failed] = updates_of(server.received, "tool_call_update")

@@ -23,6 +23,7 @@ from e2e_scripts import (
 from askbridge.core import UserQuestionError
 from askbridge.jsonrpc import RpcResponseError
 from askbridge.protocol import ErrorCode
+from lsp_steps import until_ask
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -225,12 +226,7 @@ async def test_L7_an_answer_after_the_deadline_withdrew_the_card_is_a_late_reply
     model = script(ask_step(timeout=1), text_step("got it"))
     args = ("--model", json.dumps(model), "--ask-mode", "timed")
     async with RawServer.start(tmp_path / "d", *args) as server:
-        await server.initialize()
-        sid = (await server.call("session/new", {}))["result"]["sessionId"]
-        prompt = await server.request(
-            "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}
-        )
-        ask = await server.server_request("userQuestions/ask")
+        sid, prompt, ask = await until_ask(server)
         cancel = await server.notification("$/cancelRequest", timeout=10)
         assert cancel["params"] == {"id": ask["id"]}
         assert (await server.response(prompt))["result"] == {"stopReason": "end_turn"}
@@ -244,12 +240,7 @@ async def test_L7_an_answer_after_the_deadline_withdrew_the_card_is_a_late_reply
 
     model = script(ask_step(timeout=1), text_step("got it"))
     async with RawServer.start(tmp_path / "e", *args) as server:
-        await server.initialize()
-        sid = (await server.call("session/new", {}))["result"]["sessionId"]
-        prompt = await server.request(
-            "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}
-        )
-        ask = await server.server_request("userQuestions/ask")
+        sid, prompt, ask = await until_ask(server)
         await server.notification("$/cancelRequest", timeout=10)
         assert (await server.response(prompt))["result"] == {"stopReason": "end_turn"}
         await server.respond(ask["id"], SQLITE)

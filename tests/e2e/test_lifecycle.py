@@ -28,6 +28,7 @@ from e2e_scripts import (
 
 from askbridge import __version__
 from askbridge.testing.wire import RawServer, serve_command, updates_of
+from lsp_steps import new_session, open_session, start_prompt, until_ask
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -62,9 +63,7 @@ async def test_initialization_options_are_the_defaults_of_new_sessions(tmp_path:
         await server.initialize(initialization_options=options)
         for settings, limit_ms in (({}, 60_000), ({"askUserQuestion": {"timeout": 30}}, 30_000)):
             sid = (await server.call("session/new", settings))["result"]["sessionId"]
-            prompt_id = await server.request(
-                "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}
-            )
+            prompt_id = await start_prompt(server, sid)
             ask = await server.server_request("userQuestions/ask")
             assert ask["params"]["wait"] == {"callId": "call-1", "timed": True}  # timed mode
             claim_id = await server.request(
@@ -101,11 +100,9 @@ async def test_shutdown_cancels_every_outstanding_ask(tmp_path: Path) -> None:
     model = script(ask_step(), text_step("after"))
     async with RawServer.start(tmp_path / "data", "--model", json.dumps(model)) as server:
         await server.initialize()
-        sids = [(await server.call("session/new", {}))["result"]["sessionId"] for _ in range(2)]
+        sids = [await new_session(server) for _ in range(2)]
         for sid in sids:
-            await server.request(
-                "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}
-            )
+            await start_prompt(server, sid)
         asks = [await server.server_request("userQuestions/ask") for _ in sids]
         shutdown_id = await server.request("shutdown")
         cancels = [await server.notification("$/cancelRequest") for _ in asks]
@@ -129,11 +126,8 @@ async def test_end_of_input_cancels_turns_releases_claims_and_exits_0(tmp_path: 
     data = tmp_path / "data"
     model = script(ask_step(timeout=600), text_step("after the reply"))
     async with RawServer.start(data, "--model", json.dumps(model), "--ask-mode", "timed") as server:
-        await server.initialize()
-        sid = (await server.call("session/new", {}))["result"]["sessionId"]
-        await server.request(
-            "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}
-        )
+        sid = await open_session(server)
+        await start_prompt(server, sid)
         await server.server_request("userQuestions/ask")
         await server.request(
             "userQuestions/attachWait",
@@ -170,12 +164,7 @@ async def test_stdout_carries_only_frames_while_logging_at_debug(tmp_path: Path)
     model = script(ask_step(), text_step("done"))
     args = ("--model", json.dumps(model), "--log-level", "DEBUG")
     async with RawServer.start(tmp_path / "data", *args) as server:
-        await server.initialize()
-        sid = (await server.call("session/new", {}))["result"]["sessionId"]
-        prompt_id = await server.request(
-            "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}
-        )
-        ask = await server.server_request("userQuestions/ask")
+        _sid, prompt_id, ask = await until_ask(server)
         await server.respond(ask["id"], SQLITE)
         await server.notify("no/suchNotification", {})  # logged at DEBUG
         assert (await server.response(prompt_id))["result"] == {"stopReason": "end_turn"}

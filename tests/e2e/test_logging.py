@@ -15,6 +15,7 @@ from pathlib import Path
 from e2e_scripts import script, text_step
 
 from askbridge.testing.wire import RawServer
+from lsp_steps import new_session, open_session, prompt_params
 
 BROKEN = {"toolCalls": [{"id": "c1", "name": "no_such_tool", "arguments": {}}]}
 
@@ -24,18 +25,11 @@ async def test_INFO_says_what_is_served_and_every_failure(tmp_path: Path) -> Non
     model = {"kind": "openai", "model": "m", "baseUrl": "http://127.0.0.1:9/v1", "apiKeyEnv": "K"}
     args = ("--model", json.dumps(script(BROKEN, text_step("done"))), "--log-level", "INFO")
     async with RawServer.start(data, *args, env={"K": "k"}) as server:
-        await server.initialize()
-        sid = (await server.call("session/new", {}))["result"]["sessionId"]
-        ok = await server.call(
-            "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}
-        )
+        sid = await open_session(server)
+        ok = await server.call("session/prompt", prompt_params(sid))
         assert ok["result"] == {"stopReason": "end_turn"}
-        dead = (await server.call("session/new", {"model": model}))["result"]["sessionId"]
-        failed = await server.call(
-            "session/prompt",
-            {"sessionId": dead, "prompt": [{"type": "text", "text": "go"}]},
-            timeout=30,
-        )
+        dead = await new_session(server, {"model": model})
+        failed = await server.call("session/prompt", prompt_params(dead), timeout=30)
         assert failed["error"]["data"]["code"] == "MODEL_ERROR"
         assert await server.shutdown_and_exit() == 0
         logs = server.logs()

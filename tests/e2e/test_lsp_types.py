@@ -20,6 +20,7 @@ from e2e_scripts import DB_QUESTION, ask_step, script, text_step
 from lsprotocol import converters, types
 
 from askbridge.testing.wire import Message, RawServer
+from lsp_steps import start_prompt
 
 pytestmark = pytest.mark.timeout(60)
 CONVERTER = converters.get_converter()
@@ -66,9 +67,7 @@ async def test_fallback_question_and_its_countdown_are_lsp_messages(tmp_path: Pa
         sid = await new_session(
             server, ask_step(questions=[DB_QUESTION], timeout=2), text_step("ok")
         )
-        prompt = await server.request(
-            "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}
-        )
+        prompt = await start_prompt(server, sid)
         create = await server.expect(is_request("window/workDoneProgress/create"))
         conforms(create, types.WorkDoneProgressCreateRequest)
         await server.respond(create["id"], None)
@@ -94,9 +93,7 @@ async def test_claim_frame_and_cancel_request_are_lsp_messages(tmp_path: Path) -
     async with RawServer.start(tmp_path / "data", "--ask-mode", "timed") as server:
         await server.initialize()
         sid = await new_session(server, ask_step(questions=[DB_QUESTION], timeout=30))
-        await server.request(
-            "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}
-        )
+        await start_prompt(server, sid)
         ask = await server.expect(is_request("userQuestions/ask"))
         params = {"sessionId": sid, "callId": "call-1", "partialResultToken": "claim-1"}
         await server.request("userQuestions/attachWait", params)

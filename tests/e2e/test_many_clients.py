@@ -17,6 +17,7 @@ from e2e_scripts import POSTGRES, SQLITE, ask_step, script, text_step, tool_text
 from askbridge.jsonrpc import RpcResponseError
 from askbridge.testing import AskbridgeClient
 from askbridge.testing.wire import RawServer
+from lsp_steps import new_session, start_prompt
 
 TIMED = {"ask_mode": "timed", "ask_timeout": 600}
 
@@ -167,11 +168,9 @@ async def test_M2_a_dismissal_in_one_window_ends_the_question_in_every_window(
         await a.initialize()  # a is up (inline: the host) before b starts
         async with RawServer.start(data, host="auto") as b:
             await b.initialize()
-            sid = (await a.call("session/new", {}))["result"]["sessionId"]
+            sid = await new_session(a)
             await b.call("session/load", {"sessionId": sid})
-            prompt = await a.request(
-                "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}
-            )
+            prompt = await start_prompt(a, sid)
             ask_a = await a.server_request("userQuestions/ask")
             ask_b = await b.server_request("userQuestions/ask")
             await a.respond_error(ask_a["id"], -32000, "dismissed", ASK_CANCELLED_DATA)

@@ -21,6 +21,7 @@ from e2e_scripts import ask_step, script, stored_events, text_step, tool_text
 
 from askbridge.jsonrpc import RpcResponseError
 from askbridge.testing.wire import RawServer
+from lsp_steps import open_session, prompt_params
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -103,9 +104,8 @@ def test_acp_session_new_refuses_a_script_with_an_unknown_key(tmp_path: Path) ->
 
 async def test_without_a_model_the_agent_says_so_and_the_header_says_none(tmp_path: Path) -> None:
     async with RawServer.start(tmp_path / "data") as server:
-        await server.initialize()
-        sid = (await server.call("session/new", {}))["result"]["sessionId"]
-        params = {"sessionId": sid, "prompt": [{"type": "text", "text": "hello?"}]}
+        sid = await open_session(server)
+        params = prompt_params(sid, "hello?")
         assert (await server.call("session/prompt", params))["result"]["stopReason"] == "end_turn"
         texts = [
             m["params"]["update"]["content"]["text"]

@@ -29,6 +29,7 @@ from askbridge.core import UserQuestionError
 from askbridge.jsonrpc import RpcError
 from askbridge.protocol import ErrorCode
 from askbridge.testing.wire import RawServer, updates_of
+from lsp_steps import prompt_params, until_ask
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -177,11 +178,7 @@ async def test_a_late_client_reply_after_cancel_request_is_ignored_quietly(tmp_p
     result stays ASK_ABORTED, and the server keeps serving."""
     model = json.dumps(script(ask_step(), text_step("after")))
     async with RawServer.start(tmp_path / "data", "--model", model) as server:
-        await server.initialize()
-        sid = (await server.call("session/new", {}))["result"]["sessionId"]
-        prompt = {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}
-        prompt_id = await server.request("session/prompt", prompt)
-        ask = await server.server_request("userQuestions/ask")
+        sid, prompt_id, ask = await until_ask(server)
         await server.notify("session/cancel", {"sessionId": sid})
         cancel = await server.notification("$/cancelRequest")
         assert cancel["params"] == {"id": ask["id"]}
@@ -190,7 +187,8 @@ async def test_a_late_client_reply_after_cancel_request_is_ignored_quietly(tmp_p
         await server.respond_error(ask["id"], -32800, "Request cancelled")  # and its twin
         reply = await server.call("userQuestions/list", {"sessionId": sid})
         assert reply["result"] == {"active": [], "settled": []}
-        assert (await server.call("session/prompt", prompt))["result"] == {"stopReason": "end_turn"}
+        again = await server.call("session/prompt", prompt_params(sid))
+        assert again["result"] == {"stopReason": "end_turn"}
         assert await server.shutdown_and_exit() == 0
         await server.read_to_end()
         results = updates_of(server.received, "tool_call_update")

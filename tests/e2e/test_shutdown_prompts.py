@@ -11,6 +11,7 @@ import pytest
 from e2e_scripts import ask_step, script, text_step
 
 from askbridge.testing.wire import RawServer
+from lsp_steps import until_ask
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -18,12 +19,7 @@ pytestmark = pytest.mark.timeout(60)
 async def test_S9_a_running_prompt_is_answered_before_shutdown(tmp_path: Path) -> None:
     model = script(ask_step(), text_step("after"))
     async with RawServer.start(tmp_path / "data", "--model", json.dumps(model)) as server:
-        await server.initialize()
-        sid = (await server.call("session/new", {}))["result"]["sessionId"]
-        prompt_id = await server.request(
-            "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}
-        )
-        ask = await server.server_request("userQuestions/ask")
+        _sid, prompt_id, ask = await until_ask(server)
         shutdown_id = await server.request("shutdown")
         shutdown = await server.response(shutdown_id)
         assert shutdown["result"] is None

@@ -18,6 +18,7 @@ from e2e_scripts import ask_step, script, text_step
 
 from askbridge.testing.hosts import stop_host
 from askbridge.testing.wire import RawServer
+from lsp_steps import new_session, open_session, prompt_params
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs needs root")
 
@@ -52,10 +53,6 @@ def _fill(directory: Path) -> Path:
     return filler
 
 
-def _prompt(sid: str, text: str) -> dict[str, object]:
-    return {"sessionId": sid, "prompt": [{"type": "text", "text": text}]}
-
-
 async def test_S4_a_full_disk_ends_the_turn_with_store_error_and_the_host_goes_on(
     small_disk: Path,
 ) -> None:
@@ -64,18 +61,15 @@ async def test_S4_a_full_disk_ends_the_turn_with_store_error_and_the_host_goes_o
     model = script(ask_step("call-1", big, timeout=1), text_step("after"))
     args = ("--model", json.dumps(model), "--ask-mode", "timed")
     async with RawServer.start(data, *args) as server:
-        await server.initialize({})
-        first = (await server.call("session/new", {}))["result"]["sessionId"]
-        other = (await server.call("session/new", {"model": script(text_step("fine"))}))["result"][
-            "sessionId"
-        ]
+        first = await open_session(server, {})
+        other = await new_session(server, {"model": script(text_step("fine"))})
         filler = _fill(small_disk)
-        failed = await server.call("session/prompt", _prompt(first, "go"), timeout=30)
+        failed = await server.call("session/prompt", prompt_params(first), timeout=30)
         assert failed["error"]["code"] == -32000, failed
         assert failed["error"]["data"] == {"name": "StoreError", "code": "STORE_ERROR"}
         assert "database or disk is full" in failed["error"]["message"]
         filler.unlink()  # room again: the same process serves every session
-        ok = await server.call("session/prompt", _prompt(other, "hi"), timeout=30)
+        ok = await server.call("session/prompt", prompt_params(other, "hi"), timeout=30)
         assert ok["result"] == {"stopReason": "end_turn"}
         listed = (await server.call("session/list", {}))["result"]["sessions"]
         assert {s["sessionId"] for s in listed} == {first, other}
@@ -87,10 +81,9 @@ async def test_S5_a_deleted_data_dir_is_told_to_the_client_and_the_host_exits_1(
 ) -> None:
     data = tmp_path / "data"
     async with RawServer.start(data, "--model", json.dumps(script(text_step("hi")))) as server:
-        await server.initialize()
-        sid = (await server.call("session/new", {}))["result"]["sessionId"]
+        sid = await open_session(server)
         shutil.rmtree(data)
-        reply = await server.call("session/prompt", _prompt(sid, "go"), timeout=30)
+        reply = await server.call("session/prompt", prompt_params(sid), timeout=30)
         assert reply["error"]["data"] == {"name": "StoreError", "code": "STORE_LOST"}
         told = await server.notification("window/showMessage", timeout=10)
         assert told["params"]["type"] == 1 and "deleted or replaced" in told["params"]["message"]
