@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from acp import text_block
 from acp.client.connection import ClientSideConnection
 from acp.connection import StreamDirection, StreamEvent
 from acp.schema import (
@@ -58,6 +59,62 @@ def capabilities(*, askbridge: bool = False, form: bool = False) -> ClientCapabi
         field_meta={"askbridge": {"version": 1}} if askbridge else None,
         elicitation=ElicitationCapabilities(form=ElicitationFormCapabilities()) if form else None,
     )
+
+
+# -- what the tests read off a tool result --------------------------------------------------
+
+
+def text_of(update: dict[str, Any] | None) -> Any:
+    """The JSON the model read in a tool result (`tool_result(call_id)`)."""
+    assert update is not None
+    return json.loads(update["content"][0]["content"]["text"])
+
+
+def error_of(update: dict[str, Any] | None) -> str:
+    """The error code a failed tool result carries in `_meta.askbridge`."""
+    assert update is not None
+    return str(update["_meta"]["askbridge"]["error"]["code"])
+
+
+# -- the opening moves (issue 19 item 6: once, not in every test) ----------------------------
+
+
+async def open_session(
+    conn: ClientSideConnection,
+    cwd: Path,
+    client_capabilities: ClientCapabilities | None = None,
+    **initialize: Any,
+) -> str:
+    """`initialize` (with `client_capabilities`, by default none of ours) and
+    `session/new` in `cwd`: the session's id."""
+    await conn.initialize(
+        protocol_version=1,
+        client_capabilities=client_capabilities or capabilities(),
+        **initialize,
+    )
+    return (await conn.new_session(cwd=str(cwd), mcp_servers=[])).session_id
+
+
+async def prompt_into(
+    conn: ClientSideConnection, sid: str, stops: list[str], text: str = "go"
+) -> None:
+    """`session/prompt` with `text`; its stop reason appended to `stops` (for a prompt run
+    in a task group while the test answers or cancels its question)."""
+    stops.append((await conn.prompt(session_id=sid, prompt=[text_block(text)])).stop_reason)
+
+
+def held_form(client: RecordingClient, content: dict[str, Any]) -> tuple[anyio.Event, anyio.Event]:
+    """Make `client` show each form and hold it: `shown` is set when one arrives, and it is
+    accepted with `content` once the test sets `submit`. Returns (shown, submit)."""
+    shown, submit = anyio.Event(), anyio.Event()
+
+    async def on_elicitation(request: dict[str, Any]) -> Any:
+        shown.set()
+        await submit.wait()
+        return {"action": "accept", "content": content}
+
+    client.on_elicitation = on_elicitation
+    return shown, submit
 
 
 class RecordingClient:

@@ -18,6 +18,7 @@ from acp_harness import (
     RecordingClient,
     ask_step,
     capabilities,
+    open_session,
     question,
     script,
     start_agent,
@@ -102,8 +103,7 @@ async def test_acp_load_replays_after_sigkill_mid_question_then_late_reply(tmp_p
 
     client.on_ask = on_ask
     async with start_agent(client, data, "--ask-mode", "timed", model=model) as (conn, proc):
-        await conn.initialize(protocol_version=1, client_capabilities=capabilities(askbridge=True))
-        session_id = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+        session_id = await open_session(conn, tmp_path, capabilities(askbridge=True))
         async with anyio.create_task_group() as tg:
 
             async def prompt() -> None:
@@ -185,8 +185,7 @@ async def test_acp_end_of_input_mid_question_exits_zero_without_answerer_failure
 
     client.on_ask = on_ask
     async with start_agent(client, data, "--ask-mode", "timed", model=model) as (conn, proc):
-        await conn.initialize(protocol_version=1, client_capabilities=capabilities(askbridge=True))
-        session_id = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+        session_id = await open_session(conn, tmp_path, capabilities(askbridge=True))
         async with anyio.create_task_group() as tg:
 
             async def prompt() -> None:

@@ -19,7 +19,9 @@ from acp_harness import (
     RecordingClient,
     ask_step,
     capabilities,
+    error_of,
     last_request,
+    open_session,
     question,
     script,
     start_agent,
@@ -36,10 +38,6 @@ APPROVAL = {
 
 
 OTHER = {"type": "string", "title": "Other", "description": "Your own answer (replaces the choice)"}
-
-
-def error_of(update: dict[str, Any]) -> str:
-    return str(update["_meta"]["askbridge"]["error"]["code"])
 
 
 async def test_acp_q1_extension_ask_multi_select_and_other(tmp_path: Path) -> None:
@@ -76,8 +74,7 @@ async def test_acp_q1_extension_ask_multi_select_and_other(tmp_path: Path) -> No
 
     client.on_ask = on_ask
     async with start_agent(client, tmp_path / "d", model=model) as (conn, _proc):
-        await conn.initialize(protocol_version=1, client_capabilities=capabilities(askbridge=True))
-        sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+        sid = await open_session(conn, tmp_path, capabilities(askbridge=True))
         first = await conn.prompt(session_id=sid, prompt=[text_block("set up")])
         assert first.stop_reason == "end_turn"
         second = await conn.prompt(session_id=sid, prompt=[text_block("more")])
@@ -151,8 +148,7 @@ async def test_acp_q2_F1_F2_F3_form_elicitation_schema_answer_and_decline(tmp_pa
     async with start_agent(
         client, tmp_path / "d", *flags, model=model, unstable=True, driver=True
     ) as (conn, _proc):
-        await conn.initialize(protocol_version=1, client_capabilities=capabilities(form=True))
-        sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+        sid = await open_session(conn, tmp_path, capabilities(form=True))
         await conn.prompt(session_id=sid, prompt=[text_block("go")])
         approval = await conn.ext_method(
             "askbridgeTest/ask", {"sessionId": sid, "questions": [APPROVAL]}
@@ -211,8 +207,7 @@ async def test_acp_q2_method_not_found_falls_to_next_tier_q4_no_provider(tmp_pat
     )
     client = RecordingClient()
     async with start_agent(client, tmp_path / "d", model=model, unstable=False) as (conn, _p):
-        await conn.initialize(protocol_version=1, client_capabilities=capabilities(form=True))
-        sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+        sid = await open_session(conn, tmp_path, capabilities(form=True))
         reply = await conn.prompt(session_id=sid, prompt=[text_block("go")])
         assert reply.stop_reason == "end_turn"
     assert error_of(client.tool_result("call-1")) == "NO_PROVIDER"  # type: ignore[arg-type]
@@ -242,8 +237,7 @@ async def test_acp_q3_request_permission_for_approval_only(tmp_path: Path) -> No
     client.on_permission = on_permission
     async with start_agent(client, tmp_path / "d", driver=True) as (conn, _proc):
         conn_box.append(conn)
-        await conn.initialize(protocol_version=1, client_capabilities=capabilities())
-        sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+        sid = await open_session(conn, tmp_path)
         ask = {"sessionId": sid, "questions": [APPROVAL]}
         first = await conn.ext_method("askbridgeTest/ask", ask)
         second = await conn.ext_method("askbridgeTest/ask", ask)
@@ -281,8 +275,7 @@ async def test_acp_q2_a_legacy_mode_form_names_its_tool_call_too(tmp_path: Path)
 
     client.on_elicitation = on_elicitation
     async with start_agent(client, tmp_path / "d", model=model, unstable=True) as (conn, _proc):
-        await conn.initialize(protocol_version=1, client_capabilities=capabilities(form=True))
-        sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+        sid = await open_session(conn, tmp_path, capabilities(form=True))
         assert (
             await conn.prompt(session_id=sid, prompt=[text_block("go")])
         ).stop_reason == "end_turn"
@@ -311,8 +304,7 @@ async def test_F3_acp_form_cancel_is_pending_at_once_when_timed_else_ASK_CANCELL
         conn,
         _proc,
     ):
-        await conn.initialize(protocol_version=1, client_capabilities=capabilities(form=True))
-        sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+        sid = await open_session(conn, tmp_path, capabilities(form=True))
         with anyio.fail_after(20):
             await conn.prompt(session_id=sid, prompt=[text_block("go")])
         view = await conn.ext_method("askbridge/list", {"sessionId": sid})

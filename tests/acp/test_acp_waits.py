@@ -8,7 +8,6 @@ behavior.md A9, TW5, TW6, TW8, C1–C5, L1–L6.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -20,20 +19,15 @@ from acp_harness import (
     RecordingClient,
     ask_step,
     capabilities,
+    error_of,
+    held_form,
+    open_session,
+    prompt_into,
     question,
     script,
     start_agent,
+    text_of,
 )
-
-
-def error_of(update: dict[str, Any] | None) -> str:
-    assert update is not None
-    return str(update["_meta"]["askbridge"]["error"]["code"])
-
-
-def text_of(update: dict[str, Any] | None) -> Any:
-    assert update is not None
-    return json.loads(update["content"][0]["content"]["text"])
 
 
 async def test_acp_cancel_during_extension_ask_is_aborted_and_late_reply_dropped(
@@ -56,17 +50,10 @@ async def test_acp_cancel_during_extension_ask_is_aborted_and_late_reply_dropped
         conn,
         _proc,
     ):
-        await conn.initialize(protocol_version=1, client_capabilities=capabilities(askbridge=True))
-        sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+        sid = await open_session(conn, tmp_path, capabilities(askbridge=True))
         stops: list[str] = []
         async with anyio.create_task_group() as tg:
-
-            async def prompt() -> None:
-                stops.append(
-                    (await conn.prompt(session_id=sid, prompt=[text_block("go")])).stop_reason
-                )
-
-            tg.start_soon(prompt)
+            tg.start_soon(prompt_into, conn, sid, stops)
             with anyio.fail_after(15):
                 await asked.wait()
             await conn.cancel(session_id=sid)
@@ -96,17 +83,10 @@ async def test_acp_timed_pending_when_client_declines_then_late_reply_inbox_turn
         conn,
         _proc,
     ):
-        await conn.initialize(protocol_version=1, client_capabilities=capabilities())
-        sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+        sid = await open_session(conn, tmp_path)
         stops: list[str] = []
         async with anyio.create_task_group() as tg:
-
-            async def prompt() -> None:
-                stops.append(
-                    (await conn.prompt(session_id=sid, prompt=[text_block("go")])).stop_reason
-                )
-
-            tg.start_soon(prompt)
+            tg.start_soon(prompt_into, conn, sid, stops)
             tick = {"sessionId": sid, "callId": "call-1", "ms": 29_999}
             await conn.ext_method("askbridgeTest/advance", tick)
             view = await conn.ext_method("askbridge/list", {"sessionId": sid})
@@ -141,20 +121,12 @@ async def test_F4_acp_timed_form_stays_open_past_its_deadline(
     only while the question is still pending (protocol.md, L7)."""
     model = script(ask_step("call-1", question("db", "a", "b"), timeout=5), {"text": "later"})
     client = RecordingClient()
-    shown, submit = anyio.Event(), anyio.Event()
-
-    async def on_elicitation(request: dict[str, Any]) -> Any:
-        shown.set()
-        await submit.wait()
-        return {"action": "accept", "content": {"q1": "a"}}
-
-    client.on_elicitation = on_elicitation
+    shown, submit = held_form(client, {"q1": "a"})
     flags = ("--ask-mode", "timed")
     async with start_agent(
         client, tmp_path / "d", *flags, model=model, driver=True, unstable=True
     ) as (conn, _proc):
-        await conn.initialize(protocol_version=1, client_capabilities=capabilities(form=True))
-        sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+        sid = await open_session(conn, tmp_path, capabilities(form=True))
         async with anyio.create_task_group() as tg:
             tg.start_soon(conn.prompt, sid, [text_block("go")])
             with anyio.fail_after(15):
@@ -211,18 +183,12 @@ async def test_acp_claims_attach_release_and_late_reply_errors(tmp_path: Path) -
         conn,
         _proc,
     ):
-        await conn.initialize(protocol_version=1, client_capabilities=capabilities(askbridge=True))
-        sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+        sid = await open_session(conn, tmp_path, capabilities(askbridge=True))
         call1 = {"sessionId": sid, "callId": "call-1"}
         async with anyio.create_task_group() as tg:
             stops: list[str] = []
 
-            async def prompt() -> None:
-                stops.append(
-                    (await conn.prompt(session_id=sid, prompt=[text_block("go")])).stop_reason
-                )
-
-            tg.start_soon(prompt)
+            tg.start_soon(prompt_into, conn, sid, stops)
             await client.wait_for(lambda: client.ext("ask"))
             assert client.ext("ask")[0]["wait"] == {"callId": "call-1", "timed": True}
             assert await conn.ext_method("askbridge/attachWait", call1) == {"remainingMs": 30_000}

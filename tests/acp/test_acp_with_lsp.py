@@ -11,7 +11,14 @@ import json
 from pathlib import Path
 
 from acp import text_block
-from acp_harness import RecordingClient, ask_step, capabilities, question, script, start_agent
+from acp_harness import (
+    RecordingClient,
+    ask_step,
+    open_session,
+    question,
+    script,
+    start_agent,
+)
 
 from askbridge.testing import AskbridgeClient
 
@@ -25,8 +32,7 @@ async def test_M1_M2_an_acp_client_and_an_lsp_client_on_one_session(tmp_path: Pa
     model = script(ask_step("call-1", DB), {"text": "done"})
     acp_client = RecordingClient()
     async with start_agent(acp_client, data, model=model) as (conn, _proc):
-        await conn.initialize(protocol_version=1, client_capabilities=capabilities())
-        sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+        sid = await open_session(conn, tmp_path)
         async with AskbridgeClient.connect(data_dir=data, host="auto") as lsp:
             lsp.answer_with(lambda ask: SQLITE)
             await lsp.load_session(sid)

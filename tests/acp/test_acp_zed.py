@@ -11,7 +11,6 @@ a history it cannot fill).
 
 from __future__ import annotations
 
-import json
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -32,7 +31,16 @@ from acp.schema import (
     InitializeResponse,
     SessionNotification,
 )
-from acp_harness import RecordingClient, ask_step, question, script, start_agent
+from acp_harness import (
+    RecordingClient,
+    ask_step,
+    held_form,
+    open_session,
+    question,
+    script,
+    start_agent,
+    text_of,
+)
 from pydantic import TypeAdapter
 
 # What Zed sends in `initialize` (crates/agent_servers, ACP client).
@@ -62,11 +70,6 @@ def check_typed(wire: list[dict[str, Any]]) -> None:
             continue  # an extension message: Zed ignores what it does not know
         assert method in TYPED, f"askbridge sent {method}, which this test does not know"
         TypeAdapter(TYPED[method]).validate_python(message["params"])
-
-
-def text_of(update: dict[str, Any] | None) -> Any:
-    assert update is not None
-    return json.loads(update["content"][0]["content"]["text"])
 
 
 @pytest.mark.filterwarnings("ignore:The method elicitation/create is part of the unstable")
@@ -122,22 +125,12 @@ async def test_F4_zed_a_timed_form_answered_after_its_deadline_wakes_the_agent(
         {"text": "got the answer"},
     )
     client = RecordingClient()
-    shown, submit = anyio.Event(), anyio.Event()
-
-    async def on_elicitation(request: dict[str, Any]) -> Any:
-        shown.set()
-        await submit.wait()
-        return {"action": "accept", "content": {"q1": "b"}}
-
-    client.on_elicitation = on_elicitation
+    shown, submit = held_form(client, {"q1": "b"})
     flags = ("--ask-mode", "timed")
     async with start_agent(
         client, tmp_path / "d", *flags, model=model, driver=True, unstable=True
     ) as (conn, _proc):
-        await conn.initialize(
-            protocol_version=1, client_capabilities=ZED_CAPABILITIES, client_info=ZED_INFO
-        )
-        sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+        sid = await open_session(conn, tmp_path, ZED_CAPABILITIES, client_info=ZED_INFO)
         async with anyio.create_task_group() as tg:
             tg.start_soon(partial(conn.prompt, session_id=sid, prompt=[text_block("go")]))
             with anyio.fail_after(15):
