@@ -76,6 +76,44 @@ class RawMcp:
         assert "result" in await self.reply(self.call("initialize", params))
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
+    # -- the question steps the X3/L7 tests share ---------------------------------------------
+
+    async def ask_as_form(self, timeout: int) -> tuple[int, dict[str, Any]]:
+        """ask_user_question(QUESTION, timeout) sent: (its request id, the form it raised)."""
+        arguments = {"questions": [QUESTION], "timeout": timeout}
+        call = self.call("tools/call", {"name": "ask_user_question", "arguments": arguments})
+        return call, await self.expect(lambda m: m.get("method") == "elicitation/create")
+
+    def cancel(self, request_id: Any) -> None:
+        """`notifications/cancelled` for our request (an agent's own tool timeout)."""
+        self.send(
+            {
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {"requestId": request_id},
+            }
+        )
+
+    def accept(self, form: dict[str, Any], content: dict[str, Any]) -> None:
+        """The user's accept of `form`, with `content`."""
+        self.send(
+            {"jsonrpc": "2.0", "id": form["id"], "result": {"action": "accept", "content": content}}
+        )
+
+    async def get_answers(self) -> dict[str, Any]:
+        """get_answers' result, as JSON."""
+        got = await self.reply(self.call("tools/call", {"name": "get_answers", "arguments": {}}))
+        return json.loads(got["result"]["content"][0]["text"])  # type: ignore[no-any-return]
+
+    async def first_answers(self) -> dict[str, Any]:
+        """get_answers once it lists an answer (the host queues a late reply in its own task)."""
+        for _ in range(50):
+            answers = await self.get_answers()
+            if answers["answers"]:
+                break
+            await anyio.sleep(0.05)
+        return answers
+
 
 @asynccontextmanager
 async def raw_mcp(tmp_path: Path, *args: str) -> AsyncIterator[RawMcp]:
@@ -156,29 +194,14 @@ async def test_S3_a_lone_surrogate_is_invalid_params_naming_the_field(tmp_path: 
 async def test_L7_a_form_accepted_after_the_deadline_is_a_late_reply(tmp_path: Path) -> None:
     async with raw_mcp(tmp_path) as mcp:
         await mcp.initialize({"elicitation": {}})
-        call = mcp.call(
-            "tools/call",
-            {"name": "ask_user_question", "arguments": {"questions": [QUESTION], "timeout": 1}},
-        )
-        form = await mcp.expect(lambda m: m.get("method") == "elicitation/create")
+        call, form = await mcp.ask_as_form(timeout=1)
         pending = await mcp.reply(call)
         body = json.loads(pending["result"]["content"][0]["text"])
         assert body["pending"] is True
         cancelled = await mcp.expect(lambda m: m.get("method") == "notifications/cancelled")
         assert cancelled["params"]["requestId"] == form["id"]
-        mcp.send(
-            {
-                "jsonrpc": "2.0",
-                "id": form["id"],
-                "result": {"action": "accept", "content": {"q1": "SQLite"}},
-            }
-        )
-        for _ in range(50):  # the late reply is queued by the host in its own task
-            got = await mcp.reply(mcp.call("tools/call", {"name": "get_answers", "arguments": {}}))
-            answers = json.loads(got["result"]["content"][0]["text"])
-            if answers["answers"]:
-                break
-            await anyio.sleep(0.05)
+        mcp.accept(form, {"q1": "SQLite"})
+        answers = await mcp.first_answers()
         assert answers == {
             "answers": [
                 {
@@ -196,32 +219,14 @@ async def test_X3_a_cancelled_timed_ask_stays_answerable_and_end_of_input_exits_
 ) -> None:
     async with raw_mcp(tmp_path) as mcp:
         await mcp.initialize({"elicitation": {}})
-        call = mcp.call(
-            "tools/call",
-            {"name": "ask_user_question", "arguments": {"questions": [QUESTION], "timeout": 30}},
-        )
-        form = await mcp.expect(lambda m: m.get("method") == "elicitation/create")
-        mcp.send(  # the agent's own tool timeout (Claude Code MCP_TOOL_TIMEOUT)
-            {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": call}}
-        )
+        call, form = await mcp.ask_as_form(timeout=30)
+        mcp.cancel(call)  # the agent's own tool timeout (Claude Code MCP_TOOL_TIMEOUT)
         cancelled = await mcp.expect(lambda m: m.get("method") == "notifications/cancelled")
         assert cancelled["params"]["requestId"] == form["id"]
-        state = await mcp.reply(mcp.call("tools/call", {"name": "get_answers", "arguments": {}}))
-        pending = json.loads(state["result"]["content"][0]["text"])["pending"]
+        pending = (await mcp.get_answers())["pending"]
         assert len(pending) == 1  # continued, not aborted
-        mcp.send(  # the form the user filled in anyway is the late reply (L7)
-            {
-                "jsonrpc": "2.0",
-                "id": form["id"],
-                "result": {"action": "accept", "content": {"q1": "SQLite"}},
-            }
-        )
-        for _ in range(50):  # the late reply is queued by the host in its own task
-            got = await mcp.reply(mcp.call("tools/call", {"name": "get_answers", "arguments": {}}))
-            answers = json.loads(got["result"]["content"][0]["text"])
-            if answers["answers"]:
-                break
-            await anyio.sleep(0.05)
+        mcp.accept(form, {"q1": "SQLite"})  # the form the user filled in anyway: late (L7)
+        answers = await mcp.first_answers()
         assert answers["answers"][0]["callId"] == pending[0]
         assert answers["answers"][0]["answers"] == [{"id": "db", "selected": ["SQLite"]}]
         mcp.stdin.close()
@@ -243,9 +248,6 @@ async def test_X3_a_cancelled_blocking_ask_or_approval_is_ASK_ABORTED(
         await mcp.initialize({"elicitation": {}})
         call = mcp.call("tools/call", arguments)
         await mcp.expect(lambda m: m.get("method") == "elicitation/create")
-        mcp.send(
-            {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": call}}
-        )
+        mcp.cancel(call)
         await mcp.expect(lambda m: m.get("method") == "notifications/cancelled")
-        state = await mcp.reply(mcp.call("tools/call", {"name": "get_answers", "arguments": {}}))
-        assert json.loads(state["result"]["content"][0]["text"]) == {"answers": [], "pending": []}
+        assert await mcp.get_answers() == {"answers": [], "pending": []}
