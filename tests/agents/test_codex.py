@@ -84,20 +84,31 @@ async def _late_answer_after_withdrawal(editor: Any, answered: threading.Event) 
         answered.set()  # the model goes on either way; the assertions say what it saw
 
 
-async def test_X2_X4_an_unanswered_timed_question_is_pending_and_get_answers_gets_its_late_answer(
-    tmp_path: Path,
-) -> None:
+async def ask_then_get_answers(
+    tmp_path: Path, timeout: int, **options: Any
+) -> tuple[list[str], float]:
+    """Codex asks QUESTION with `timeout`; the editor answers it late (after the card is
+    withdrawn); then Codex calls get_answers. What Codex got back from the two calls, and
+    how long it ran (seconds)."""
     answered = threading.Event()
     steps = [
-        call("ask_user_question", {"questions": [QUESTION], "timeout": 2}),
+        call("ask_user_question", {"questions": [QUESTION], "timeout": timeout}),
         call("get_answers", {}, after=answered),
         {"text": "ok"},
     ]
     async with editor_on(tmp_path / "data") as editor, anyio.create_task_group() as tg:
         with fake_model(steps) as model:
             tg.start_soon(_late_answer_after_withdrawal, editor, answered)
-            await run_codex(model, tmp_path)
-    pending, got = map(tool_json, outputs(model))
+            started = time.monotonic()
+            await run_codex(model, tmp_path, **options)
+            elapsed = time.monotonic() - started
+    return outputs(model), elapsed
+
+
+async def test_X2_X4_an_unanswered_timed_question_is_pending_and_get_answers_gets_its_late_answer(
+    tmp_path: Path,
+) -> None:
+    pending, got = map(tool_json, (await ask_then_get_answers(tmp_path, 2))[0])
     assert pending["pending"] is True and "get_answers" in pending["message"]
     assert got["answers"][0]["callId"] == pending["callId"]
     assert got["answers"][0]["answers"] == [{"id": "db", "selected": ["SQLite"]}]
@@ -109,19 +120,8 @@ async def test_X3_codex_applies_tool_timeout_sec_and_the_question_stays_answerab
     """`tool_timeout_sec` (the README's line) is the limit Codex puts on one tools/call: at 3 s
     it gives up on a 60 s question. Its cancel must leave the question continued (X3), so the
     late answer still reaches get_answers."""
-    answered = threading.Event()
-    steps = [
-        call("ask_user_question", {"questions": [QUESTION], "timeout": 60}),
-        call("get_answers", {}, after=answered),
-        {"text": "ok"},
-    ]
-    async with editor_on(tmp_path / "data") as editor, anyio.create_task_group() as tg:
-        with fake_model(steps) as model:
-            tg.start_soon(_late_answer_after_withdrawal, editor, answered)
-            started = time.monotonic()
-            await run_codex(model, tmp_path, tool_timeout_sec=3)
-            assert time.monotonic() - started < 50  # not the question's own 60 s
-    timed_out, got = outputs(model)
+    (timed_out, got), elapsed = await ask_then_get_answers(tmp_path, 60, tool_timeout_sec=3)
+    assert elapsed < 50  # not the question's own 60 s
     assert "timed out" in timed_out.lower() and "3" in timed_out, timed_out
     answers = tool_json(got)
     assert answers["answers"][0]["answers"] == [{"id": "db", "selected": ["SQLite"]}]
