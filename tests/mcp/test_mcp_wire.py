@@ -250,4 +250,5 @@ async def test_X3_a_cancelled_blocking_ask_or_approval_is_ASK_ABORTED(
         await mcp.expect(lambda m: m.get("method") == "elicitation/create")
         mcp.cancel(call)
         await mcp.expect(lambda m: m.get("method") == "notifications/cancelled")
-        assert await mcp.get_answers() == {"answers": [], "pending": []}
+        state = await mcp.reply(mcp.call("tools/call", {"name": "get_answers", "arguments": {}}))
+        assert json.loads(state["result"]["content"][0]["text"]) == {"answers": [], "pending": []}
