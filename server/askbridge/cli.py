@@ -22,7 +22,11 @@ import sys
 from typing import Any, NoReturn
 
 from askbridge import __version__
-from askbridge.protocol.defaults import ASK_TIMEOUT_DEFAULT_SECONDS, ASK_TIMEOUT_MAX_SECONDS
+from askbridge.protocol.defaults import (
+    ASK_TIMEOUT_DEFAULT_SECONDS,
+    ASK_TIMEOUT_MAX_SECONDS,
+    MAX_TURN_REQUESTS_DEFAULT,
+)
 
 DEFAULT_DATA_DIR = "$XDG_STATE_HOME/askbridge, else ~/.local/state/askbridge"
 EXIT_USAGE = 2
@@ -137,7 +141,7 @@ def add_server_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--max-turn-requests",
         type=_positive_int,
-        default=1000,
+        default=MAX_TURN_REQUESTS_DEFAULT,
         metavar="N",
         help="model requests per turn before it ends with max_turn_requests (default: 1000)",
     )

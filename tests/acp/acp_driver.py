@@ -24,8 +24,9 @@ from askbridge.acp.door import serve_acp
 from askbridge.acp.server import AcpServer
 from askbridge.cli import build_parser
 from askbridge.core import HarnessError, ManualClock, UserQuestionRequest
+from askbridge.daemon.front import door_defaults
 from askbridge.host.host import Host
-from askbridge.host.options import host_settings
+from askbridge.host.options import HostSettings
 from askbridge.host.store.datadir import open_store
 from askbridge.protocol import QuestionItem
 from askbridge.stdio import open_stdio
@@ -63,7 +64,8 @@ async def main(argv: list[str]) -> int:
     store = open_store(args.data_dir)
     try:
         reader, writer = await open_stdio()
-        async with Host(store, clock=clock, **host_settings(args)) as host:
+        settings = HostSettings.over_defaults(door_defaults(args))
+        async with Host(store, clock=clock, **vars(settings)) as host:
             return await serve_acp(host, reader, writer, setup=lambda s: install(s, clock))
     finally:
         store.close()

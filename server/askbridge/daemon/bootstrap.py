@@ -19,6 +19,7 @@ import anyio
 from anyio.abc import TaskGroup
 
 from askbridge.host.host import Host
+from askbridge.host.options import HostSettings
 
 from .doors import FATAL_GRACE_S
 from .listener import HostSocket
@@ -29,7 +30,7 @@ Body = Callable[[Host, HostSocket, TaskGroup], Awaitable["int | None"]]
 async def serve_host(
     store: Any,
     data_dir: Path,
-    settings: dict[str, Any],
+    settings: HostSettings,
     sock: socket.socket,
     body: Body,
     *,
@@ -44,7 +45,15 @@ async def serve_host(
     gc.freeze()
     status = 0
     with anyio.CancelScope() as everything:
-        async with Host(store, **settings) as host, anyio.create_task_group() as tg:
+        async with (
+            Host(
+                store,
+                model=settings.model,
+                ask_user_question=settings.ask_user_question,
+                max_turn_requests=settings.max_turn_requests,
+            ) as host,
+            anyio.create_task_group() as tg,
+        ):
 
             def fatal(code: int) -> None:  # S5: the data directory is gone
                 nonlocal status

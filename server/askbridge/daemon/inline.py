@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from askbridge.host.options import host_settings, open_data_store
+from askbridge.host.options import HostSettings, open_data_store
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
@@ -47,7 +47,14 @@ def run_inline(door: str, args: argparse.Namespace, data_dir: str, defaults: dic
         import anyio  # only now: the early answer does not wait for it
 
         return anyio.run(
-            _serve, door, store, host_settings(args), Path(data_dir), defaults, early, sock
+            _serve,
+            door,
+            store,
+            HostSettings.over_defaults(defaults),  # the host's defaults: its own client's flags
+            Path(data_dir),
+            defaults,
+            early,
+            sock,
         )
     finally:
         store.close()
@@ -56,7 +63,7 @@ def run_inline(door: str, args: argparse.Namespace, data_dir: str, defaults: dic
 async def _serve(
     door: str,
     store: Any,
-    settings: dict[str, Any],
+    settings: HostSettings,
     data_dir: Path,
     defaults: dict[str, Any],
     early: Any,

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
     from askbridge.host.host import Host
+    from askbridge.host.options import HostSettings
 
     from .listener import HostSocket
 
@@ -120,8 +121,10 @@ def _run_host(args: argparse.Namespace) -> int:
     if args.stop:
         return stop_host(data_dir)
     from askbridge.core import StoreError
-    from askbridge.host.options import host_settings
+    from askbridge.host.options import HostSettings
     from askbridge.host.store.datadir import open_store
+
+    from .front import door_defaults
 
     try:
         store = open_store(data_dir)
@@ -151,7 +154,8 @@ def _run_host(args: argparse.Namespace) -> int:
     try:
         import anyio
 
-        status = anyio.run(_serve, store, Path(data_dir), host_settings(args), args.idle_exit, sock)
+        settings = HostSettings.over_defaults(door_defaults(args))
+        status = anyio.run(_serve, store, Path(data_dir), settings, args.idle_exit, sock)
     except Exception:
         log.exception("stopping: fatal error")  # H6: host.log says why it stopped
         status = 1
@@ -162,7 +166,7 @@ def _run_host(args: argparse.Namespace) -> int:
 
 
 async def _serve(
-    store: Any, data_dir: Path, settings: dict[str, Any], idle_exit: float, sock: Any
+    store: Any, data_dir: Path, settings: HostSettings, idle_exit: float, sock: Any
 ) -> int:
     import logging
 

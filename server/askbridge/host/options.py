@@ -1,5 +1,5 @@
 """What `askbridge serve` and `askbridge acp` share at start-up: the flags, turned into a store
-and Host keyword arguments (protocol.md "Command line").
+and a Host's settings (protocol.md "Command line").
 
 Kept here, light and argparse-agnostic beyond attribute names, so that both front
 doors use one reading of the flags without importing each other.
@@ -8,9 +8,14 @@ doors use one reading of the flags without importing each other.
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from askbridge.protocol.defaults import ASK_MODE_DEFAULT, ASK_TIMEOUT_DEFAULT_SECONDS
+from askbridge.protocol.defaults import (
+    ASK_MODE_DEFAULT,
+    ASK_TIMEOUT_DEFAULT_SECONDS,
+    MAX_TURN_REQUESTS_DEFAULT,
+)
 
 from .store.datadir import open_store, resolve_data_dir
 from .store.store_api import StoreError
@@ -21,23 +26,31 @@ if TYPE_CHECKING:
     from .store.store_api import EventStore
 
 
-def host_settings(args: argparse.Namespace) -> dict[str, Any]:
-    """Host keyword arguments from the shared flags (--model, --ask-*, --max-turn-requests);
-    a command without one of them (`askbridge mcp`) gets the default."""
-    ask: dict[str, Any] = {}
-    if getattr(args, "ask_mode", None) is not None:
-        ask["mode"] = args.ask_mode
-    if getattr(args, "ask_timeout", None) is not None:
-        ask["timeout"] = args.ask_timeout
-    return {
-        "model": getattr(args, "model", None),
-        "ask_user_question": {
-            "mode": ASK_MODE_DEFAULT,
-            "timeout": ASK_TIMEOUT_DEFAULT_SECONDS,
-            **ask,
-        },
-        "max_turn_requests": getattr(args, "max_turn_requests", None) or 1000,
-    }
+def _default_ask() -> dict[str, Any]:
+    return {"mode": ASK_MODE_DEFAULT, "timeout": ASK_TIMEOUT_DEFAULT_SECONDS}
+
+
+@dataclass(frozen=True)
+class HostSettings:
+    """A Host's session defaults: the layer below every client's defaults and a session's
+    own settings. One typed object from the command line to `Host`, where a dict of
+    keyword arguments used to travel through the daemon's layers."""
+
+    model: dict[str, Any] | None = None  # a ModelSpec; None: no model (UnconfiguredModel)
+    ask_user_question: dict[str, Any] = field(default_factory=_default_ask)  # {mode, timeout}
+    max_turn_requests: int = MAX_TURN_REQUESTS_DEFAULT
+
+    @classmethod
+    def over_defaults(cls, given: dict[str, Any]) -> HostSettings:
+        """`given`, a session-settings layer (`{model?, ask_user_question?,
+        max_turn_requests?}`: the front door's flags, `daemon.front.door_defaults`), over
+        the defaults; `ask_user_question` field by field, as `merge_settings` merges."""
+        merged = merge_settings({"ask_user_question": _default_ask()}, given)
+        return cls(
+            model=merged.get("model"),
+            ask_user_question=merged["ask_user_question"],
+            max_turn_requests=merged.get("max_turn_requests", MAX_TURN_REQUESTS_DEFAULT),
+        )
 
 
 def open_data_store(args: argparse.Namespace) -> EventStore | None:

@@ -10,6 +10,7 @@ from typing import Final
 
 ASK_MODE_DEFAULT: Final = "legacy"
 ASK_TIMEOUT_DEFAULT_SECONDS: Final = 120
+MAX_TURN_REQUESTS_DEFAULT: Final = 1000  # model requests per turn (`--max-turn-requests`)
 ASK_TIMEOUT_MAX_SECONDS: Final = 2147483  # setTimeout's limit in ms, as whole seconds
 # The T4 sentence, reused for configured timeouts so every door says the same thing.
 ASK_TIMEOUT_MESSAGE: Final = (
