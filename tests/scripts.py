@@ -1,6 +1,6 @@
 """Script-model steps for the tests, written once (issue 19 item 6): the unit, e2e,
-ACP and fault tests each kept their own copy of `script()`, `text_step()` and the
-ask_user_question step; their helpers now build on these.
+ACP and fault tests each kept their own copy of `script()`, `text_step()`, the
+ask_user_question step and the question in it; their helpers now build on these.
 """
 
 from __future__ import annotations
@@ -25,6 +25,15 @@ def call_step(call_id: str, name: str, arguments: Any, text: str | None = None) 
     if text is not None:
         step["text"] = text
     return step
+
+
+def question(qid: str, *labels: str, **fields: Any) -> dict[str, Any]:
+    """A question as a model writes it: "Which {qid}?", `labels` its options (none: free
+    text), `fields` the rest (header, multi_select, …)."""
+    item: dict[str, Any] = {"id": qid, "question": f"Which {qid}?", **fields}
+    if labels:
+        item["options"] = [{"label": label} for label in labels]
+    return item
 
 
 def ask_call(

@@ -33,7 +33,7 @@ from acp.schema import (
 )
 from acp.stdio import spawn_agent_process
 
-from scripts import ask_call, script  # noqa: F401  (script re-exported for the ACP tests)
+from scripts import ask_call, question, script  # noqa: F401  (re-exported for the ACP tests)
 
 ASKBRIDGE = str(Path(sys.executable).with_name("askbridge"))
 DRIVER = str(Path(__file__).with_name("acp_driver.py"))
@@ -45,13 +45,6 @@ Behaviour = Callable[[dict[str, Any]], Awaitable[Any]]
 def ask_step(call_id: str, *questions: dict[str, Any], **arguments: Any) -> dict[str, Any]:
     """A script step whose model calls ask_user_question."""
     return ask_call(call_id, list(questions), **arguments)
-
-
-def question(qid: str, *labels: str, **fields: Any) -> dict[str, Any]:
-    q: dict[str, Any] = {"id": qid, "question": f"Which {qid}?", **fields}
-    if labels:
-        q["options"] = [{"label": label} for label in labels]
-    return q
 
 
 def capabilities(*, askbridge: bool = False, form: bool = False) -> ClientCapabilities:

@@ -44,7 +44,7 @@ from askbridge.host.log import events as ev
 from askbridge.host.log.inbox import Inbox
 from askbridge.host.store.datadir import open_store
 from askbridge.protocol import Answer, AnswerItem, ErrorCode
-from scripts import ask_call
+from scripts import ask_call, question
 from settling import settle
 
 DRIVER = Path(__file__).with_name("host_driver.py")
@@ -52,8 +52,7 @@ MARKER_TIMEOUT_S = 30.0
 
 
 def ask_step(call_id: str, qid: str, **arguments: Any) -> dict[str, Any]:
-    question = {"id": qid, "question": f"Which {qid}?", "options": [{"label": "x"}, {"label": "y"}]}
-    return ask_call(call_id, [question], **arguments)
+    return ask_call(call_id, [question(qid, "x", "y")], **arguments)
 
 
 SCRIPT = {

@@ -35,11 +35,6 @@ DB_QUESTION = {
 POSTGRES = {"answers": [{"id": "db", "selected": ["Postgres"]}]}
 
 
-def ask_step(call_id: str, questions: list[Any], **arguments: Any) -> dict[str, Any]:
-    text = arguments.pop("text", None)
-    return ask_call(call_id, questions, text or None, **arguments)
-
-
 OS_QUESTION = {
     "id": "os",
     "question": "Which OS?",
@@ -48,10 +43,10 @@ OS_QUESTION = {
     "multi_select": True,
 }
 MODEL = script(
-    ask_step("call-1", [DB_QUESTION], timeout=600, text="Let me ask."),
+    ask_call("call-1", [DB_QUESTION], timeout=600, text="Let me ask."),
     text_step("Noted, carrying on."),
     text_step("Thanks for the late answer."),
-    ask_step("call-2", [OS_QUESTION]),
+    ask_call("call-2", [OS_QUESTION]),
     text_step("Done."),
 )
 TIMED_OUT = {"name": "UserQuestionError", "code": "ASK_TIMED_OUT"}
@@ -214,7 +209,7 @@ async def test_sessions_counts_an_answered_blocking_question_and_shows_no_timeou
     """Issue 18 item 7: a legacy (blocking) question answered in its turn is settled, and
     `timeout -1` reads as "no timeout"; `sessions list` is the listing; --help says what."""
     data_dir = tmp_path / "data"
-    model = script(ask_step("call-1", [DB_QUESTION], timeout=-1), text_step("ok"))
+    model = script(ask_call("call-1", [DB_QUESTION], timeout=-1), text_step("ok"))
     async with RawServer.start(data_dir, "--model", json.dumps(model), "--ask-mode", "legacy") as s:
         await s.initialize()
         sid = (await s.call("session/new", {"cwd": "/w"}))["result"]["sessionId"]
