@@ -4,6 +4,8 @@
   `--host auto` attaches to the data directory's host (`askbridge.attach`,
   standard library only), `--host inline` is its own host (`inline`);
 - `main.run_host(args)`: `askbridge host` — the host itself, `--stop`, `--status`;
-- `listener.HostSocket`: `<data-dir>/host.sock`, hellos with descriptors, relay;
+- `bootstrap.serve_host(...)`: the one start of a Host and its listener, for both;
+- `listener.HostSocket`: `<data-dir>/host.sock`, hellos with descriptors, relay (where the
+  socket is, its binding and its one client: `askbridge.hostsock`, standard library only);
 - `doors.serve_door`: the named door on the streams a front door handed over.
 """
