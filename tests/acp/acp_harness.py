@@ -96,6 +96,32 @@ async def prompt_into(
     stops.append((await conn.prompt(session_id=sid, prompt=[text_block(text)])).stop_reason)
 
 
+async def prompt_until_lost(conn: ClientSideConnection, sid: str, text: str = "go") -> None:
+    """`session/prompt` for a test that kills the agent or closes its input meanwhile: the
+    connection lost ends it quietly."""
+    try:
+        await conn.prompt(session_id=sid, prompt=[text_block(text)])
+    except ConnectionError:
+        pass
+
+
+def held_ask(
+    client: RecordingClient, answer: dict[str, Any] | None = None
+) -> tuple[anyio.Event, anyio.Event]:
+    """Make `client` hold each `_askbridge/ask`: `asked` is set when one arrives, and it is
+    answered with `answer` once the test sets `reply_now` (never, if it does not). Returns
+    (asked, reply_now)."""
+    asked, reply_now = anyio.Event(), anyio.Event()
+
+    async def on_ask(params: dict[str, Any]) -> Any:
+        asked.set()
+        await reply_now.wait()
+        return answer
+
+    client.on_ask = on_ask
+    return asked, reply_now
+
+
 def held_form(client: RecordingClient, content: dict[str, Any]) -> tuple[anyio.Event, anyio.Event]:
     """Make `client` show each form and hold it: `shown` is set when one arrives, and it is
     accepted with `content` once the test sets `submit`. Returns (shown, submit)."""

@@ -12,13 +12,14 @@ from typing import Any
 
 import anyio
 import pytest
-from acp import text_block
 from acp.exceptions import RequestError
 from acp_harness import (
     RecordingClient,
     ask_step,
     capabilities,
+    held_ask,
     open_session,
+    prompt_until_lost,
     question,
     script,
     start_agent,
@@ -95,24 +96,11 @@ async def test_acp_load_replays_after_sigkill_mid_question_then_late_reply(tmp_p
     data = tmp_path / "data"
     model = script(ask_step("call-1", question("db", "SQLite", "Postgres")), {"text": "thanks"})
     client = RecordingClient()
-    asked = anyio.Event()
-
-    async def on_ask(params: dict[str, Any]) -> Any:
-        asked.set()
-        await anyio.sleep_forever()
-
-    client.on_ask = on_ask
+    asked, _never = held_ask(client)
     async with start_agent(client, data, "--ask-mode", "timed", model=model) as (conn, proc):
         session_id = await open_session(conn, tmp_path, capabilities(askbridge=True))
         async with anyio.create_task_group() as tg:
-
-            async def prompt() -> None:
-                try:
-                    await conn.prompt(session_id=session_id, prompt=[text_block("Pick a db")])
-                except ConnectionError:
-                    pass  # the agent was killed
-
-            tg.start_soon(prompt)
+            tg.start_soon(prompt_until_lost, conn, session_id, "Pick a db")
             with anyio.fail_after(15):
                 await asked.wait()
             proc.kill()  # SIGKILL while the question is open
@@ -177,24 +165,11 @@ async def test_acp_end_of_input_mid_question_exits_zero_without_answerer_failure
     data = tmp_path / "data"
     model = script(ask_step("call-1", question("db", "a", "b")), {"text": "never"})
     client = RecordingClient()
-    asked = anyio.Event()
-
-    async def on_ask(params: dict[str, Any]) -> Any:
-        asked.set()
-        await anyio.sleep_forever()
-
-    client.on_ask = on_ask
+    asked, _never = held_ask(client)
     async with start_agent(client, data, "--ask-mode", "timed", model=model) as (conn, proc):
         session_id = await open_session(conn, tmp_path, capabilities(askbridge=True))
         async with anyio.create_task_group() as tg:
-
-            async def prompt() -> None:
-                try:
-                    await conn.prompt(session_id=session_id, prompt=[text_block("Pick")])
-                except ConnectionError:
-                    pass
-
-            tg.start_soon(prompt)
+            tg.start_soon(prompt_until_lost, conn, session_id, "Pick")
             with anyio.fail_after(15):
                 await asked.wait()
             tg.cancel_scope.cancel()

@@ -9,7 +9,6 @@ behavior.md A9, TW5, TW6, TW8, C1–C5, L1–L6.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
@@ -20,6 +19,7 @@ from acp_harness import (
     ask_step,
     capabilities,
     error_of,
+    held_ask,
     held_form,
     open_session,
     prompt_into,
@@ -38,14 +38,7 @@ async def test_acp_cancel_during_extension_ask_is_aborted_and_late_reply_dropped
     arriving afterwards is dropped quietly."""
     model = script(ask_step("call-1", question("db", "a", "b")), {"text": "never"})
     client = RecordingClient()
-    asked, reply_now = anyio.Event(), anyio.Event()
-
-    async def on_ask(params: dict[str, Any]) -> Any:
-        asked.set()
-        await reply_now.wait()
-        return {"answers": [{"id": "db", "selected": ["a"]}]}
-
-    client.on_ask = on_ask
+    asked, reply_now = held_ask(client, {"answers": [{"id": "db", "selected": ["a"]}]})
     async with start_agent(client, tmp_path / "d", "--ask-mode", "timed", model=model) as (
         conn,
         _proc,
@@ -173,11 +166,7 @@ async def test_acp_claims_attach_release_and_late_reply_errors(tmp_path: Path) -
         ask_step("call-2", question("os", "x"), timeout=-1),
     )
     client = RecordingClient()
-
-    async def on_ask(params: dict[str, Any]) -> Any:
-        await anyio.sleep_forever()
-
-    client.on_ask = on_ask
+    held_ask(client)  # nobody answers in the extension
     flags = ("--ask-mode", "timed")
     async with start_agent(client, tmp_path / "d", *flags, model=model, driver=True) as (
         conn,
