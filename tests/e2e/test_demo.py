@@ -28,7 +28,7 @@ import pytest
 
 from askbridge.demo.answers import answer_item, parse_choice
 from askbridge.protocol.vocabulary import Option, QuestionItem
-from askbridge.testing.hosts import host_status, stop_host
+from askbridge.testing.hosts import stop_host, wait_status
 
 DEMO = [sys.executable, "-m", "askbridge.cli", "demo"]
 ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[()][0-9A-Za-z]|[=>78])")
@@ -120,9 +120,7 @@ def test_demo_on_a_data_dir_in_use_names_the_stop_command(tmp_path: Path) -> Non
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 10
-        while host_status(data) is None and time.monotonic() < deadline:
-            time.sleep(0.02)  # a real process starting: no clock to inject
+        wait_status(data)
         done = subprocess.run(
             [*DEMO, "--auto", "--data-dir", str(data)],
             stdin=subprocess.DEVNULL,

@@ -26,7 +26,14 @@ from e2e_scripts import SQLITE, ask_step, script, stored_events, text_step
 
 from askbridge import __version__
 from askbridge.testing import AskbridgeClient
-from askbridge.testing.hosts import host_pid, host_status, kill_host, stop_host, wait_gone
+from askbridge.testing.hosts import (
+    host_pid,
+    host_status,
+    kill_host,
+    stop_host,
+    wait_gone,
+    wait_status,
+)
 from askbridge.testing.wire import RawServer, serve_command
 from lsp_steps import new_session, start_prompt
 
@@ -65,9 +72,7 @@ def test_H1_the_socket_is_private_and_refuses_other_users() -> None:
     data = base / "data"
     front = _start_serve(data)
     try:
-        deadline = time.monotonic() + 10
-        while host_status(data) is None and time.monotonic() < deadline:
-            time.sleep(0.02)
+        wait_status(data)
         sock_path = data / "host.sock"
         assert stat.S_IMODE(os.stat(sock_path).st_mode) == 0o600
         assert stat.S_IMODE(os.stat(data).st_mode) == 0o700
@@ -220,9 +225,7 @@ def test_H6_the_host_exits_when_idle_and_on_stop_and_reports_its_status(tmp_path
 
     front = _start_serve(data)
     try:
-        deadline = time.monotonic() + 10
-        while host_status(data) is None and time.monotonic() < deadline:
-            time.sleep(0.02)
+        wait_status(data)
         shown = subprocess.run(
             [*ASKBRIDGE, "host", "--status", "--data-dir", str(data)],
             capture_output=True,
@@ -256,9 +259,7 @@ def test_H7_a_front_door_of_another_version_is_refused_in_one_line(tmp_path: Pat
     data = tmp_path / "data"
     front = _start_serve(data)
     try:
-        deadline = time.monotonic() + 10
-        while host_status(data) is None and time.monotonic() < deadline:
-            time.sleep(0.02)
+        wait_status(data)
         other = (
             "import sys; from askbridge.attach import attach;"
             "sys.exit(attach('lsp', sys.argv[1], {}, '0.0.0-other', 5))"

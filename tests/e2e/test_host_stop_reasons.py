@@ -12,12 +12,11 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from askbridge.testing.hosts import host_pid, host_status, stop_host, wait_gone
+from askbridge.testing.hosts import host_pid, stop_host, wait_gone, wait_status
 from askbridge.testing.wire import serve_command
 
 pytestmark = pytest.mark.own_host_modes  # each test says which modes it starts
@@ -43,17 +42,6 @@ def _serve(data: Path, host: str) -> subprocess.Popen[bytes]:
     return front
 
 
-def _wait_doors(data: Path, count: int) -> dict[str, object]:
-    """The host's status once `count` front doors are attached (a real process starting)."""
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        status = host_status(data)
-        if status is not None and len(status.get("doors") or []) >= count:  # type: ignore[arg-type]
-            return status
-        time.sleep(0.02)
-    raise AssertionError(f"no host with {count} front doors for {data}")
-
-
 def _last_line(front: subprocess.Popen[bytes]) -> str:
     assert front.wait(timeout=20) == 1
     assert front.stderr is not None
@@ -77,10 +65,10 @@ def test_H8_host_stop_tells_every_front_door_who_stopped_it(tmp_path: Path, mode
     data = tmp_path / "data"
     first = _serve(data, mode)  # inline: this one is the host; auto: it starts one
     try:
-        _wait_doors(data, 0 if mode == "inline" else 1)
+        wait_status(data, 0 if mode == "inline" else 1)
         second = _serve(data, "auto")
         try:
-            _wait_doors(data, 1 if mode == "inline" else 2)
+            wait_status(data, 1 if mode == "inline" else 2)
             stopper = subprocess.Popen(
                 [*ASKBRIDGE, "host", "--stop", "--data-dir", str(data)],
                 stdout=subprocess.PIPE,
@@ -107,10 +95,10 @@ def test_H8_a_killed_host_is_reported_with_its_status_and_log(tmp_path: Path) ->
     data = tmp_path / "data"
     starter = _serve(data, "auto")  # starts the host: its parent, so it learns the status
     try:
-        _wait_doors(data, 1)
+        wait_status(data, 1)
         other = _serve(data, "auto")
         try:
-            _wait_doors(data, 2)
+            wait_status(data, 2)
             pid = host_pid(data)
             assert pid is not None
             os.kill(pid, signal.SIGKILL)
@@ -132,7 +120,7 @@ def test_H6_a_signal_stops_the_host_and_host_log_says_so(tmp_path: Path) -> None
     data = tmp_path / "data"
     front = _serve(data, "auto")
     try:
-        _wait_doors(data, 1)
+        wait_status(data, 1)
         pid = host_pid(data)
         assert pid is not None
         os.kill(pid, signal.SIGTERM)
@@ -153,10 +141,10 @@ def test_H8_an_inline_hosts_own_client_ending_cuts_the_others_off_with_a_reason(
     data = tmp_path / "data"
     inline = _serve(data, "inline")
     try:
-        _wait_doors(data, 0)
+        wait_status(data, 0)
         attached = _serve(data, "auto")
         try:
-            _wait_doors(data, 1)
+            wait_status(data, 1)
             assert inline.stdin is not None
             inline.stdin.close()  # its own client is done: end of input
             assert inline.wait(timeout=20) == 0
@@ -181,7 +169,7 @@ def test_H6_a_host_started_by_hand_logs_to_host_log_and_a_second_one_says_it_is_
         stderr=subprocess.PIPE,
     )
     try:
-        status = _wait_doors(data, 0)
+        status = wait_status(data, 0)
         second = subprocess.run(
             [*ASKBRIDGE, "host", "--data-dir", str(data)],
             capture_output=True,

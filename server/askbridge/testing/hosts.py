@@ -84,6 +84,23 @@ def host_status(data_dir: str | Path) -> dict[str, object] | None:
     return status if isinstance(status, dict) else None
 
 
+def wait_status(
+    data_dir: str | Path, doors: int = 0, timeout: float = 2 * GONE_TIMEOUT_S
+) -> dict[str, object]:
+    """The host's `--status` answer once it answers with at least `doors` front doors
+    attached: a real process starting, polled (there is no clock to inject). TimeoutError
+    when `timeout` passes first."""
+    deadline = time.monotonic() + timeout
+    while True:
+        status = host_status(data_dir)
+        attached = status.get("doors") if status is not None else None
+        if status is not None and len(attached if isinstance(attached, list) else []) >= doors:
+            return status
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"no host with {doors} front doors for {data_dir} in {timeout:g} s")
+        time.sleep(0.02)
+
+
 def stop_idle_host(data_dir: str | Path) -> None:
     """Stop the host process of `data_dir` once no front door is attached to it; leave an
     inline host (another client's own process) and a host still serving someone alone."""
