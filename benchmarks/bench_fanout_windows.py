@@ -27,8 +27,14 @@ import tempfile
 import time
 from typing import Any
 
-from _echo_baseline import HOLD, INITIALIZE_PARAMS, RawClient, answer_first_options, ask_script
-from _echo_baseline import text_prompt
+from _echo_baseline import (
+    HOLD,
+    INITIALIZE_PARAMS,
+    RawClient,
+    answer_first_options,
+    ask_script,
+    text_prompt,
+)
 from _servers import serve_command, shut_down, start_host, stop_host
 from _targets import against
 
