@@ -17,13 +17,13 @@ from collections import deque
 from pathlib import Path
 
 import anyio
-from aiohttp import web
 
 from askbridge.jsonrpc import ConnectionClosed, lsp_connection
 from askbridge.paths import data_dir_of
 
-from .app import allowed_hosts, build_app
+from .app import MAX_BODY, allowed_hosts, build_app
 from .bridge import Bridge
+from .http import HttpServer
 from .token import load_token
 
 PROG = "askbridge web"
@@ -90,25 +90,20 @@ async def _main(args: argparse.Namespace, host: str, port: int) -> int:
     conn = lsp_connection(child.stdout, child.stdin)
     bridge = Bridge(conn)
     stopping = False
-    runner: web.AppRunner | None = None
+    server: HttpServer | None = None
 
     async def serve_http() -> None:
-        nonlocal runner
+        nonlocal server
         token = load_token(data_dir, new=args.new_token)
         tls = None
         if args.tls_cert:
             tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
             tls.load_cert_chain(args.tls_cert, args.tls_key)
         hosts, wildcard = allowed_hosts(host, port, args.allow_host)
-        runner = web.AppRunner(
-            build_app(bridge, token, hosts, wildcard, tls is not None),
-            access_log=None,
-            handle_signals=False,
+        server = HttpServer(
+            build_app(bridge, token, hosts, wildcard, tls is not None), max_body=MAX_BODY
         )
-        await runner.setup()
-        site = web.TCPSite(runner, host, port, ssl_context=tls, shutdown_timeout=1)
-        await site.start()
-        bound = runner.addresses[0][1] if runner.addresses else port
+        bound = await server.start(host, port, tls)
         hosts.update(allowed_hosts(host, bound, args.allow_host)[0])  # --listen HOST:0
         shown = f"[{host}]" if ":" in host else host
         if host in ("0.0.0.0", "::"):
@@ -162,8 +157,8 @@ async def _main(args: argparse.Namespace, host: str, port: int) -> int:
             tg.cancel_scope.cancel()
     finally:
         with anyio.CancelScope(shield=True):
-            if runner is not None:
-                await runner.cleanup()
+            if server is not None:
+                await server.close()
             if child.stdin is not None and not child.stdin.is_closing():
                 child.stdin.close()  # end of input: the child ends cleanly, status 0
             with anyio.move_on_after(5):
