@@ -36,6 +36,7 @@ logger = logging.getLogger("askbridge.web")
 REQUEST_S = 60.0  # also the keep-alive idle time: a browser reconnects when it needs to
 MAX_HEAD = 16 * 1024
 READ_CHUNK = 64 * 1024
+LINGER_S = 2.0
 
 Write = Callable[[bytes], Awaitable[None]]
 
@@ -129,6 +130,8 @@ class HttpServer:
                 if response is None:
                     return
                 await self._send(conn, reader, writer, response)
+                if conn.their_state in (h11.SEND_BODY, h11.ERROR):
+                    await _linger(reader, self.max_body)
                 if conn.our_state is not h11.DONE or conn.their_state is not h11.DONE:
                     return
                 conn.start_next_cycle()
@@ -155,7 +158,7 @@ class HttpServer:
                 request = _request(event)
                 length = request.headers.get("content-length", "0")
                 if not length.isdigit() or int(length) > self.max_body:
-                    return _refused(413, "TOO_LARGE", f"a body is at most {self.max_body} bytes")
+                    return _refused(413, "HTTP", f"a body is at most {self.max_body} bytes")
                 if conn.they_are_waiting_for_100_continue:
                     writer.write(
                         conn.send(h11.InformationalResponse(status_code=100, headers=[])) or b""
@@ -199,6 +202,16 @@ class HttpServer:
             await _stream(conn, reader, writer, response.stream)
         writer.write(conn.send(h11.EndOfMessage()) or b"")
         await writer.drain()
+
+
+async def _linger(reader: asyncio.StreamReader, limit: int) -> None:
+    """Read (and drop) what the client still sends after a refusal, for a while, before
+    closing: closing with unread input makes the kernel reset the connection, and the
+    client would see a reset instead of our 413 or 400."""
+    dropped = 0
+    with anyio.move_on_after(LINGER_S):
+        while dropped < 4 * limit and (chunk := await reader.read(READ_CHUNK)):
+            dropped += len(chunk)
 
 
 async def _next_event(conn: h11.Connection, reader: asyncio.StreamReader) -> Any:
