@@ -75,13 +75,6 @@ KNOWN_EXCEPTIONS: frozenset[tuple[str, str]] = frozenset(
         ("askbridge.host.asking.external", "askbridge.host.agent.tools"),
         ("askbridge.host.asking.external", "askbridge.host.agent.turns"),
         ("askbridge.host.asking.external", "askbridge.host.host"),
-        # TODO(issue 19 item 1): the fan-out and clients reach the session and host
-        # through protocols injected from host.py.
-        ("askbridge.host.asking.fanout", "askbridge.host.agent.session"),
-        ("askbridge.host.asking.fanout", "askbridge.host.host"),
-        ("askbridge.host.asking.clients", "askbridge.host.agent.session"),
-        ("askbridge.host.asking.clients", "askbridge.host.host"),
-        ("askbridge.host.agent.session", "askbridge.host.asking.clients"),
     }
 )
 

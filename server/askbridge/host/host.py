@@ -104,7 +104,7 @@ class Host:
         self.sessions: dict[str, Session] = {}
         self.clients: dict[int, Client] = {}
         self.subscribers = Subscribers()
-        self.fanout = QuestionFanout(self)
+        self.fanout = QuestionFanout(self.subscribers, self._asks_here, self._requester)
         self.service.register(self.fanout.listener)
         self.on_fatal: Callable[[int], None] | None = None
         self._listeners: list[HostListener] = []
@@ -211,6 +211,16 @@ class Host:
             client.link.send_view_changes(session.id, session.projection.snapshot())
         self.fanout.offer(client, session.id)
 
+    def _asks_here(self, session_id: str) -> bool:
+        session = self.sessions.get(session_id)
+        return session is not None and session.is_root
+
+    def _requester(self, session_id: str) -> Client | None:
+        """Whose prompt (or late reply) started the session's running turn, if a client's."""
+        session = self.sessions.get(session_id)
+        client = session.turn_client if session is not None else None
+        return client if isinstance(client, Client) else None
+
     def publish(
         self, session: Session, events: Sequence[ev.Event], changes: list[dict[str, Any]]
     ) -> None:
@@ -219,7 +229,7 @@ class Host:
         updates = updates_for(events)
         if not updates and not changes:
             return
-        publish(self.subscribers.of(session.id), session, updates, changes)
+        publish(self.subscribers.of(session.id), session.id, updates, changes)
         for listener in list(self._listeners):
             if changes:
                 listener.on_view_changes(session.id, changes)
@@ -467,4 +477,3 @@ class Host:
         return self.get_session(session_id, client).projection.view()
 
     # -- delegate (T7, T8) ----------------------------------------------------------------
-

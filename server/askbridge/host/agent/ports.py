@@ -8,7 +8,7 @@ and withdraws its open questions through `fanout.abort`; host.py supplies all of
 from __future__ import annotations
 
 from collections.abc import Callable, Coroutine, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from ..log import events as ev
 from ..store.commits import GroupCommit
@@ -17,6 +17,12 @@ from .agents import AgentRegistry
 
 if TYPE_CHECKING:
     from .session import Session
+
+
+# Whoever sent a prompt or a reply: a client of the asking room. The agent only carries it
+# back (`Session.turn_client`): host.py hands it to the fan-out, whose fallback asks through
+# the turn's requester (M2). The agent needs nothing of it, so it names no type of asking/.
+Requester: TypeAlias = object
 
 
 class Withdraws(Protocol):

@@ -42,8 +42,7 @@ from .models.base import Model
 from .tools import DELEGATE_SCHEMA, AskUserQuestionTool
 
 if TYPE_CHECKING:
-    from ..asking.clients import Client
-    from .ports import SessionHost
+    from .ports import Requester, SessionHost
 
 log = logging.getLogger("askbridge.host")
 
@@ -59,7 +58,7 @@ DETACHED = "detached"
 class QueuedPrompt:
     content: list[dict[str, Any]]
     arrival: int
-    client: Client | None = None
+    client: Requester | None = None
     done: anyio.Event = field(default_factory=anyio.Event)
     stop_reason: str = "cancelled"
     error: HarnessError | None = None
@@ -95,8 +94,8 @@ class Session:
         self.turn_signal: AbortSignal | None = None
         # The client whose prompt (or late reply) started the current turn: its fallback
         # asks when no follower renders questions (M2).
-        self.turn_client: Client | None = None
-        self.inbox_client: Client | None = None  # who sent the latest inbox work
+        self.turn_client: Requester | None = None
+        self.inbox_client: Requester | None = None  # who sent the latest inbox work
         self.hold_replies = False  # after a user cancel, replies wait for the next prompt (L5)
         self.max_turn_requests = host.max_turn_requests  # a front door may set its own
 
@@ -181,18 +180,20 @@ class Session:
 
     # -- queueing -------------------------------------------------------------------------
 
-    def enqueue_prompt(self, content: list[dict[str, Any]], client: Client | None) -> QueuedPrompt:
+    def enqueue_prompt(
+        self, content: list[dict[str, Any]], client: Requester | None
+    ) -> QueuedPrompt:
         prompt = QueuedPrompt(content, next(_arrivals), client)
         self.prompts.append(prompt)
         self.hold_replies = False
         self.wake()
         return prompt
 
-    def enqueue_reply(self, call_id: str, text: str, client: Client | None = None) -> None:
+    def enqueue_reply(self, call_id: str, text: str, client: Requester | None = None) -> None:
         """L4: commit the reply to the inbox, then wake an idle agent."""
         self.enqueue_inbox(ev.text_content(text), ev.reply_source(call_id), "next-step", client)
 
-    def steer(self, text: str, client: Client | None = None) -> None:
+    def steer(self, text: str, client: Requester | None = None) -> None:
         """A user message for the running agent, admitted at its next step boundary."""
         self.enqueue_inbox(ev.text_content(text), None, "next-step", client)
 
@@ -201,7 +202,7 @@ class Session:
         content: list[dict[str, Any]],
         source: dict[str, Any] | None,
         delivery: Literal["next-turn", "next-step"],
-        client: Client | None = None,
+        client: Requester | None = None,
     ) -> None:
         """Commit an inbox item (durable), then wake an idle agent."""
         # New inbox work after a user cancel wakes the agent, and the items held since the

@@ -114,10 +114,10 @@ class ExternalSession(Session):
     def wake(self) -> None:
         """No turn ever runs: late replies wait for `take_replies` (X4)."""
 
-    def enqueue_prompt(self, content: list[dict[str, Any]], client: Client | None) -> QueuedPrompt:
+    def enqueue_prompt(self, content: list[dict[str, Any]], client: object | None) -> QueuedPrompt:
         raise external_session_error(self.id)
 
-    def steer(self, text: str, client: Client | None = None) -> None:
+    def steer(self, text: str, client: object | None = None) -> None:
         raise external_session_error(self.id)
 
     def cancel(self) -> None:
