@@ -67,14 +67,6 @@ KNOWN_EXCEPTIONS: frozenset[tuple[str, str]] = frozenset(
         # TODO(issue 19 item 6): one process_alive outside daemon/, or the harness
         # waits for the process over the wire.
         ("askbridge.testing.hosts", "askbridge.daemon.main"),
-        # TODO(issue 19 item 1): external sessions by composition, not a Session subclass.
-        ("askbridge.host.asking.external", "askbridge.host.agent.agents"),
-        ("askbridge.host.asking.external", "askbridge.host.agent.model_output"),
-        ("askbridge.host.asking.external", "askbridge.host.agent.models.base"),
-        ("askbridge.host.asking.external", "askbridge.host.agent.session"),
-        ("askbridge.host.asking.external", "askbridge.host.agent.tools"),
-        ("askbridge.host.asking.external", "askbridge.host.agent.turns"),
-        ("askbridge.host.asking.external", "askbridge.host.host"),
     }
 )
 

@@ -23,7 +23,6 @@ import logging
 import os
 import time
 from collections.abc import Callable, Coroutine, Mapping, Sequence
-from datetime import UTC, datetime
 from typing import Any, Protocol
 
 import anyio
@@ -36,17 +35,18 @@ from askbridge.core import (
     UserQuestionError,
     UserQuestionService,
     check_answer,
-    tool_outcome_unknown,
 )
 from askbridge.protocol.defaults import ASK_MODE_DEFAULT, ASK_TIMEOUT_DEFAULT_SECONDS
 from askbridge.protocol.errors import ErrorCode
 from askbridge.protocol.vocabulary import Answer, AnswerItem, ProjectionView, QuestionItem
 
-from .agent.agents import Agent, AgentRegistry, new_id
-from .agent.models.base import Model
+from .agent.agents import Agent, AgentRegistry
+from .agent.external import ExternalSession, external_header
+from .agent.opening import ask_tool, make_model, new_header, open_session, repair
 from .agent.session import Session
-from .agent.tools import AskUserQuestionTool, ToolOutcome, reply_text
+from .agent.tools import reply_text
 from .asking.clients import Client, ClientLink, Subscribers, publish
+from .asking.external import follow_by_renderers, follow_external
 from .asking.fanout import QuestionFanout
 from .log import events as ev
 from .options import merge_settings
@@ -64,18 +64,6 @@ class HostListener(Protocol):
     def on_update(self, session_id: str, update: dict[str, Any]) -> None: ...
 
     def on_view_changes(self, session_id: str, changes: list[dict[str, Any]]) -> None: ...
-
-
-def make_model(spec: dict[str, Any], env: Mapping[str, str]) -> Model:
-    """`models.factory.make_model`, imported on first use: the OpenAI adapter pulls in
-    httpx, which `askbridge serve` should not pay for before answering `initialize`."""
-    from .agent.models.factory import make_model as make
-
-    return make(spec, env)
-
-
-def _now_iso() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 class Host:
@@ -102,6 +90,7 @@ class Host:
         self.service = UserQuestionService(self.registry, clock)
         self.service.set_late_reply_handler(self)
         self.sessions: dict[str, Session] = {}
+        self._externals: dict[str, ExternalSession] = {}  # MCP connections, pruned once gone
         self.clients: dict[int, Client] = {}
         self.subscribers = Subscribers()
         self.fanout = QuestionFanout(self.subscribers, self._asks_here, self._requester)
@@ -170,8 +159,6 @@ class Host:
         client = Client(link, dict(os.environ) if env is None else env, door)
         self.clients[client.id] = client
         log.info("client %s attached (%s)", client.id, door)
-        from .asking.external import follow_external
-
         follow_external(self, client)  # M1/X1; a door that learns later (LSP) calls it then
         return client
 
@@ -260,37 +247,46 @@ class Host:
             {"ask_user_question": self.default_ask}, {"ask_user_question": ask_user_question}
         )["ask_user_question"]
         env = client.env if client is not None else os.environ
-        model_obj = make_model(spec, env)
-        check = getattr(model_obj, "check", None)
-        if callable(check):
-            check()  # ModelError (MODEL_ERROR) for a missing API key
-        session_id, agent_id = new_id("s"), new_id("a")
-        header = ev.session_header(
-            session_id=session_id,
-            agent_id=agent_id,
-            origin="subagent" if origin == "subagent" else "root",
-            cwd=cwd or os.getcwd(),
-            model=spec,
-            ask_user_question=ask,
-            created_at=_now_iso(),
-            parent_session_id=parent.id if parent else None,
-            parent_agent_id=parent_agent.id if parent_agent else None,
-        )
-        tool = AskUserQuestionTool(
-            self.service,
-            ask.get("mode", ASK_MODE_DEFAULT),
-            ask.get("timeout", ASK_TIMEOUT_DEFAULT_SECONDS),
+        model_obj = make_model(spec, env, check=True)  # MODEL_ERROR for a missing API key
+        tool = ask_tool(self.service, ask)
+        header = new_header(
+            model=spec, ask=ask, cwd=cwd, origin=origin, parent=parent, parent_agent=parent_agent
         )
         self.store.create_session(header)
-        agent = Agent(
-            agent_id, session_id, header["origin"], parent_agent.id if parent_agent else None
-        )
-        session = Session(self, header, [header], agent, model_obj, tool)
+        session = open_session(self, header, [header], model_obj, tool)
         session.max_turn_requests = max_turn_requests or self.max_turn_requests
-        self.registry.register(agent)
-        self.sessions[session_id] = session
         self.subscribe(client, session, snapshot=False)  # nothing to show yet
         return session
+
+    def new_external_session(
+        self,
+        client: Client,
+        *,
+        client_name: str,
+        cwd: str | None,
+        ask_timeout: int,
+        tools: list[dict[str, Any]],
+    ) -> ExternalSession:
+        """X1: an MCP connection's session, followed by `client` and every renderer; its
+        header and the tools its agent sees are committed before this returns (D1)."""
+        header = external_header(client_name, cwd, ask_timeout)
+        self.store.create_session(header)
+        model_obj = make_model(header["model"], client.env)
+        tool = ask_tool(self.service, header["askUserQuestion"])
+        session = open_session(self, header, [header], model_obj, tool)
+        external = ExternalSession(session, client, tools)
+        self._externals[session.id] = external
+        self.subscribe(client, session, snapshot=False)
+        follow_by_renderers(self, session, snapshot=False)  # nothing to show yet
+        log.info("external session %s for %s", session.id, header["title"])
+        return external
+
+    def live_external_sessions(self) -> list[Session]:
+        """The sessions of MCP connections still open (every renderer follows them, M1)."""
+        for session_id, external in list(self._externals.items()):
+            if not external.connected:
+                del self._externals[session_id]
+        return [external.session for external in self._externals.values()]
 
     def get_session(self, session_id: str, client: Client | None = None) -> Session:
         """The session, loaded first if needed (lazy loading); `client` follows it (M1)."""
@@ -316,35 +312,12 @@ class Host:
         header = events[0]
         if header.get("origin") not in ev.ROOT_ORIGINS:
             raise SessionError.unknown(session_id)
-        session: Session
-        if header["origin"] == ev.EXTERNAL_ORIGIN:  # no model to build, no turn to run (X1)
-            from .asking.external import load_external_session
-
-            session = load_external_session(self, header, events)
-        else:
-            ask = header.get("askUserQuestion") or self.default_ask
-            mode = ask.get("mode", ASK_MODE_DEFAULT)
-            timeout = ask.get("timeout", ASK_TIMEOUT_DEFAULT_SECONDS)
-            tool = AskUserQuestionTool(self.service, mode, timeout)
-            env = client.env if client is not None else os.environ
-            # A fresh instance: origin decides, so a resumed root agent asks normally (A4).
-            agent = Agent(header["agentId"], session_id, "root")
-            session = Session(self, header, events, agent, make_model(header["model"], env), tool)
-            session.max_turn_requests = self.max_turn_requests
-            self.registry.register(agent)
-            self.sessions[session_id] = session
-        repairs: list[ev.Event] = []
-        for call_id, name in session.unanswered_calls():
-            failure = ToolOutcome.failure(tool_outcome_unknown())
-            repairs.append(
-                ev.tool_result(call_id, name, failure.content, is_error=True, error=failure.error)
-            )
-        open_turn = session.open_turn
-        if open_turn is not None:
-            repairs.append(ev.turn_end(open_turn, "cancelled"))
-        if repairs:
-            # No client follows the session yet: whoever loads it gets the snapshot next.
-            session.log(*repairs, publish=False)
+        # An external session's header names no endpoint: nothing is contacted, no turn runs.
+        env = client.env if client is not None else os.environ
+        model = make_model(header["model"], env)
+        tool = ask_tool(self.service, header.get("askUserQuestion") or self.default_ask)
+        session = open_session(self, header, events, model, tool)
+        repair(session)
         if subscribe:
             self.subscribe(client, session)
         session.wake()
@@ -394,8 +367,6 @@ class Host:
         self.registry.unregister(session.agent)
         del self.sessions[session.id]
         log.debug("unloaded session %s", session.id)
-
-    # -- external sessions (X1, host/asking/external.py) -----------------------------------------
 
     # -- prompts --------------------------------------------------------------------------
 
@@ -475,5 +446,3 @@ class Host:
 
     def view(self, session_id: str, client: Client | None = None) -> ProjectionView:
         return self.get_session(session_id, client).projection.view()
-
-    # -- delegate (T7, T8) ----------------------------------------------------------------

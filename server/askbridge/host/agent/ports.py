@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
+from askbridge.core import UserQuestionService
+
 from ..log import events as ev
 from ..store.commits import GroupCommit
 from ..store.store_api import EventStore
@@ -33,6 +35,7 @@ class SessionHost(Protocol):
     store: EventStore
     commits: GroupCommit
     registry: AgentRegistry
+    service: UserQuestionService
     max_turn_requests: int
 
     @property

@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 
 import anyio
 
-from askbridge.core import AbortSignal, HarnessError, StoreError
+from askbridge.core import AbortSignal, HarnessError, SessionError, StoreError
+from askbridge.protocol.errors import ErrorCode
 
 from ..log import events as ev
 from ..log.inbox import Inbox, InboxItem
@@ -98,10 +99,14 @@ class Session:
         self.inbox_client: Requester | None = None  # who sent the latest inbox work
         self.hold_replies = False  # after a user cancel, replies wait for the next prompt (L5)
         self.max_turn_requests = host.max_turn_requests  # a front door may set its own
+        # An external (MCP) session's agent runs outside (agent/external.py): it has no
+        # turns, takes no prompts, and its late replies wait for `take_replies` (X4).
+        self.runs_turns = header.get("origin") != ev.EXTERNAL_ORIGIN
 
     @property
     def is_root(self) -> bool:
-        return self.header.get("origin") == "root"
+        """Not a delegated child: followed, listed, asked through the fan-out (M1, P6)."""
+        return self.header.get("origin") in ev.ROOT_ORIGINS
 
     # -- the log --------------------------------------------------------------------------
 
@@ -183,6 +188,7 @@ class Session:
     def enqueue_prompt(
         self, content: list[dict[str, Any]], client: Requester | None
     ) -> QueuedPrompt:
+        self._refuse_prompts()
         prompt = QueuedPrompt(content, next(_arrivals), client)
         self.prompts.append(prompt)
         self.hold_replies = False
@@ -195,6 +201,7 @@ class Session:
 
     def steer(self, text: str, client: Requester | None = None) -> None:
         """A user message for the running agent, admitted at its next step boundary."""
+        self._refuse_prompts()
         self.enqueue_inbox(ev.text_content(text), None, "next-step", client)
 
     def enqueue_inbox(
@@ -215,6 +222,14 @@ class Session:
             self.inbox_client = client
         self.wake()
 
+    def _refuse_prompts(self) -> None:
+        if not self.runs_turns:
+            raise SessionError(
+                f"session {self.id} belongs to an agent outside askbridge (MCP): it takes no "
+                "prompts; answer its questions instead",
+                ErrorCode.EXTERNAL_SESSION,
+            )
+
     def withdraw_reply(self, call_id: str) -> bool:
         item = self.inbox.queued_reply(call_id)
         if item is None:
@@ -223,6 +238,8 @@ class Session:
         return True
 
     def has_work(self) -> bool:
+        if not self.runs_turns:
+            return False
         return bool(self.prompts) or (bool(self.inbox.items) and not self.hold_replies)
 
     def wake(self) -> None:
