@@ -34,17 +34,15 @@ from askbridge.core import (
     StoreLost,
     UserQuestionError,
     UserQuestionService,
-    check_answer,
 )
 from askbridge.protocol.defaults import ASK_MODE_DEFAULT, ASK_TIMEOUT_DEFAULT_SECONDS
-from askbridge.protocol.errors import ErrorCode
-from askbridge.protocol.vocabulary import Answer, AnswerItem, ProjectionView, QuestionItem
+from askbridge.protocol.vocabulary import Answer, ProjectionView
 
 from .agent.agents import Agent, AgentRegistry
 from .agent.external import ExternalSession, external_header
-from .agent.opening import ask_tool, make_model, new_header, open_session, repair
+from .agent.late_replies import LateReplies
+from .agent.opening import create_session, new_header, open_stored
 from .agent.session import Session
-from .agent.tools import reply_text
 from .asking.clients import Client, ClientLink, Subscribers, publish
 from .asking.external import follow_by_renderers, follow_external
 from .asking.fanout import QuestionFanout
@@ -88,7 +86,7 @@ class Host:
         self.unload_after = unload_after
         self.registry = AgentRegistry()
         self.service = UserQuestionService(self.registry, clock)
-        self.service.set_late_reply_handler(self)
+        self.service.set_late_reply_handler(LateReplies(self.get_session))
         self.sessions: dict[str, Session] = {}
         self._externals: dict[str, ExternalSession] = {}  # MCP connections, pruned once gone
         self.clients: dict[int, Client] = {}
@@ -246,14 +244,10 @@ class Host:
         ask = merge_settings(
             {"ask_user_question": self.default_ask}, {"ask_user_question": ask_user_question}
         )["ask_user_question"]
-        env = client.env if client is not None else os.environ
-        model_obj = make_model(spec, env, check=True)  # MODEL_ERROR for a missing API key
-        tool = ask_tool(self.service, ask)
         header = new_header(
             model=spec, ask=ask, cwd=cwd, origin=origin, parent=parent, parent_agent=parent_agent
         )
-        self.store.create_session(header)
-        session = open_session(self, header, [header], model_obj, tool)
+        session = create_session(self, header, client.env if client is not None else os.environ)
         session.max_turn_requests = max_turn_requests or self.max_turn_requests
         self.subscribe(client, session, snapshot=False)  # nothing to show yet
         return session
@@ -270,10 +264,7 @@ class Host:
         """X1: an MCP connection's session, followed by `client` and every renderer; its
         header and the tools its agent sees are committed before this returns (D1)."""
         header = external_header(client_name, cwd, ask_timeout)
-        self.store.create_session(header)
-        model_obj = make_model(header["model"], client.env)
-        tool = ask_tool(self.service, header["askUserQuestion"])
-        session = open_session(self, header, [header], model_obj, tool)
+        session = create_session(self, header, client.env)
         external = ExternalSession(session, client, tools)
         self._externals[session.id] = external
         self.subscribe(client, session, snapshot=False)
@@ -309,15 +300,10 @@ class Host:
         if not self.store.exists(session_id):
             raise SessionError.unknown(session_id)
         events = self.store.load(session_id)
-        header = events[0]
-        if header.get("origin") not in ev.ROOT_ORIGINS:
+        if events[0].get("origin") not in ev.ROOT_ORIGINS:
             raise SessionError.unknown(session_id)
-        # An external session's header names no endpoint: nothing is contacted, no turn runs.
         env = client.env if client is not None else os.environ
-        model = make_model(header["model"], env)
-        tool = ask_tool(self.service, header.get("askUserQuestion") or self.default_ask)
-        session = open_session(self, header, events, model, tool)
-        repair(session)
+        session = open_stored(self, events, env, self.default_ask)
         if subscribe:
             self.subscribe(client, session)
         session.wake()
@@ -389,25 +375,6 @@ class Host:
         self.get_session(session_id, client).cancel()
 
     # -- late replies (L1–L6) -------------------------------------------------------------
-
-    async def answer(
-        self, agent_id: str, session_id: str, call_id: str, batch: Sequence[AnswerItem]
-    ) -> bool:
-        session = self.get_session(session_id)
-        if session.agent.id != agent_id:
-            return False
-        active = session.projection.entry(call_id)
-        if active is None or active.state != "continued":
-            return False  # L1
-        if session.inbox.queued_reply(call_id) is not None:
-            raise UserQuestionError.of(ErrorCode.REPLY_QUEUED)  # L2, before BAD_ANSWER
-        questions = [QuestionItem.model_validate(q) for q in active.questions]
-        checked = check_answer(questions, Answer(answers=list(batch)), call_id)  # L3, V8
-        text = reply_text(
-            call_id, [q.dump() for q in questions], [a.dump() for a in checked.answers]
-        )
-        session.enqueue_reply(call_id, text)  # L4: committed before True
-        return True
 
     async def answer_reply(
         self, session_id: str, call_id: str, answer: Answer, client: Client | None = None

@@ -1,5 +1,5 @@
 """Opening a session: the header of a new one, a Session built from a header and its events
-(new, stored, hosted or external alike), and the P7 repair of a stored one.
+(new or stored, hosted or external alike), and the P7 repair of a stored one.
 
 host.py decides when (and who follows it); this module is how, so that the
 agent room alone knows what a session is made of: its model (built from the
@@ -86,12 +86,38 @@ def open_session(
     return session
 
 
+def create_session(host: SessionHost, header: ev.Event, env: Mapping[str, str]) -> Session:
+    """A new session of `header`: its model and tool are built first (a missing API key is
+    MODEL_ERROR, a bad timeout T1: nothing is stored then), then the header is committed
+    (D1) and the session opened."""
+    model = make_model(header["model"], env, check=True)
+    tool = ask_tool(host.service, header["askUserQuestion"])
+    host.store.create_session(header)
+    return open_session(host, header, [header], model, tool)
+
+
+def open_stored(
+    host: SessionHost,
+    events: list[ev.Event],
+    env: Mapping[str, str],
+    default_ask: Mapping[str, Any],
+) -> Session:
+    """A stored session, repaired (P7). An external session's header names no endpoint:
+    nothing is contacted, no turn runs."""
+    header = events[0]
+    model = make_model(header["model"], env)
+    tool = ask_tool(host.service, header.get("askUserQuestion") or default_ask)
+    session = open_session(host, header, events, model, tool)
+    repair(session)
+    return session
+
+
 def repair(session: Session) -> None:
     """P7: a stored session's calls without a result end outcome-unknown (their questions
     stay answerable) and its open turn ends `cancelled`. No client follows it yet:
     whoever loads it gets the snapshot next."""
     repairs: list[ev.Event] = []
-    for call_id, name in session.unanswered_calls():
+    for call_id, name in list(session.open_calls.items()):
         failure = ToolOutcome.failure(tool_outcome_unknown())
         repairs.append(
             ev.tool_result(call_id, name, failure.content, is_error=True, error=failure.error)

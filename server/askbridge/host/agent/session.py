@@ -25,9 +25,9 @@ from __future__ import annotations
 import itertools
 import logging
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
@@ -39,6 +39,7 @@ from ..log.inbox import Inbox, InboxItem
 from ..log.projection import Projection
 from ..store.store_api import encode_event
 from .agents import Agent, new_id
+from .history import LazyHistory
 from .models.base import Model
 from .tools import DELEGATE_SCHEMA, AskUserQuestionTool
 
@@ -181,7 +182,7 @@ class Session:
 
     def lazy_history(self) -> Sequence[ev.Event]:
         """`history()`, read only if the model looks at it (a script never does)."""
-        return _History(self)
+        return LazyHistory(self.history)
 
     # -- queueing -------------------------------------------------------------------------
 
@@ -312,38 +313,6 @@ class Session:
             header = ev.request_header(self.tool_schemas())
             self._request_header = (header, encode_event(header))
         return self._request_header[0]
-
-    def unanswered_calls(self) -> list[tuple[str, str]]:
-        """P7: tool calls of the log that never got a result."""
-        return list(self.open_calls.items())
-
-
-class _History(Sequence[ev.Event]):
-    """A session's log as a sequence, read from the store on first use."""
-
-    def __init__(self, session: Session) -> None:
-        self._session = session
-        self._events: list[ev.Event] | None = None
-
-    def _loaded(self) -> list[ev.Event]:
-        if self._events is None:
-            self._events = self._session.history()
-        return self._events
-
-    def __len__(self) -> int:
-        return len(self._loaded())
-
-    @overload
-    def __getitem__(self, index: int) -> ev.Event: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[ev.Event]: ...
-
-    def __getitem__(self, index: int | slice) -> ev.Event | Sequence[ev.Event]:
-        return self._loaded()[index]
-
-    def __iter__(self) -> Iterator[ev.Event]:
-        return iter(self._loaded())
 
 
 __all__ = ["CANCELLED", "DETACHED", "QueuedPrompt", "Session"]
