@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import logging
 import os
-import time
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -43,6 +42,7 @@ from .agent.external import ExternalSession, external_header
 from .agent.late_replies import LateReplies
 from .agent.opening import create_session, new_header, open_stored
 from .agent.session import Session
+from .agent.unloading import Unloader
 from .asking.clients import Client, ClientLink, Subscribers, publish
 from .asking.external import follow_by_renderers, follow_external
 from .asking.fanout import QuestionFanout
@@ -83,7 +83,6 @@ class Host:
             "timeout": ASK_TIMEOUT_DEFAULT_SECONDS,
         }
         self.max_turn_requests = max_turn_requests
-        self.unload_after = unload_after
         self.registry = AgentRegistry()
         self.service = UserQuestionService(self.registry, clock)
         self.service.set_late_reply_handler(LateReplies(self.get_session))
@@ -95,7 +94,7 @@ class Host:
         self.service.register(self.fanout.listener)
         self.on_fatal: Callable[[int], None] | None = None
         self._listeners: list[HostListener] = []
-        self._idle_since: dict[str, float] = {}
+        self.unloader = Unloader(self.sessions, self.registry, self.subscribers.count, unload_after)
         self._lost = False
         self._turns_done: anyio.Event | None = None  # set while leaving, once no turn runs
         self._ending: set[Session] = set()  # turns ended by a detach, not yet recorded
@@ -107,7 +106,7 @@ class Host:
     async def __aenter__(self) -> Host:
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
-        self._tg.start_soon(self._unload_idle_sessions)
+        self._tg.start_soon(self._every_second)
         return self
 
     async def __aexit__(self, *exc: Any) -> bool | None:
@@ -171,7 +170,7 @@ class Host:
                 session = self.sessions.get(session_id)
                 if session is not None:
                     session.abandon()
-                    self._mark_idle(session)
+                    self.unloader.idle(session)
                     if session.running:
                         self._ending.add(session)
         log.info("client %s detached", client.id)
@@ -191,7 +190,7 @@ class Host:
             return
         if not self.subscribers.add(client, session.id):
             return
-        self._idle_since.pop(session.id, None)
+        self.unloader.busy(session.id)
         if snapshot:
             client.link.send_view_changes(session.id, session.projection.snapshot())
         self.fanout.offer(client, session.id)
@@ -308,7 +307,7 @@ class Host:
             self.subscribe(client, session)
         session.wake()
         if client is None:
-            self._mark_idle(session)
+            self.unloader.idle(session)
         return session
 
     def list_sessions(self) -> list[SessionInfo]:
@@ -317,42 +316,24 @@ class Host:
     def session_idle(self, session: Session) -> None:
         """A session's turns are done: unload it later if nobody follows it (S10)."""
         if self.subscribers.count(session.id) == 0:
-            self._mark_idle(session)
+            self.unloader.idle(session)
         if self._turns_done is not None and not any(s.running for s in self.sessions.values()):
             self._turns_done.set()
         if session in self._ending:
             self._ending.discard(session)
             self._ended.set()
 
-    def _mark_idle(self, session: Session) -> None:
-        self._idle_since.setdefault(session.id, time.monotonic())
-
-    async def _unload_idle_sessions(self) -> None:
+    async def _every_second(self) -> None:
         """S10, and S5 while idle: a deleted data directory is noticed within a second."""
         check_not_lost = getattr(self.store, "check_not_lost", None)
         while True:
-            await anyio.sleep(min(1.0, max(0.05, self.unload_after / 2)))
+            await anyio.sleep(self.unloader.interval)
             if check_not_lost is not None:
                 try:
                     check_not_lost()
                 except StoreLost as exc:
                     self.store_lost(exc)
-            now = time.monotonic()
-            for session_id, since in list(self._idle_since.items()):
-                session = self.sessions.get(session_id)
-                if session is None or self.subscribers.count(session_id) or session.running:
-                    self._idle_since.pop(session_id, None)
-                    continue
-                if now - since >= self.unload_after:
-                    self._unload(session)
-
-    def _unload(self, session: Session) -> None:
-        self._idle_since.pop(session.id, None)
-        if session.running or self.subscribers.count(session.id):
-            return
-        self.registry.unregister(session.agent)
-        del self.sessions[session.id]
-        log.debug("unloaded session %s", session.id)
+            self.unloader.sweep()
 
     # -- prompts --------------------------------------------------------------------------
 
