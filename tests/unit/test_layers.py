@@ -161,6 +161,13 @@ def test_layers_known_exceptions_only_shrink() -> None:
         ("lsp/server.py", "from askbridge.acp.door import run", "askbridge.acp.door"),
         ("attach.py", "from askbridge.protocol import errors", "askbridge.protocol.errors"),
         ("core/service.py", "from ..host.host import Host", "askbridge.host.host"),
+        (
+            "host/asking/fanout.py",
+            "from ..agent.session import Session",
+            "askbridge.host.agent.session",
+        ),
+        ("host/agent/session.py", "from ..asking import clients", "askbridge.host.asking.clients"),
+        ("host/asking/clients.py", "from ..host import Host", "askbridge.host.host"),
     ],
 )
 def test_layers_a_forbidden_import_is_caught(

@@ -1,13 +1,20 @@
 """The Host: a data directory's sessions, the clients attached to them, the question service.
 
 One Host per data directory (H1); every front door attaches its clients to it
-(`attach(link, env)`; clients.py). Clients create, list and load any root
+(`attach(link, env)`; asking/clients.py). Clients create, list and load any root
 session (M1) and follow the sessions they created or loaded; the host tells
 followers what each commit changed (`publish`, host/log/updates.py), asks them the
-session's questions (fanout.py, M2–M4), and takes late replies from any of
-them (L, M5). When a session's last follower leaves it behaves as at end of
-input: its turn ends, open questions stay answerable (M6); a session nobody
-follows and no turn runs is unloaded after `unload_after` seconds (S10).
+session's questions (asking/fanout.py, M2–M4), and takes late replies from any of
+them (L, M5; agent/late_replies.py decides). When a session's last follower leaves
+it behaves as at end of input: its turn ends, open questions stay answerable (M6);
+a session nobody follows and no turn runs is unloaded after `unload_after` seconds
+(S10, agent/unloading.py). An MCP connection's session (`new_external_session`) is
+a Session that runs no turn, inside an agent/external.py ExternalSession.
+
+The host wires the rooms: the agent room reaches it through agent/ports.py's
+SessionHost, the asking room through the protocols and callables it is given
+(the fan-out's `asks_here` and `requester`, asking/external.py's Subscribes,
+asking/clients.py's LateAnswers); neither room imports the other.
 
 Use it as an async context manager: its task group owns every turn. Leaving
 it first ends every turn as if its followers had left (results recorded,
