@@ -2,7 +2,7 @@
 (X2, X4, X5; protocol.md "MCP front door").
 
 `ExternalAgent` is one connection's agent. Its external session (X1,
-host/asking/external.py) is created on the first call that needs one — a connection
+host/agent/external.py) is created on the first call that needs one — a connection
 that never asks leaves nothing in `session/list`. Every call is logged as a
 hosted agent's would be (`tool/call`, `tool/result`); the result's first text
 content is exactly what a hosted model would read (T3, T5, T6) except that
@@ -28,6 +28,7 @@ import anyio
 
 from askbridge.core import HarnessError, ToolInputError, UserQuestionRequest
 from askbridge.core.beside import beside
+from askbridge.host.agent.external import ExternalSession, late_replies_text
 from askbridge.host.agent.model_output import CheckedCall
 from askbridge.host.agent.tools import (
     ASK_TOOL,
@@ -38,12 +39,7 @@ from askbridge.host.agent.tools import (
     compact,
     pending_text,
 )
-from askbridge.host.asking.external import (
-    ExternalSession,
-    create_external_session,
-    follow_by_renderers,
-    late_replies_text,
-)
+from askbridge.host.asking.external import follow_by_renderers
 
 from .approval import APPROVAL_TOOL, approval_question, decision, failed
 
@@ -153,8 +149,7 @@ class ExternalAgent:
 
     def _session(self) -> ExternalSession:
         if self.session is None:
-            self.session = create_external_session(
-                self.host,
+            self.session = self.host.new_external_session(
                 self.client,
                 client_name=self._client_name(),
                 cwd=self.cwd,
@@ -196,7 +191,7 @@ class ExternalAgent:
     ) -> Callable[[ToolContext, CheckedCall], Awaitable[ToolOutcome]]:
         async def ask(ctx: ToolContext, call: CheckedCall) -> ToolOutcome:
             session = self._session()
-            follow_by_renderers(self.host, session)
+            follow_by_renderers(self.host, session.session)
             outcome = await self._waiting(
                 session.ask_tool.run(ctx, call.arguments, call.questions), ctx, progress
             )
@@ -270,7 +265,7 @@ class ExternalAgent:
                 session_id=ctx.session_id,
                 extra={TOOL_CALL_ID: ctx.call_id},
             )
-            follow_by_renderers(self.host, session)
+            follow_by_renderers(self.host, session.session)
             try:
                 answer = await self._waiting(self.host.service.ask(request), ctx, progress)
             except HarnessError as exc:
