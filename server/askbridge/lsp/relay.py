@@ -29,8 +29,7 @@ from askbridge.core import HarnessError, UserQuestionError, UserQuestionRequest,
 from askbridge.core.beside import beside
 from askbridge.core.waterfall import NextListener
 from askbridge.host.asking.clients import Client, ClientErrorReply, ClientGone, late_answer_callback
-from askbridge.jsonrpc import Connection, ConnectionClosed, LateReply, RpcResponseError
-from askbridge.jsonrpc.connection import Outcome
+from askbridge.jsonrpc import Connection, ConnectionClosed, LateReply, Outcome, RpcResponseError
 from askbridge.protocol.errors import ErrorCode
 from askbridge.protocol.vocabulary import Answer, AnswerItem, QuestionItem
 

@@ -30,11 +30,9 @@ from askbridge.core import HarnessError, UserQuestionError, UserQuestionRequest
 from askbridge.core.forms import form_answer, form_message, form_schema
 from askbridge.core.waterfall import NextListener
 from askbridge.host.asking.clients import Client, ClientGone
-from askbridge.jsonrpc.messages import ConnectionClosed, RpcResponseError
+from askbridge.jsonrpc import ConnectionClosed, LateReply, Outgoing, RpcResponseError
 from askbridge.protocol.errors import ErrorCode, RpcErrorCode
 from askbridge.protocol.vocabulary import Answer
-
-from .transport import LateResponse, ServerRequests
 
 if TYPE_CHECKING:
     from askbridge.host.host import Host
@@ -78,7 +76,7 @@ class McpLink:
     def __init__(
         self,
         host: Host,
-        requests: ServerRequests,
+        requests: Outgoing,
         capabilities: Callable[[], types.ClientCapabilities | None],
     ) -> None:
         self.host = host
@@ -119,7 +117,7 @@ class McpLink:
     async def _elicit(self, request: UserQuestionRequest) -> Answer:
         try:
             result = await self.requests.request(
-                "elicitation/create", elicitation_params(request), self._late(request)
+                "elicitation/create", elicitation_params(request), on_late=self._late(request)
             )
         except ConnectionClosed as exc:
             raise ClientGone(str(exc)) from exc
@@ -130,7 +128,7 @@ class McpLink:
             raise UserQuestionError(exc.message, ErrorCode.PROVIDER_ERROR) from exc
         return answer_from_elicitation(request, result)
 
-    def _late(self, request: UserQuestionRequest) -> LateResponse | None:
+    def _late(self, request: UserQuestionRequest) -> LateReply | None:
         """L7: an accepted form the door had stopped waiting for, as a late reply."""
         wait, session_id = request.wait, request.session_id
         if wait is None or session_id is None:
