@@ -34,7 +34,17 @@ from .frames import MAX_BODY, Frame, FrameProblem, read_frames
 from .framing import FrameReader
 from .lines import LineReader
 from .messages import ConnectionClosed, MalformedReply, RpcError, RpcResponseError
-from .outgoing import ACP, LSP, MCP, Dialect, LateReply, Outcome, Outgoing
+from .outgoing import (
+    ACP,
+    LSP,
+    MCP,
+    Dialect,
+    LateReply,
+    Outcome,
+    Outgoing,
+    client_failure,
+    is_method_not_found,
+)
 from .writer import MessageWriter, line_frame, lsp_frame
 
 __all__ = [
@@ -56,6 +66,8 @@ __all__ = [
     "Outgoing",
     "RpcError",
     "RpcResponseError",
+    "client_failure",
+    "is_method_not_found",
     "line_connection",
     "line_frame",
     "lsp_connection",

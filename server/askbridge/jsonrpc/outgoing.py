@@ -22,6 +22,8 @@ that is neither result nor error, or an error that is not an error object, is
 an error reply (MalformedReply, S8).
 
 `close()` (end of input) fails what is outstanding with ConnectionClosed.
+`client_failure(exc)` is the one mapping of such a failure for every door:
+what it means to the host that asked (ClientGone, ClientErrorReply).
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ from typing import Any
 
 import anyio
 import anyio.lowlevel
+
+from askbridge.protocol.errors import ClientErrorReply, ClientGone, RpcErrorCode
 
 from . import messages as m
 from .messages import ConnectionClosed, MessageId, RpcResponseError
@@ -115,6 +119,23 @@ class _Pending:
                 self.on_done(result, error)
             except Exception:
                 logger.exception("the callback of an outgoing request failed")
+
+
+def client_failure(exc: Exception) -> Exception:
+    """What a request's failure means to the host, for every door: the connection gone
+    (ClientGone), or the client's error reply — its own message (E1, not the RPC error's
+    str), its data (E2 rebuilds ours) and its code (a door may take -32601 as "does not
+    have it"). Anything else as it is."""
+    if isinstance(exc, RpcResponseError):
+        return ClientErrorReply(exc.message, exc.data, exc.code)
+    if isinstance(exc, ConnectionClosed):
+        return ClientGone(str(exc))
+    return exc
+
+
+def is_method_not_found(failure: Exception) -> bool:
+    """The client answered -32601: it does not have the method (a door stops using it)."""
+    return isinstance(failure, ClientErrorReply) and failure.code == RpcErrorCode.METHOD_NOT_FOUND
 
 
 def _log_output_error(exc: ConnectionError, what: str) -> None:
