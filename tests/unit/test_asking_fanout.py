@@ -13,8 +13,9 @@ from asking_helpers import SESSION, FakeLink, open_room
 from core_helpers import question, settle
 
 from askbridge.core import UserQuestionError
-from askbridge.host.asking.clients import Client, ClientGone
+from askbridge.host.asking.clients import Client
 from askbridge.protocol import Answer, AnswerItem, ErrorCode
+from askbridge.protocol.errors import ClientGone
 
 pytestmark = [pytest.mark.timeout(20), pytest.mark.parametrize("callback", [False, True])]
 

@@ -42,6 +42,7 @@ from askbridge.host.agent.tools import (
 from askbridge.host.asking.external import follow_by_renderers
 
 from .approval import APPROVAL_TOOL, approval_question, decision, failed
+from .definitions import GET_ANSWERS_TOOL, external_pending_text, tool_definitions
 
 if TYPE_CHECKING:
     from askbridge.host.asking.clients import Client
@@ -49,78 +50,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("askbridge.mcp")
 
-GET_ANSWERS_TOOL = "get_answers"
 PROGRESS_INTERVAL_S = 5.0
 
 Progress = Callable[[float, str], Awaitable[None]]
 T = TypeVar("T")
-
-
-def external_pending_text(call_id: str) -> str:
-    """X2: T5's JSON, whose message points at get_answers instead of a user message."""
-    message = (
-        "No answer batch arrived before the timeout. This is pending, not a skipped answer: "
-        "continue with useful work that does not depend on it. The user can still answer; "
-        f'call get_answers (with callIds ["{call_id}"], or without arguments) later to receive '
-        "the reply with the original questions. Do not treat this as permission."
-    )
-    return compact({"pending": True, "callId": call_id, "message": message})
-
-
-def tool_definitions(ask: AskUserQuestionTool) -> list[dict[str, Any]]:
-    """What the agent sees, in the hosted `request/header` shape {name, description, parameters};
-    `ask_user_question` takes the hosted timed schema's parameters (T2, P1)."""
-    default = "no timeout" if ask.timeout == -1 else f"{ask.timeout} seconds"
-    parameters = ask.schema()["parameters"]
-    return [
-        {
-            "name": ASK_TOOL,
-            "description": (
-                "Ask the user one or more structured questions; they answer in their editor "
-                "(or here). Each answer names the question id and the selected option labels, "
-                f"or custom text. The wait defaults to {default}. If no answer arrives in time "
-                'the result is {"pending": true, "callId": …}: the question stays open, and the '
-                "reply comes later through get_answers. Pending is never an answer, a refusal "
-                "or permission."
-            ),
-            "parameters": parameters,
-        },
-        {
-            "name": GET_ANSWERS_TOOL,
-            "description": (
-                "Collect the user's answers to questions that returned pending. Returns "
-                '{"answers": [{callId, questions, answers}], "pending": [callId…]}; each '
-                "answer is returned once. Without callIds, every answer that arrived."
-            ),
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    "callIds": {
-                        "type": "array",
-                        "items": {"type": "string"},
-                        "description": "Only these pending calls (default: all).",
-                    }
-                },
-            },
-        },
-        {
-            "name": APPROVAL_TOOL,
-            "description": (
-                "Ask the user to allow or deny a tool call (Claude Code's "
-                '--permission-prompt-tool). Returns {"behavior": "allow", "updatedInput": …} '
-                'or {"behavior": "deny", "message": …}; ExitPlanMode asks for plan approval.'
-            ),
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    "tool_name": {"type": "string"},
-                    "input": {"type": "object"},
-                    "tool_use_id": {"type": "string"},
-                },
-                "required": ["tool_name", "input"],
-            },
-        },
-    ]
 
 
 class ToolResult:

@@ -75,22 +75,6 @@ class LateAnswers(Protocol):
     ) -> None: ...
 
 
-class ClientGone(ConnectionError):
-    """The client's connection ended while the host was asking it."""
-
-
-class ClientErrorReply(Exception):
-    """The client answered a card with an error: its message and `data`.
-
-    The core rebuilds `data = {name: "UserQuestionError", code}` as that error (E2);
-    anything else becomes PROVIDER_ERROR carrying exactly the client's message (E1).
-    """
-
-    def __init__(self, message: str, data: Any = None) -> None:
-        super().__init__(message)
-        self.data = data
-
-
 @dataclass(eq=False)
 class Client:
     link: ClientLink

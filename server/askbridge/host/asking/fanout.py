@@ -37,10 +37,10 @@ from anyio.abc import TaskGroup
 
 from askbridge.core import UserQuestionError, UserQuestionRequest, check_answer
 from askbridge.core.waterfall import NextListener
-from askbridge.protocol.errors import ErrorCode
+from askbridge.protocol.errors import ClientGone, ErrorCode
 from askbridge.protocol.vocabulary import Answer
 
-from .clients import Client, ClientGone, Subscribers
+from .clients import Client, Subscribers
 from .question_log import error_code, log_asked, log_ended
 
 log = logging.getLogger("askbridge.host")
