@@ -41,10 +41,16 @@ def _reply(model: str) -> dict[str, Any]:
     return {"role": "assistant", "content": "ok"}
 
 
+def _body(model: str) -> dict[str, Any]:
+    if model == "malformed":
+        return {"choices": []}  # not a chat completion: a ModelError naming the endpoint
+    return {"choices": [{"message": _reply(model)}]}
+
+
 class _Completions(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        body = json.dumps({"choices": [{"message": _reply(request["model"])}]}).encode()
+        body = json.dumps(_body(request["model"])).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
@@ -92,6 +98,24 @@ async def test_S7_a_huge_model_reply_fails_its_turn_and_the_rest_goes_on(
         await client.load_session(huge)
         for update in client.updates():
             assert len(json.dumps(update)) < 8 * 1024 * 1024
+
+
+@pytest.mark.parametrize("model", ["huge-text", "malformed"])
+async def test_S4_a_failed_turn_is_told_once_on_turn_ended_not_as_agent_text(
+    askbridge_client: Any, endpoint: str, model: str
+) -> None:
+    """Issue 18 item 7: a model failure reached the client twice, as the prompt's error and
+    as an agent_message_chunk "Error: …" the model never said. Now the prompt's caller gets
+    the error, and the turn's `turn_ended` carries it ({name, code, message}) for every
+    other window and for a turn no prompt started."""
+    async with askbridge_client(env={"ABK": "k"}) as client:
+        sid = await client.new_session(model=spec(endpoint, model))
+        with pytest.raises(RpcResponseError) as info:
+            await client.prompt(sid, "go")
+        expected = {"name": "ModelError", "code": "MODEL_ERROR", "message": info.value.message}
+        (ended,) = await client.wait_for(lambda: client.updates(sid, "turn_ended"))
+        assert ended["error"] == expected, ended
+        assert client.updates(sid, "agent_message_chunk") == []
 
 
 def test_S7_the_acp_door_fails_a_huge_reply_and_serves_another_session(

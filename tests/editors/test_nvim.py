@@ -388,6 +388,27 @@ def test_unanswered_timed_ask_turns_pending_and_is_answered_late_TW7_L4(tmp_path
     assert run.result["pending_after"] == 0
 
 
+def test_S4_a_failed_turn_is_told_once(tmp_path: Path) -> None:
+    """Issue 18 item 7: a model failure was said twice in Neovim (the prompt's error and the
+    agent text "Error: …"). Now the window that prompted shows its prompt's error, and a
+    failed turn it did not prompt is shown from turn_ended's error; once each, no agent
+    text. The model endpoint is a closed port on 127.0.0.1, so every request fails."""
+    model = {"kind": "openai", "model": "m", "baseUrl": "http://127.0.0.1:9/v1", "apiKeyEnv": "ABK"}
+    cmd = [str(ASKBRIDGE), "serve", "--model", json.dumps(model)]
+    result = run_nvim(
+        tmp_path, "scenario_turn_failed.lua", cmd, tmp_path / "data", extra_env={"ABK": "k"}
+    )
+    assert "error" not in result, result["error"]
+    notes = [(n["level"], n["msg"]) for n in result["notes"]]
+    assert notes.pop() == (VIM_LOG_INFO, "askbridge: server stopped")  # H.finish
+    endpoint = "cannot connect to model endpoint http://127.0.0.1:9/v1"
+    assert result["after_own_prompt"] == 1, notes
+    assert notes[0][0] == VIM_LOG_ERROR and notes[0][1].startswith(f"askbridge: {endpoint}"), notes
+    assert len(notes) == 2, notes
+    assert notes[1][0] == VIM_LOG_ERROR, notes
+    assert notes[1][1].startswith(f"askbridge: turn t-2 failed: {endpoint}"), notes
+
+
 def test_messages_are_shown_once_with_one_prefix(tmp_path: Path) -> None:
     """Issue 13 item 13: each message is shown once and says "askbridge: " once —
     a server that dies at start, a command that is not executable (setup warns,

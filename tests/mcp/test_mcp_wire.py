@@ -252,3 +252,53 @@ async def test_X3_a_cancelled_blocking_ask_or_approval_is_ASK_ABORTED(
         await mcp.expect(lambda m: m.get("method") == "notifications/cancelled")
         state = await mcp.reply(mcp.call("tools/call", {"name": "get_answers", "arguments": {}}))
         assert json.loads(state["result"]["content"][0]["text"]) == {"answers": [], "pending": []}
+
+
+@pytest.mark.parametrize(
+    ("error", "code", "message"),
+    [
+        ({"code": 1, "message": "the form broke"}, "PROVIDER_ERROR", "the form broke"),
+        (
+            {
+                "code": -32000,
+                "message": "no",
+                "data": {"name": "UserQuestionError", "code": "ASK_DECLINED"},
+            },
+            "ASK_DECLINED",
+            "the user declined to answer ask_user_question",
+        ),
+    ],
+)
+async def test_E1_E2_a_form_answered_with_an_error_fails_as_every_door_maps_it(
+    tmp_path: Path, error: dict[str, Any], code: str, message: str
+) -> None:
+    """The one mapping of a client's RPC failure (jsonrpc.client_failure): the model sees
+    the client's own message as PROVIDER_ERROR (E1), or the error our data names (E2)."""
+    async with raw_mcp(tmp_path) as mcp:
+        await mcp.initialize({"elicitation": {}})
+        arguments = {"questions": [QUESTION], "timeout": -1}
+        call = mcp.call("tools/call", {"name": "ask_user_question", "arguments": arguments})
+        form = await mcp.expect(lambda m: m.get("method") == "elicitation/create")
+        mcp.send({"jsonrpc": "2.0", "id": form["id"], "error": error})
+        result = (await mcp.reply(call))["result"]
+        assert result["isError"] is True
+        assert result["structuredContent"]["code"] == code
+        assert result["structuredContent"]["message"] == message
+
+
+async def test_X3_a_client_without_elicitation_after_all_is_not_asked_again(
+    tmp_path: Path,
+) -> None:
+    """-32601 to `elicitation/create`: the client does not have it; the ask declines
+    (NO_PROVIDER, blocking) and no later ask sends a form."""
+    async with raw_mcp(tmp_path) as mcp:
+        await mcp.initialize({"elicitation": {}})
+        arguments = {"questions": [QUESTION], "timeout": -1}
+        call = mcp.call("tools/call", {"name": "ask_user_question", "arguments": arguments})
+        form = await mcp.expect(lambda m: m.get("method") == "elicitation/create")
+        missing = {"code": -32601, "message": "Method not found"}
+        mcp.send({"jsonrpc": "2.0", "id": form["id"], "error": missing})
+        assert (await mcp.reply(call))["result"]["structuredContent"]["code"] == "NO_PROVIDER"
+        again = mcp.call("tools/call", {"name": "ask_user_question", "arguments": arguments})
+        assert (await mcp.reply(again))["result"]["structuredContent"]["code"] == "NO_PROVIDER"
+        assert not [m for m in mcp.backlog if m.get("method") == "elicitation/create"]

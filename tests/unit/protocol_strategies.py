@@ -88,7 +88,12 @@ session_id = ident
 tool_call_spec = obj({"id": ident, "name": ident}, arguments=json_value)
 step = obj({}, text=text, toolCalls=st.lists(tool_call_spec, max_size=2))
 script_spec = obj({"kind": st.just("script"), "steps": st.lists(step, max_size=3)})
-openai_spec = obj({"kind": st.just("openai"), "model": ident}, baseUrl=st.sampled_from(["http://127.0.0.1:8080/v1", "https://api.example.com/v1"]) | st.builds("https://{}.example/v1".format, ident), apiKeyEnv=ident)
+openai_spec = obj(
+    {"kind": st.just("openai"), "model": ident},
+    baseUrl=st.sampled_from(["http://127.0.0.1:8080/v1", "https://api.example.com/v1"])
+    | st.builds("https://{}.example/v1".format, ident),
+    apiKeyEnv=ident,
+)
 model_spec = script_spec | openai_spec
 timeout = st.just(-1) | st.integers(min_value=1, max_value=2147483)
 ask_config = obj({}, mode=st.sampled_from(["legacy", "timed"]), timeout=timeout)

@@ -206,3 +206,22 @@ async def test_B1_tls_serves_https_with_a_secure_cookie(tmp_path: Path) -> None:
                 assert (await c.get("/api/ping")).status_code == 200
         finally:
             await stop_door(door)
+
+
+async def test_B8_an_oversized_body_is_413_and_broken_http_is_400(tmp_path: Path) -> None:
+    """Both before anything is read or asked; the door keeps serving (B8)."""
+    async with web_stack(tmp_path) as st:
+        client = await logged_in(st)
+        r = await client.post("/api/cards/c-1/answer", content=b"x" * (2 << 20))
+        assert r.status_code == 413 and r.json()["error"]["code"] == "HTTP"
+        host, port = st.door.base.removeprefix("http://").rsplit(":", 1)
+        stream = await anyio.connect_tcp(host, int(port))
+        async with stream:
+            await stream.send(b"NOT HTTP AT ALL\r\n\r\n")
+            raw = b""
+            with anyio.fail_after(10):
+                while b"\r\n\r\n" not in raw:
+                    raw += await stream.receive()
+        assert raw.startswith(b"HTTP/1.1 400 ")
+        assert (await client.get("/api/ping")).status_code == 200
+        await client.aclose()

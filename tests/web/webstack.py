@@ -76,11 +76,7 @@ class Stack:
     tg: Any
 
     async def page(self, viewport: str = "desktop") -> Any:
-        context = await self.browser.new_context(**VIEWPORTS[viewport])
-        page = await context.new_page()
-        await page.goto(self.door.url)
-        await page.locator("#status", has_text="connected").wait_for()
-        return page
+        return await open_page(self.browser, self.door, viewport)
 
     def ask_soon(self, questions: list[dict[str, Any]], timeout: int = 60) -> Any:
         """The agent's `ask_user_question` in the background; `await result()` for its JSON."""
@@ -106,7 +102,31 @@ class Stack:
         return result
 
 
-async def start_door(data_dir: Path, *args: str) -> Door:
+async def open_page(browser: Any, door: Door, viewport: str = "desktop") -> Any:
+    """A new page at the door's printed URL, logged in and connected."""
+    context = await browser.new_context(**VIEWPORTS[viewport])
+    page = await context.new_page()
+    await page.goto(door.url)
+    await page.locator("#status", has_text="connected").wait_for()
+    return page
+
+
+@asynccontextmanager
+async def chromium() -> AsyncIterator[Any]:
+    """The OS's headless Chromium (never `playwright install`)."""
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+        try:
+            yield browser
+        finally:
+            await browser.close()
+
+
+async def start_door(data_dir: Path, *args: str, env: dict[str, str] | None = None) -> Door:
+    """`askbridge web` on a free port; `env` adds to the environment (the test seams
+    of server/askbridge/web/main.py)."""
     process = await asyncio.create_subprocess_exec(
         ASKBRIDGE,
         "web",
@@ -121,6 +141,7 @@ async def start_door(data_dir: Path, *args: str) -> Door:
         *args,
         stdin=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, **(env or {})},
     )
     assert process.stderr is not None
     lines: list[str] = []
@@ -159,8 +180,6 @@ async def mcp_agent(data_dir: Path, cwd: Path) -> AsyncIterator[ClientSession]:
 
 @asynccontextmanager
 async def web_stack(tmp_path: Path, host: str = "inline") -> AsyncIterator[Stack]:
-    from playwright.async_api import async_playwright
-
     data_dir = tmp_path / "data"
     async with AsyncExitStack() as stack:
         editor = await stack.enter_async_context(
@@ -168,9 +187,7 @@ async def web_stack(tmp_path: Path, host: str = "inline") -> AsyncIterator[Stack
         )
         door = await start_door(data_dir)
         stack.push_async_callback(stop_door, door)
-        pw = await stack.enter_async_context(async_playwright())
-        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
-        stack.push_async_callback(browser.close)
+        browser = await stack.enter_async_context(chromium())
         agent = await stack.enter_async_context(mcp_agent(data_dir, tmp_path))
         tg = await stack.enter_async_context(anyio.create_task_group())
         yield Stack(data_dir, editor, door, agent, browser, tg)

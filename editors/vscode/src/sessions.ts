@@ -156,8 +156,12 @@ export function describeUpdate(params: SessionUpdateParams): string | undefined 
       return `[${session}] tool ${String(update.title)} (${String(update.toolCallId)})`;
     case "tool_call_update":
       return `[${session}] tool ${String(update.toolCallId)} ${String(update.status)}: ${textOf(update.content)}`;
-    case "turn_ended":
-      return `[${session}] turn ${String(update.turnId)} ended: ${String(update.stopReason)}`;
+    case "turn_ended": {
+      // A failed turn is told here once (issue 18): no "Error: …" agent text comes with it.
+      const ended = `[${session}] turn ${String(update.turnId)} ended: ${String(update.stopReason)}`;
+      const error = (update as { error?: { message?: unknown } }).error;
+      return error ? `${ended} — failed: ${String(error.message)}` : ended;
+    }
     default:
       return undefined;
   }

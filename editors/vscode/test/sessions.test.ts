@@ -15,7 +15,7 @@ import { CancellationTokenSource } from "vscode-jsonrpc";
 
 import { Methods } from "../src/protocol";
 import { RpcPeer } from "../src/questions";
-import { SessionClient } from "../src/sessions";
+import { SessionClient, describeUpdate } from "../src/sessions";
 import { ServerUnderTest, askStep, choose, startServer, stopHost, tempDataDir, waitFor } from "./harness";
 
 const question = (id: string, text: string) => ({
@@ -49,6 +49,19 @@ async function storeSession(dataDir: string): Promise<string> {
     await first.shutdown();
   }
 }
+
+describe("the output channel's line of an update", () => {
+  test("S4: a failed turn's turn_ended says why, once", () => {
+    const error = { name: "ModelError", code: "MODEL_ERROR", message: "cannot connect" };
+    const update = { sessionUpdate: "turn_ended", turnId: "t-2", stopReason: "end_turn", error };
+    assert.equal(
+      describeUpdate({ sessionId: "s-1", update } as never),
+      "[s-1] turn t-2 ended: end_turn — failed: cannot connect",
+    );
+    const plain = { sessionUpdate: "turn_ended", turnId: "t-1", stopReason: "end_turn" };
+    assert.equal(describeUpdate({ sessionId: "s-1", update: plain } as never), "[s-1] turn t-1 ended: end_turn");
+  });
+});
 
 describe("stored sessions: list, load, answer late", () => {
   const dataDir = tempDataDir();

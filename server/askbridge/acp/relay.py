@@ -46,9 +46,16 @@ from askbridge.core.forms import form_answer
 from askbridge.core.timed_wait import DEADLINE
 from askbridge.core.waterfall import NextListener
 from askbridge.host.agent.tools import TOOL_CALL_ID
-from askbridge.host.asking.clients import Client, ClientErrorReply, ClientGone, late_answer_callback
-from askbridge.jsonrpc import Connection, ConnectionClosed, LateReply, RpcResponseError
-from askbridge.protocol.errors import ErrorCode, RpcErrorCode
+from askbridge.host.asking.clients import Client, late_answer_callback
+from askbridge.jsonrpc import (
+    Connection,
+    ConnectionClosed,
+    LateReply,
+    RpcResponseError,
+    client_failure,
+    is_method_not_found,
+)
+from askbridge.protocol.errors import ErrorCode
 from askbridge.protocol.methods import (
     ACP_ELICITATION_CREATE,
     ACP_SESSION_REQUEST_PERMISSION,
@@ -224,7 +231,7 @@ class AcpRelay:
         try:
             withdraw = self.conn.request_soon(ACP_ELICITATION_CREATE, params, on_done, late)
         except ConnectionClosed as exc:
-            raise ClientGone(str(exc)) from exc
+            raise client_failure(exc) from exc
         try:
             await done.wait()
         except anyio.get_cancelled_exc_class():
@@ -258,16 +265,10 @@ class AcpRelay:
 
 
 def _failed(method: str, exc: Exception) -> Exception:
-    """A request's failure as the door raises it: the client gone, a method the client
-    does not have after all, or the client's own error message (E1)."""
-    if isinstance(exc, ConnectionClosed):
-        return ClientGone(str(exc))
-    if isinstance(exc, RpcResponseError):
-        if exc.code == RpcErrorCode.METHOD_NOT_FOUND and method != ASKBRIDGE_ASK:
-            return _NotDeclared()
-        # The model sees the client's own message (E1), not the RPC error's str.
-        return ClientErrorReply(exc.message, exc.data)
-    return exc
+    """A request's failure as the door raises it (jsonrpc.client_failure), except that
+    -32601 to a fallback method is a method the client does not have after all."""
+    failure = client_failure(exc)
+    return _NotDeclared() if is_method_not_found(failure) and method != ASKBRIDGE_ASK else failure
 
 
 def _tool_call_id(request: UserQuestionRequest) -> str | None:

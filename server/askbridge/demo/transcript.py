@@ -131,6 +131,8 @@ class Transcript:
             )
         elif kind == "turn_ended":
             self.line((f"turn {update.get('turnId')} ended: {update.get('stopReason')}", "dim"))
+            if error := update.get("error"):  # a failed turn is told here, once
+                self.line(("  ✗ the turn failed: ", "red"), str(error.get("message")))
 
     def _view_changes(self, changes: list[dict[str, Any]]) -> None:
         """Report the two view changes the demo is about: continued, then settled late."""

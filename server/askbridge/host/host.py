@@ -1,13 +1,20 @@
 """The Host: a data directory's sessions, the clients attached to them, the question service.
 
 One Host per data directory (H1); every front door attaches its clients to it
-(`attach(link, env)`; clients.py). Clients create, list and load any root
+(`attach(link, env)`; asking/clients.py). Clients create, list and load any root
 session (M1) and follow the sessions they created or loaded; the host tells
 followers what each commit changed (`publish`, host/log/updates.py), asks them the
-session's questions (fanout.py, M2–M4), and takes late replies from any of
-them (L, M5). When a session's last follower leaves it behaves as at end of
-input: its turn ends, open questions stay answerable (M6); a session nobody
-follows and no turn runs is unloaded after `unload_after` seconds (S10).
+session's questions (asking/fanout.py, M2–M4), and takes late replies from any of
+them (L, M5; agent/late_replies.py decides). When a session's last follower leaves
+it behaves as at end of input: its turn ends, open questions stay answerable (M6);
+a session nobody follows and no turn runs is unloaded after `unload_after` seconds
+(S10, agent/unloading.py). An MCP connection's session (`new_external_session`) is
+a Session that runs no turn, inside an agent/external.py ExternalSession.
+
+The host wires the rooms: the agent room reaches it through agent/ports.py's
+SessionHost, the asking room through the protocols and callables it is given
+(the fan-out's `asks_here` and `requester`, asking/external.py's Subscribes,
+asking/clients.py's LateAnswers); neither room imports the other.
 
 Use it as an async context manager: its task group owns every turn. Leaving
 it first ends every turn as if its followers had left (results recorded,
@@ -21,9 +28,7 @@ from __future__ import annotations
 
 import logging
 import os
-import time
 from collections.abc import Callable, Coroutine, Mapping, Sequence
-from datetime import UTC, datetime
 from typing import Any, Protocol
 
 import anyio
@@ -35,18 +40,18 @@ from askbridge.core import (
     StoreLost,
     UserQuestionError,
     UserQuestionService,
-    check_answer,
-    tool_outcome_unknown,
 )
 from askbridge.protocol.defaults import ASK_MODE_DEFAULT, ASK_TIMEOUT_DEFAULT_SECONDS
-from askbridge.protocol.errors import ErrorCode
-from askbridge.protocol.vocabulary import Answer, AnswerItem, ProjectionView, QuestionItem
+from askbridge.protocol.vocabulary import Answer, ProjectionView
 
-from .agent.agents import Agent, AgentRegistry, new_id
-from .agent.models.base import Model
+from .agent.agents import Agent, AgentRegistry
+from .agent.external import ExternalSession, external_header
+from .agent.late_replies import LateReplies
+from .agent.opening import create_session, new_header, open_stored
 from .agent.session import Session
-from .agent.tools import AskUserQuestionTool, ToolOutcome, reply_text
+from .agent.unloading import Unloader
 from .asking.clients import Client, ClientLink, Subscribers, publish
+from .asking.external import follow_by_renderers, follow_external
 from .asking.fanout import QuestionFanout
 from .log import events as ev
 from .options import merge_settings
@@ -64,18 +69,6 @@ class HostListener(Protocol):
     def on_update(self, session_id: str, update: dict[str, Any]) -> None: ...
 
     def on_view_changes(self, session_id: str, changes: list[dict[str, Any]]) -> None: ...
-
-
-def make_model(spec: dict[str, Any], env: Mapping[str, str]) -> Model:
-    """`models.factory.make_model`, imported on first use: the OpenAI adapter pulls in
-    httpx, which `askbridge serve` should not pay for before answering `initialize`."""
-    from .agent.models.factory import make_model as make
-
-    return make(spec, env)
-
-
-def _now_iso() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 class Host:
@@ -97,18 +90,18 @@ class Host:
             "timeout": ASK_TIMEOUT_DEFAULT_SECONDS,
         }
         self.max_turn_requests = max_turn_requests
-        self.unload_after = unload_after
         self.registry = AgentRegistry()
         self.service = UserQuestionService(self.registry, clock)
-        self.service.set_late_reply_handler(self)
+        self.service.set_late_reply_handler(LateReplies(self.get_session))
         self.sessions: dict[str, Session] = {}
+        self._externals: dict[str, ExternalSession] = {}  # MCP connections, pruned once gone
         self.clients: dict[int, Client] = {}
         self.subscribers = Subscribers()
-        self.fanout = QuestionFanout(self)
+        self.fanout = QuestionFanout(self.subscribers, self._asks_here, self._requester)
         self.service.register(self.fanout.listener)
         self.on_fatal: Callable[[int], None] | None = None
         self._listeners: list[HostListener] = []
-        self._idle_since: dict[str, float] = {}
+        self.unloader = Unloader(self.sessions, self.registry, self.subscribers.count, unload_after)
         self._lost = False
         self._turns_done: anyio.Event | None = None  # set while leaving, once no turn runs
         self._ending: set[Session] = set()  # turns ended by a detach, not yet recorded
@@ -120,7 +113,7 @@ class Host:
     async def __aenter__(self) -> Host:
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
-        self._tg.start_soon(self._unload_idle_sessions)
+        self._tg.start_soon(self._every_second)
         return self
 
     async def __aexit__(self, *exc: Any) -> bool | None:
@@ -170,8 +163,6 @@ class Host:
         client = Client(link, dict(os.environ) if env is None else env, door)
         self.clients[client.id] = client
         log.info("client %s attached (%s)", client.id, door)
-        from .asking.external import follow_external
-
         follow_external(self, client)  # M1/X1; a door that learns later (LSP) calls it then
         return client
 
@@ -186,7 +177,7 @@ class Host:
                 session = self.sessions.get(session_id)
                 if session is not None:
                     session.abandon()
-                    self._mark_idle(session)
+                    self.unloader.idle(session)
                     if session.running:
                         self._ending.add(session)
         log.info("client %s detached", client.id)
@@ -206,10 +197,20 @@ class Host:
             return
         if not self.subscribers.add(client, session.id):
             return
-        self._idle_since.pop(session.id, None)
+        self.unloader.busy(session.id)
         if snapshot:
             client.link.send_view_changes(session.id, session.projection.snapshot())
         self.fanout.offer(client, session.id)
+
+    def _asks_here(self, session_id: str) -> bool:
+        session = self.sessions.get(session_id)
+        return session is not None and session.is_root
+
+    def _requester(self, session_id: str) -> Client | None:
+        """Whose prompt (or late reply) started the session's running turn, if a client's."""
+        session = self.sessions.get(session_id)
+        client = session.turn_client if session is not None else None
+        return client if isinstance(client, Client) else None
 
     def publish(
         self, session: Session, events: Sequence[ev.Event], changes: list[dict[str, Any]]
@@ -219,7 +220,7 @@ class Host:
         updates = updates_for(events)
         if not updates and not changes:
             return
-        publish(self.subscribers.of(session.id), session, updates, changes)
+        publish(self.subscribers.of(session.id), session.id, updates, changes)
         for listener in list(self._listeners):
             if changes:
                 listener.on_view_changes(session.id, changes)
@@ -249,38 +250,40 @@ class Host:
         ask = merge_settings(
             {"ask_user_question": self.default_ask}, {"ask_user_question": ask_user_question}
         )["ask_user_question"]
-        env = client.env if client is not None else os.environ
-        model_obj = make_model(spec, env)
-        check = getattr(model_obj, "check", None)
-        if callable(check):
-            check()  # ModelError (MODEL_ERROR) for a missing API key
-        session_id, agent_id = new_id("s"), new_id("a")
-        header = ev.session_header(
-            session_id=session_id,
-            agent_id=agent_id,
-            origin="subagent" if origin == "subagent" else "root",
-            cwd=cwd or os.getcwd(),
-            model=spec,
-            ask_user_question=ask,
-            created_at=_now_iso(),
-            parent_session_id=parent.id if parent else None,
-            parent_agent_id=parent_agent.id if parent_agent else None,
+        header = new_header(
+            model=spec, ask=ask, cwd=cwd, origin=origin, parent=parent, parent_agent=parent_agent
         )
-        tool = AskUserQuestionTool(
-            self.service,
-            ask.get("mode", ASK_MODE_DEFAULT),
-            ask.get("timeout", ASK_TIMEOUT_DEFAULT_SECONDS),
-        )
-        self.store.create_session(header)
-        agent = Agent(
-            agent_id, session_id, header["origin"], parent_agent.id if parent_agent else None
-        )
-        session = Session(self, header, [header], agent, model_obj, tool)
+        session = create_session(self, header, client.env if client is not None else os.environ)
         session.max_turn_requests = max_turn_requests or self.max_turn_requests
-        self.registry.register(agent)
-        self.sessions[session_id] = session
         self.subscribe(client, session, snapshot=False)  # nothing to show yet
         return session
+
+    def new_external_session(
+        self,
+        client: Client,
+        *,
+        client_name: str,
+        cwd: str | None,
+        ask_timeout: int,
+        tools: list[dict[str, Any]],
+    ) -> ExternalSession:
+        """X1: an MCP connection's session, followed by `client` and every renderer; its
+        header and the tools its agent sees are committed before this returns (D1)."""
+        header = external_header(client_name, cwd, ask_timeout)
+        session = create_session(self, header, client.env)
+        external = ExternalSession(session, client, tools)
+        self._externals[session.id] = external
+        self.subscribe(client, session, snapshot=False)
+        follow_by_renderers(self, session, snapshot=False)  # nothing to show yet
+        log.info("external session %s for %s", session.id, header["title"])
+        return external
+
+    def live_external_sessions(self) -> list[Session]:
+        """The sessions of MCP connections still open (every renderer follows them, M1)."""
+        for session_id, external in list(self._externals.items()):
+            if not external.connected:
+                del self._externals[session_id]
+        return [external.session for external in self._externals.values()]
 
     def get_session(self, session_id: str, client: Client | None = None) -> Session:
         """The session, loaded first if needed (lazy loading); `client` follows it (M1)."""
@@ -303,43 +306,15 @@ class Host:
         if not self.store.exists(session_id):
             raise SessionError.unknown(session_id)
         events = self.store.load(session_id)
-        header = events[0]
-        if header.get("origin") not in ev.ROOT_ORIGINS:
+        if events[0].get("origin") not in ev.ROOT_ORIGINS:
             raise SessionError.unknown(session_id)
-        session: Session
-        if header["origin"] == ev.EXTERNAL_ORIGIN:  # no model to build, no turn to run (X1)
-            from .asking.external import load_external_session
-
-            session = load_external_session(self, header, events)
-        else:
-            ask = header.get("askUserQuestion") or self.default_ask
-            mode = ask.get("mode", ASK_MODE_DEFAULT)
-            timeout = ask.get("timeout", ASK_TIMEOUT_DEFAULT_SECONDS)
-            tool = AskUserQuestionTool(self.service, mode, timeout)
-            env = client.env if client is not None else os.environ
-            # A fresh instance: origin decides, so a resumed root agent asks normally (A4).
-            agent = Agent(header["agentId"], session_id, "root")
-            session = Session(self, header, events, agent, make_model(header["model"], env), tool)
-            session.max_turn_requests = self.max_turn_requests
-            self.registry.register(agent)
-            self.sessions[session_id] = session
-        repairs: list[ev.Event] = []
-        for call_id, name in session.unanswered_calls():
-            failure = ToolOutcome.failure(tool_outcome_unknown())
-            repairs.append(
-                ev.tool_result(call_id, name, failure.content, is_error=True, error=failure.error)
-            )
-        open_turn = session.open_turn
-        if open_turn is not None:
-            repairs.append(ev.turn_end(open_turn, "cancelled"))
-        if repairs:
-            # No client follows the session yet: whoever loads it gets the snapshot next.
-            session.log(*repairs, publish=False)
+        env = client.env if client is not None else os.environ
+        session = open_stored(self, events, env, self.default_ask)
         if subscribe:
             self.subscribe(client, session)
         session.wake()
         if client is None:
-            self._mark_idle(session)
+            self.unloader.idle(session)
         return session
 
     def list_sessions(self) -> list[SessionInfo]:
@@ -348,44 +323,24 @@ class Host:
     def session_idle(self, session: Session) -> None:
         """A session's turns are done: unload it later if nobody follows it (S10)."""
         if self.subscribers.count(session.id) == 0:
-            self._mark_idle(session)
+            self.unloader.idle(session)
         if self._turns_done is not None and not any(s.running for s in self.sessions.values()):
             self._turns_done.set()
         if session in self._ending:
             self._ending.discard(session)
             self._ended.set()
 
-    def _mark_idle(self, session: Session) -> None:
-        self._idle_since.setdefault(session.id, time.monotonic())
-
-    async def _unload_idle_sessions(self) -> None:
+    async def _every_second(self) -> None:
         """S10, and S5 while idle: a deleted data directory is noticed within a second."""
         check_not_lost = getattr(self.store, "check_not_lost", None)
         while True:
-            await anyio.sleep(min(1.0, max(0.05, self.unload_after / 2)))
+            await anyio.sleep(self.unloader.interval)
             if check_not_lost is not None:
                 try:
                     check_not_lost()
                 except StoreLost as exc:
                     self.store_lost(exc)
-            now = time.monotonic()
-            for session_id, since in list(self._idle_since.items()):
-                session = self.sessions.get(session_id)
-                if session is None or self.subscribers.count(session_id) or session.running:
-                    self._idle_since.pop(session_id, None)
-                    continue
-                if now - since >= self.unload_after:
-                    self._unload(session)
-
-    def _unload(self, session: Session) -> None:
-        self._idle_since.pop(session.id, None)
-        if session.running or self.subscribers.count(session.id):
-            return
-        self.registry.unregister(session.agent)
-        del self.sessions[session.id]
-        log.debug("unloaded session %s", session.id)
-
-    # -- external sessions (X1, host/asking/external.py) -----------------------------------------
+            self.unloader.sweep()
 
     # -- prompts --------------------------------------------------------------------------
 
@@ -408,25 +363,6 @@ class Host:
         self.get_session(session_id, client).cancel()
 
     # -- late replies (L1–L6) -------------------------------------------------------------
-
-    async def answer(
-        self, agent_id: str, session_id: str, call_id: str, batch: Sequence[AnswerItem]
-    ) -> bool:
-        session = self.get_session(session_id)
-        if session.agent.id != agent_id:
-            return False
-        active = session.projection.entry(call_id)
-        if active is None or active.state != "continued":
-            return False  # L1
-        if session.inbox.queued_reply(call_id) is not None:
-            raise UserQuestionError.of(ErrorCode.REPLY_QUEUED)  # L2, before BAD_ANSWER
-        questions = [QuestionItem.model_validate(q) for q in active.questions]
-        checked = check_answer(questions, Answer(answers=list(batch)), call_id)  # L3, V8
-        text = reply_text(
-            call_id, [q.dump() for q in questions], [a.dump() for a in checked.answers]
-        )
-        session.enqueue_reply(call_id, text)  # L4: committed before True
-        return True
 
     async def answer_reply(
         self, session_id: str, call_id: str, answer: Answer, client: Client | None = None
@@ -465,6 +401,3 @@ class Host:
 
     def view(self, session_id: str, client: Client | None = None) -> ProjectionView:
         return self.get_session(session_id, client).projection.view()
-
-    # -- delegate (T7, T8) ----------------------------------------------------------------
-

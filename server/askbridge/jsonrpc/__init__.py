@@ -2,10 +2,14 @@
 
 - `framing.FrameReader`: LSP base-protocol frames in (8 MiB cap, header resync);
 - `lines.LineReader`: newline-delimited messages in, for ACP and MCP (8 MiB cap);
+- `frames`: what both readers share, and `read_frames`, the one read loop (S7, S8);
 - `writer.MessageWriter`: messages out in either framing, coalesced, bounded;
-- `messages`: decoding, message shapes, the one exception-to-wire mapping;
+- `messages`: decoding, message shapes, the one exception-to-wire mapping, the
+  one rejection of a lone surrogate (S3);
+- `outgoing.Outgoing`: the one outgoing-request engine every door's requests
+  to its client go through — ids, timeouts, withdrawal, late replies (A9, L7);
 - `connection.Connection`: dispatch, one task and cancel scope per incoming
-  request, outgoing requests with cancellation and late replies (L7).
+  request, and an `Outgoing` for its requests.
 
 Why not pygls's server or the ACP SDK's Connection: every layer either would
 have given us needed replacing. pygls's stdin reader runs in a thread pool
@@ -25,16 +29,29 @@ from collections.abc import Callable
 
 import anyio
 
-from .connection import ACP, LSP, Connection, Dialect, LateReply
-from .framing import MAX_BODY, Frame, FrameProblem, FrameReader
+from .connection import Connection
+from .frames import MAX_BODY, Frame, FrameProblem, read_frames
+from .framing import FrameReader
 from .lines import LineReader
 from .messages import ConnectionClosed, MalformedReply, RpcError, RpcResponseError
+from .outgoing import (
+    ACP,
+    LSP,
+    MCP,
+    Dialect,
+    LateReply,
+    Outcome,
+    Outgoing,
+    client_failure,
+    is_method_not_found,
+)
 from .writer import MessageWriter, line_frame, lsp_frame
 
 __all__ = [
     "ACP",
     "LSP",
     "MAX_BODY",
+    "MCP",
     "Connection",
     "ConnectionClosed",
     "Dialect",
@@ -45,12 +62,17 @@ __all__ = [
     "LineReader",
     "MalformedReply",
     "MessageWriter",
+    "Outcome",
+    "Outgoing",
     "RpcError",
     "RpcResponseError",
+    "client_failure",
+    "is_method_not_found",
     "line_connection",
     "line_frame",
     "lsp_connection",
     "lsp_frame",
+    "read_frames",
     "serve_then_close",
 ]
 

@@ -30,33 +30,17 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from dataclasses import dataclass
-from enum import StrEnum
 from typing import NamedTuple
+
+from .frames import CHUNK, MAX_BODY, ChunkReader, Frame, FrameProblem
 
 logger = logging.getLogger("askbridge.jsonrpc")
 
-MAX_BODY = 8 * 1024 * 1024
 MAX_HEADER = 64 * 1024
-_CHUNK = 64 * 1024
 _END_OF_HEADER = b"\r\n\r\n"
 _CONTENT_LENGTH = re.compile(rb"content-length:", re.IGNORECASE)
 _TOKEN = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an HTTP header name
 _MAX_LENGTH_DIGITS = 18
-
-
-class FrameProblem(StrEnum):
-    OVERSIZED = "oversized"
-    MALFORMED_HEADER = "malformed_header"
-
-
-@dataclass(frozen=True, slots=True)
-class Frame:
-    """One unit of input: a body (`problem is None`) or a framing problem with a detail."""
-
-    body: bytes = b""
-    problem: FrameProblem | None = None
-    detail: str = ""
 
 
 class BadHeader(NamedTuple):
@@ -106,7 +90,7 @@ def _header_prefix_tail(body: bytes) -> int | None:
     return None
 
 
-class FrameReader:
+class FrameReader(ChunkReader):
     """Async iterator of `Frame`s read from `reader`; never raises on bad input."""
 
     def __init__(
@@ -117,23 +101,12 @@ class FrameReader:
         unread: bytes = b"",
     ) -> None:
         """`unread`: input taken from the stream before (early.py); it is parsed first."""
-        self._reader = reader
+        super().__init__(reader, unread)
         self._max_body = max_body
         self._max_header = max_header
-        self._buf = bytearray(unread)
-        self._pos = 0  # start of unconsumed bytes in _buf
         self._body_len: int | None = None  # header parsed, waiting for this many body bytes
         self._skip = 0  # bytes of an oversized body still to discard
         self._resyncing = False
-
-    def __aiter__(self) -> FrameReader:
-        return self
-
-    async def __anext__(self) -> Frame:
-        frame = await self.next_frame()
-        if frame is None:
-            raise StopAsyncIteration
-        return frame
 
     async def next_frame(self) -> Frame | None:
         """The next frame, or None at end of input."""
@@ -164,25 +137,13 @@ class FrameReader:
         self._buf[self._pos : self._pos] = body[start:]
         return True
 
-    @property
-    def _unread(self) -> int:
-        return len(self._buf) - self._pos
-
-    async def _fill(self) -> bool:
-        if self._pos:
-            del self._buf[: self._pos]
-            self._pos = 0
-        chunk = await self._reader.read(_CHUNK)
-        self._buf += chunk
-        return bool(chunk)
-
     async def _discard(self) -> bool:
         """Drop oversized-body bytes without keeping more than one chunk; False at EOF."""
         taken = min(self._skip, self._unread)
         self._pos += taken
         self._skip -= taken
         while self._skip:
-            chunk = await self._reader.read(min(self._skip, _CHUNK))
+            chunk = await self._reader.read(min(self._skip, CHUNK))
             if not chunk:
                 return False
             self._skip -= len(chunk)

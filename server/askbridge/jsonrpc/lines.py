@@ -18,28 +18,15 @@ from __future__ import annotations
 
 import asyncio
 
-from .framing import MAX_BODY, Frame, FrameProblem
-
-_CHUNK = 64 * 1024
+from .frames import MAX_BODY, ChunkReader, Frame, FrameProblem
 
 
-class LineReader:
+class LineReader(ChunkReader):
     def __init__(self, reader: asyncio.StreamReader, max_line: int = MAX_BODY) -> None:
-        self._reader = reader
+        super().__init__(reader)
         self._max_line = max_line
-        self._buf = bytearray()
-        self._pos = 0
         self._discarding = False  # inside an oversized line, up to its newline
         self._eof = False
-
-    def __aiter__(self) -> LineReader:
-        return self
-
-    async def __anext__(self) -> Frame:
-        frame = await self.next_frame()
-        if frame is None:
-            raise StopAsyncIteration
-        return frame
 
     async def next_frame(self) -> Frame | None:
         """The next line as a frame, or None at end of input."""
@@ -59,7 +46,7 @@ class LineReader:
                 continue
             if self._discarding:
                 self._pos = len(self._buf)  # still inside the oversized line: drop what we have
-            elif len(self._buf) - self._pos > self._max_line:
+            elif self._unread > self._max_line:
                 self._pos = len(self._buf)
                 self._discarding = True
                 return self._oversized()
@@ -69,18 +56,9 @@ class LineReader:
                 if rest and not self._discarding:
                     return Frame(body=rest)
                 return None
-            await self._fill()
+            self._eof = not await self._fill()
 
     def _oversized(self) -> Frame:
         return Frame(
             problem=FrameProblem.OVERSIZED, detail=f"a line longer than {self._max_line} bytes"
         )
-
-    async def _fill(self) -> None:
-        if self._pos:
-            del self._buf[: self._pos]
-            self._pos = 0
-        chunk = await self._reader.read(_CHUNK)
-        if not chunk:
-            self._eof = True
-        self._buf += chunk

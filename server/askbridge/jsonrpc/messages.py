@@ -6,7 +6,8 @@ invalid JSON, `NaN`/`Infinity` (not JSON, though Python's parser takes them)
 and nesting too deep for the parser (RecursionError) are all -32700.
 A request carrying a string that cannot be stored (a lone UTF-16 surrogate,
 `askbridge.protocol.text`) is -32602 naming the field (S3) before any handler
-sees it; a peer's error message is kept with U+FFFD instead.
+sees it, for every door (`refuse_lone_surrogate`); a peer's error message is
+kept with U+FFFD instead.
 
 `error_reply` is the only place a handler's exception becomes a wire error:
 RpcError → its own code; HarnessError → -32000 `{name, code}`; InvalidParams
@@ -19,14 +20,14 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Callable
 from typing import Any, TypeGuard
 
 from pydantic import ValidationError
 
 from askbridge.protocol.errors import HarnessError, RpcErrorCode
 from askbridge.protocol.parsing import InvalidParams, validation_errors
-from askbridge.protocol.text import lone_surrogate_path as lone_surrogate_path
-from askbridge.protocol.text import scrub
+from askbridge.protocol.text import LONE_SURROGATE_MESSAGE, lone_surrogate_path, scrub
 
 logger = logging.getLogger("askbridge.jsonrpc")
 
@@ -85,8 +86,26 @@ def decode(body: bytes) -> Any:
         raise ParseFailure(f"Parse error: {exc}") from None
 
 
-def may_hold_surrogates(body: bytes) -> bool:
-    return _SURROGATE_ESCAPE.search(body) is not None
+def refuse_lone_surrogate(msg: Message, body: bytes, reply: Callable[[Message], None]) -> bool:
+    """S3, the one rejection for every door: True when `msg`'s params hold a lone surrogate.
+
+    A request is answered -32602 naming the field (`params.a.0.b holds …`, with
+    `data.errors[0].field` = `a.0.b`); a notification or a response is dropped,
+    logged. Only a body holding a surrogate escape is walked (the common case is free).
+    """
+    if _SURROGATE_ESCAPE.search(body) is None:
+        return False
+    path = lone_surrogate_path(msg.get("params"), "params")
+    if path is None:
+        return False
+    method, msg_id = msg.get("method"), msg.get("id")
+    if not isinstance(method, str) or not is_id(msg_id):
+        logger.warning("dropped %s: %s %s", method or "a response", path, LONE_SURROGATE_MESSAGE)
+        return True
+    field = path.removeprefix("params.")
+    data = {"errors": [{"field": field, "message": LONE_SURROGATE_MESSAGE}]}
+    reply(error(msg_id, RpcErrorCode.INVALID_PARAMS, f"{path} {LONE_SURROGATE_MESSAGE}", data))
+    return True
 
 
 def is_id(value: object) -> TypeGuard[MessageId]:

@@ -28,10 +28,16 @@ import anyio
 from askbridge.core import HarnessError, UserQuestionError, UserQuestionRequest, parse_answer
 from askbridge.core.beside import beside
 from askbridge.core.waterfall import NextListener
-from askbridge.host.asking.clients import Client, ClientErrorReply, ClientGone, late_answer_callback
-from askbridge.jsonrpc import Connection, ConnectionClosed, LateReply, RpcResponseError
-from askbridge.jsonrpc.connection import Outcome
-from askbridge.protocol.errors import ErrorCode
+from askbridge.host.asking.clients import Client, late_answer_callback
+from askbridge.jsonrpc import (
+    Connection,
+    ConnectionClosed,
+    LateReply,
+    Outcome,
+    RpcResponseError,
+    client_failure,
+)
+from askbridge.protocol.errors import ClientGone, ErrorCode
 from askbridge.protocol.vocabulary import Answer, AnswerItem, QuestionItem
 
 if TYPE_CHECKING:
@@ -88,7 +94,7 @@ class LspRelay:
             try:
                 return await self.conn.request(method, params, on_late=on_late)
             except (RpcResponseError, ConnectionClosed) as exc:
-                raise _client_failure(exc) from exc
+                raise client_failure(exc) from exc
             finally:
                 self._outstanding.discard(scope)
         raise ClientGone("the client has shut down")  # withdrawn by cancel_outstanding
@@ -122,7 +128,7 @@ class LspRelay:
         def settled(result: Any, error: Exception | None) -> None:
             self._cards.pop(card, None)
             if error is not None:
-                on_done(None, _client_failure(error))
+                on_done(None, client_failure(error))
                 return
             try:
                 answer = parse_answer(result)
@@ -136,7 +142,7 @@ class LspRelay:
                 "userQuestions/ask", _ask_params(request), settled, self._late(request)
             )
         except ConnectionClosed as exc:
-            raise ClientGone(str(exc)) from exc
+            raise client_failure(exc) from exc
 
         def withdraw() -> None:
             self._cards.pop(card, None)
@@ -214,16 +220,6 @@ def _ask_params(request: UserQuestionRequest) -> dict[str, Any]:
     if request.wait is not None:
         params["wait"] = request.wait.dump()
     return params
-
-
-def _client_failure(exc: Exception) -> Exception:
-    """What a card's RPC failure means to the host: the client's error reply, or gone."""
-    if isinstance(exc, RpcResponseError):
-        # The model sees the client's own message (E1), not the RPC error's str.
-        return ClientErrorReply(exc.message, exc.data)
-    if isinstance(exc, ConnectionClosed):
-        return ClientGone(str(exc))
-    return exc
 
 
 def _chosen(q: QuestionItem, result: Any) -> AnswerItem:

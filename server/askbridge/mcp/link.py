@@ -29,12 +29,17 @@ from pydantic import ValidationError
 from askbridge.core import HarnessError, UserQuestionError, UserQuestionRequest
 from askbridge.core.forms import form_answer, form_message, form_schema
 from askbridge.core.waterfall import NextListener
-from askbridge.host.asking.clients import Client, ClientGone
-from askbridge.jsonrpc.messages import ConnectionClosed, RpcResponseError
-from askbridge.protocol.errors import ErrorCode, RpcErrorCode
+from askbridge.host.asking.clients import Client, late_answer_callback
+from askbridge.jsonrpc import (
+    ConnectionClosed,
+    LateReply,
+    Outgoing,
+    RpcResponseError,
+    client_failure,
+    is_method_not_found,
+)
+from askbridge.protocol.errors import ErrorCode
 from askbridge.protocol.vocabulary import Answer
-
-from .transport import LateResponse, ServerRequests
 
 if TYPE_CHECKING:
     from askbridge.host.host import Host
@@ -78,7 +83,7 @@ class McpLink:
     def __init__(
         self,
         host: Host,
-        requests: ServerRequests,
+        requests: Outgoing,
         capabilities: Callable[[], types.ClientCapabilities | None],
     ) -> None:
         self.host = host
@@ -119,32 +124,18 @@ class McpLink:
     async def _elicit(self, request: UserQuestionRequest) -> Answer:
         try:
             result = await self.requests.request(
-                "elicitation/create", elicitation_params(request), self._late(request)
+                "elicitation/create", elicitation_params(request), on_late=self._late(request)
             )
-        except ConnectionClosed as exc:
-            raise ClientGone(str(exc)) from exc
-        except RpcResponseError as exc:
-            if exc.code == RpcErrorCode.METHOD_NOT_FOUND:
-                raise ElicitationUnsupported(exc.message) from exc
-            # E1: the model sees the client's own message as PROVIDER_ERROR.
-            raise UserQuestionError(exc.message, ErrorCode.PROVIDER_ERROR) from exc
+        except (ConnectionClosed, RpcResponseError) as exc:
+            failure = client_failure(exc)  # the client gone, or its own error (E1, E2)
+            if is_method_not_found(failure):
+                raise ElicitationUnsupported(str(failure)) from exc
+            raise failure from exc
         return answer_from_elicitation(request, result)
 
-    def _late(self, request: UserQuestionRequest) -> LateResponse | None:
-        """L7: an accepted form the door had stopped waiting for, as a late reply."""
-        wait, session_id = request.wait, request.session_id
-        if wait is None or session_id is None:
-            return None
-
-        def on_late(result: Any, error: RpcResponseError | None) -> None:
-            if error is not None or self.client is None:
-                log.info("dropped a late elicitation error for %s", wait.call_id)
-                return
-            try:
-                answer = answer_from_elicitation(request, result)
-            except HarnessError as exc:
-                log.info("dropped a late elicitation reply to %s: %s", wait.call_id, exc.message)
-                return
-            self.host.late_answer(self.client, session_id, wait.call_id, answer)
-
-        return on_late
+    def _late(self, request: UserQuestionRequest) -> LateReply | None:
+        """L7: an accepted form the door had stopped waiting for, as a late reply (the
+        same handling as every door's card)."""
+        return late_answer_callback(
+            self.host, self.client, request, lambda result: answer_from_elicitation(request, result)
+        )

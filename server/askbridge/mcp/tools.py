@@ -2,7 +2,7 @@
 (X2, X4, X5; protocol.md "MCP front door").
 
 `ExternalAgent` is one connection's agent. Its external session (X1,
-host/asking/external.py) is created on the first call that needs one — a connection
+host/agent/external.py) is created on the first call that needs one — a connection
 that never asks leaves nothing in `session/list`. Every call is logged as a
 hosted agent's would be (`tool/call`, `tool/result`); the result's first text
 content is exactly what a hosted model would read (T3, T5, T6) except that
@@ -28,6 +28,7 @@ import anyio
 
 from askbridge.core import HarnessError, ToolInputError, UserQuestionRequest
 from askbridge.core.beside import beside
+from askbridge.host.agent.external import ExternalSession, late_replies_text
 from askbridge.host.agent.model_output import CheckedCall
 from askbridge.host.agent.tools import (
     ASK_TOOL,
@@ -38,14 +39,10 @@ from askbridge.host.agent.tools import (
     compact,
     pending_text,
 )
-from askbridge.host.asking.external import (
-    ExternalSession,
-    create_external_session,
-    follow_by_renderers,
-    late_replies_text,
-)
+from askbridge.host.asking.external import follow_by_renderers
 
 from .approval import APPROVAL_TOOL, approval_question, decision, failed
+from .definitions import GET_ANSWERS_TOOL, external_pending_text, tool_definitions
 
 if TYPE_CHECKING:
     from askbridge.host.asking.clients import Client
@@ -53,78 +50,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("askbridge.mcp")
 
-GET_ANSWERS_TOOL = "get_answers"
 PROGRESS_INTERVAL_S = 5.0
 
 Progress = Callable[[float, str], Awaitable[None]]
 T = TypeVar("T")
-
-
-def external_pending_text(call_id: str) -> str:
-    """X2: T5's JSON, whose message points at get_answers instead of a user message."""
-    message = (
-        "No answer batch arrived before the timeout. This is pending, not a skipped answer: "
-        "continue with useful work that does not depend on it. The user can still answer; "
-        f'call get_answers (with callIds ["{call_id}"], or without arguments) later to receive '
-        "the reply with the original questions. Do not treat this as permission."
-    )
-    return compact({"pending": True, "callId": call_id, "message": message})
-
-
-def tool_definitions(ask: AskUserQuestionTool) -> list[dict[str, Any]]:
-    """What the agent sees, in the hosted `request/header` shape {name, description, parameters};
-    `ask_user_question` takes the hosted timed schema's parameters (T2, P1)."""
-    default = "no timeout" if ask.timeout == -1 else f"{ask.timeout} seconds"
-    parameters = ask.schema()["parameters"]
-    return [
-        {
-            "name": ASK_TOOL,
-            "description": (
-                "Ask the user one or more structured questions; they answer in their editor "
-                "(or here). Each answer names the question id and the selected option labels, "
-                f"or custom text. The wait defaults to {default}. If no answer arrives in time "
-                'the result is {"pending": true, "callId": …}: the question stays open, and the '
-                "reply comes later through get_answers. Pending is never an answer, a refusal "
-                "or permission."
-            ),
-            "parameters": parameters,
-        },
-        {
-            "name": GET_ANSWERS_TOOL,
-            "description": (
-                "Collect the user's answers to questions that returned pending. Returns "
-                '{"answers": [{callId, questions, answers}], "pending": [callId…]}; each '
-                "answer is returned once. Without callIds, every answer that arrived."
-            ),
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    "callIds": {
-                        "type": "array",
-                        "items": {"type": "string"},
-                        "description": "Only these pending calls (default: all).",
-                    }
-                },
-            },
-        },
-        {
-            "name": APPROVAL_TOOL,
-            "description": (
-                "Ask the user to allow or deny a tool call (Claude Code's "
-                '--permission-prompt-tool). Returns {"behavior": "allow", "updatedInput": …} '
-                'or {"behavior": "deny", "message": …}; ExitPlanMode asks for plan approval.'
-            ),
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    "tool_name": {"type": "string"},
-                    "input": {"type": "object"},
-                    "tool_use_id": {"type": "string"},
-                },
-                "required": ["tool_name", "input"],
-            },
-        },
-    ]
 
 
 class ToolResult:
@@ -153,8 +82,7 @@ class ExternalAgent:
 
     def _session(self) -> ExternalSession:
         if self.session is None:
-            self.session = create_external_session(
-                self.host,
+            self.session = self.host.new_external_session(
                 self.client,
                 client_name=self._client_name(),
                 cwd=self.cwd,
@@ -196,7 +124,7 @@ class ExternalAgent:
     ) -> Callable[[ToolContext, CheckedCall], Awaitable[ToolOutcome]]:
         async def ask(ctx: ToolContext, call: CheckedCall) -> ToolOutcome:
             session = self._session()
-            follow_by_renderers(self.host, session)
+            follow_by_renderers(self.host, session.session)
             outcome = await self._waiting(
                 session.ask_tool.run(ctx, call.arguments, call.questions), ctx, progress
             )
@@ -270,7 +198,7 @@ class ExternalAgent:
                 session_id=ctx.session_id,
                 extra={TOOL_CALL_ID: ctx.call_id},
             )
-            follow_by_renderers(self.host, session)
+            follow_by_renderers(self.host, session.session)
             try:
                 answer = await self._waiting(self.host.service.ask(request), ctx, progress)
             except HarnessError as exc:

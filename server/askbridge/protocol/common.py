@@ -59,6 +59,15 @@ class ErrorData(WireModel):
     code: str
 
 
+class TurnError(WireModel):
+    """`error` of a `turn_ended` whose turn failed (MODEL_ERROR, STORE_ERROR): `{name, code,
+    message}`, the same error its `session/prompt` (if any) was answered with."""
+
+    name: str
+    code: str
+    message: str
+
+
 class MessageSource(WireModel):
     """Where an admitted user message came from (L4).
 

@@ -8,6 +8,7 @@ of a failed tool result.
 from __future__ import annotations
 
 from enum import IntEnum, StrEnum
+from typing import Any
 
 
 class HarnessError(Exception):
@@ -90,3 +91,22 @@ class RpcErrorCode(IntEnum):
     INTERNAL_ERROR = -32603
     DOMAIN_ERROR = -32000
     REQUEST_CANCELLED = -32800
+
+
+class ClientGone(ConnectionError):
+    """The client's connection ended while the host was asking it."""
+
+
+class ClientErrorReply(Exception):
+    """The client answered a card with an error: its message, `data` and RPC `code`.
+
+    The core rebuilds `data = {name: "UserQuestionError", code}` as that error (E2);
+    anything else becomes PROVIDER_ERROR carrying exactly the client's message (E1).
+    Here, below the host and `jsonrpc/`, so that the one mapping of a client's RPC
+    failure (`jsonrpc.client_failure`) serves every door.
+    """
+
+    def __init__(self, message: str, data: Any = None, code: int | None = None) -> None:
+        super().__init__(message)
+        self.data = data
+        self.code = code

@@ -19,6 +19,7 @@ from .common import (
     StopReason,
     TextContent,
     TurnCause,
+    TurnError,
 )
 
 
@@ -90,9 +91,14 @@ class ToolCallUpdate(WireModel):
 
 
 class TurnEnded(WireModel):
+    """The end of a turn; `error` when it failed. A failure is reported there, once: not
+    also as agent text (issue 18), so a client that prompted shows its prompt's error and
+    any other window, or a turn a late reply woke, shows this one."""
+
     session_update: Literal["turn_ended"] = "turn_ended"
     turn_id: str
     stop_reason: StopReason
+    error: TurnError | None = None
 
 
 SessionUpdate = Annotated[

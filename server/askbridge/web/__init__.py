@@ -5,11 +5,13 @@ The door runs `askbridge serve --data-dir D --host MODE` as its child and is one
 (bridge.py), so the host needs nothing new and every M, C and L rule holds for
 browsers as for editor windows. It imports none of the other doors.
 
-Why aiohttp: it is the long-kept asyncio HTTP server (one dependency, no ASGI
-server to pair it with), serves TLS from a plain `ssl.SSLContext`, streams
-server-sent events with `StreamResponse`, caps request bodies, and parses HTTP
-itself (no hand-written HTTP here). Starlette would need uvicorn as well; the
-standard library has no asyncio HTTP server.
+Why h11 (http.py): it is the well-kept HTTP/1.1 protocol library under httpcore
+(httpx, already a dependency) and uvicorn; it parses and frames every message, so
+no HTTP is hand-written here, and it costs 0.4 MiB where aiohttp cost ~17 MiB: the
+door must idle under 40 MiB (issue 20; benchmarks/bench_web_idle.py measures it).
+TLS is asyncio's own (`ssl.SSLContext`); the event stream is server-sent events
+(no websockets); the standard library has no asyncio HTTP server, and Starlette
+would need uvicorn (and ~9 MiB) as well.
 
 The door prints its URL (token in the fragment, B2) on stderr, and nothing else
 unless asked; losing its host ends it with one line (H8) and status 1.
@@ -24,7 +26,7 @@ __all__ = ["add_web_parser", "run_web"]
 
 
 def run_web(args: argparse.Namespace) -> int:
-    # Imported here: aiohttp costs every other command's start-up otherwise.
+    # Imported here: the HTTP server would cost every other command's start-up otherwise.
     from .main import run
 
     return run(args)

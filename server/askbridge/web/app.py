@@ -11,21 +11,16 @@ the page's own). Errors are `{error: {code, message}}`.
 from __future__ import annotations
 
 import ipaddress
-import json
 import logging
+import re
 from collections.abc import Awaitable, Callable
 from importlib import resources
 from typing import Any
 
-from aiohttp import web
-from pydantic import ValidationError
-
-from askbridge.core.errors import UserQuestionError
-from askbridge.core.validation import check_answer, parse_answer
 from askbridge.jsonrpc import ConnectionClosed, RpcResponseError
-from askbridge.protocol.vocabulary import QuestionItem
 
-from .bridge import Bridge
+from .bridge import Bridge, Card
+from .http import Request, Response, cookie_header, json_response
 from .stream import event_stream
 from .token import same_token
 
@@ -34,9 +29,9 @@ logger = logging.getLogger("askbridge.web")
 COOKIE = "askbridge_web"
 MAX_BODY = 1 << 20  # an answer's custom text is at most 64 KiB (S1); 1 MiB is plenty
 STATIC = {
-    "/": ("index.html", "text/html"),
-    "/app.js": ("app.js", "text/javascript"),
-    "/style.css": ("style.css", "text/css"),
+    "/": ("index.html", "text/html; charset=utf-8"),
+    "/app.js": ("app.js", "text/javascript; charset=utf-8"),
+    "/style.css": ("style.css", "text/css; charset=utf-8"),
 }
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; object-src 'none'; "
@@ -45,6 +40,7 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",
 }
+Route = Callable[[Request], Awaitable[Response]]
 
 
 class ApiError(Exception):
@@ -53,9 +49,8 @@ class ApiError(Exception):
         self.status, self.code, self.message = status, code, message
 
 
-def error_response(status: int, code: str, message: str) -> web.Response:
-    body = json.dumps({"error": {"code": code, "message": message}})
-    return web.Response(status=status, text=body, content_type="application/json")
+def error_response(status: int, code: str, message: str) -> Response:
+    return json_response({"error": {"code": code, "message": message}}, status)
 
 
 def allowed_hosts(listen_host: str, port: int, extra: list[str]) -> tuple[set[str], bool]:
@@ -79,56 +74,65 @@ def _is_ip_literal(host: str) -> bool:
 
 def build_app(
     bridge: Bridge, token: str, hosts: set[str], wildcard: bool, tls: bool
-) -> web.Application:
+) -> Callable[[Request], Awaitable[Response]]:
+    """The door's request handler: the guard (B2), then the route, then the headers."""
     scheme = "https" if tls else "http"
 
-    @web.middleware
-    async def guard(
-        request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
-    ) -> web.StreamResponse:
-        host = request.headers.get("Host", "")
+    async def guard(request: Request) -> Response:
+        host = request.headers.get("host", "")
         if host not in hosts and not (wildcard and _is_ip_literal(host)):
             return error_response(403, "FORBIDDEN_HOST", f"this door does not serve host {host!r}")
-        origin = request.headers.get("Origin")
+        origin = request.headers.get("origin")
         if origin is not None and origin != f"{scheme}://{host}":
             return error_response(403, "FORBIDDEN_ORIGIN", "cross-site requests are refused")
         path = request.path
         if path.startswith("/api/") and path != "/api/login":
-            if not same_token(request.cookies.get(COOKIE), token):
+            if not same_token(request.cookie(COOKIE), token):
                 return error_response(401, "UNAUTHORIZED", "open the URL askbridge web printed")
         try:
-            response = await handler(request)
+            response = await route(request)
         except ApiError as exc:
             response = error_response(exc.status, exc.code, exc.message)
-        except web.HTTPException as exc:
-            response = error_response(
-                exc.status, "NOT_FOUND" if exc.status == 404 else "HTTP", exc.reason
-            )
         response.headers.update(SECURITY_HEADERS)
         return response
 
-    async def static(request: web.Request) -> web.Response:
+    async def route(request: Request) -> Response:
+        allowed = False
+        for method, pattern, handler in routes:
+            match = pattern.fullmatch(request.path)
+            if match is None:
+                continue
+            if method != request.method and not (method == "GET" and request.method == "HEAD"):
+                allowed = True
+                continue
+            request.params = match.groupdict()
+            return await handler(request)
+        if allowed:
+            raise ApiError(405, "HTTP", "Method Not Allowed")
+        raise ApiError(404, "NOT_FOUND", "Not Found")
+
+    async def static(request: Request) -> Response:
         name, kind = STATIC[request.path]
         body = resources.files("askbridge.web").joinpath("static", name).read_bytes()
-        return web.Response(body=body, content_type=kind, charset="utf-8")
+        return Response(200, body, kind)
 
-    async def login(request: web.Request) -> web.Response:
-        body = await _json(request)
+    async def login(request: Request) -> Response:
+        body = _json(request)
         if not same_token(body.get("token") if isinstance(body.get("token"), str) else None, token):
             raise ApiError(401, "UNAUTHORIZED", "the token is not this door's")
-        response = web.json_response({"ok": True})
-        response.set_cookie(COOKIE, token, httponly=True, samesite="Strict", secure=tls, path="/")
+        response = json_response({"ok": True})
+        response.headers["Set-Cookie"] = cookie_header(COOKIE, token, secure=tls)
         return response
 
-    async def ping(request: web.Request) -> web.Response:
-        return web.json_response({"ok": True})
+    async def ping(request: Request) -> Response:
+        return json_response({"ok": True})
 
-    async def events(request: web.Request) -> web.StreamResponse:
-        return await event_stream(request, bridge)
+    async def events(request: Request) -> Response:
+        return event_stream(bridge)
 
-    async def answer_card(request: web.Request) -> web.Response:
-        card_id = request.match_info["card"]
-        body = await _json(request)
+    async def answer_card(request: Request) -> Response:
+        card_id = request.params["card"]
+        body = _json(request)
         card = bridge.cards.get(card_id)
         if card is None or card.reply.done():
             if card is not None or card_id in bridge.closed:
@@ -140,31 +144,31 @@ def build_app(
             raise ApiError(404, "UNKNOWN_CARD", f"unknown question {card_id}")
         answer = _checked(card.questions, body.get("answer"), card.call_id)
         card.reply.set_result(answer)
-        return web.json_response({"ok": True})
+        return json_response({"ok": True})
 
-    async def claim(request: web.Request) -> web.Response:
-        card, client = await _card_and_client(request)
+    async def claim(request: Request) -> Response:
+        card, client = _card_and_client(request)
         bridge.claim(card, client)
-        return web.json_response({"ok": True})
+        return json_response({"ok": True})
 
-    async def release(request: web.Request) -> web.Response:
-        card, client = await _card_and_client(request)
+    async def release(request: Request) -> Response:
+        card, client = _card_and_client(request)
         bridge.release(card, client)
-        return web.json_response({"ok": True})
+        return json_response({"ok": True})
 
-    async def _card_and_client(request: web.Request) -> tuple[Any, str]:
-        body = await _json(request)
+    def _card_and_client(request: Request) -> tuple[Card, str]:
+        body = _json(request)
         client = body.get("client")
         if not isinstance(client, str) or not client.startswith("b-"):
             raise ApiError(400, "BAD_REQUEST", "client must be the id the event stream gave")
-        card = bridge.cards.get(request.match_info["card"])
+        card = bridge.cards.get(request.params["card"])
         if card is None:
-            raise ApiError(404, "UNKNOWN_CARD", f"unknown question {request.match_info['card']}")
+            raise ApiError(404, "UNKNOWN_CARD", f"unknown question {request.params['card']}")
         return card, client
 
-    async def answer_late(request: web.Request) -> web.Response:
-        sid, call_id = request.match_info["session"], request.match_info["call"]
-        body = await _json(request)
+    async def answer_late(request: Request) -> Response:
+        sid, call_id = request.params["session"], request.params["call"]
+        body = _json(request)
         view = bridge.views.get(sid)
         if view is None:
             raise ApiError(404, "UNKNOWN_SESSION", f"unknown session {sid}")
@@ -182,25 +186,32 @@ def build_app(
             raise ApiError(503, "HOST_LOST", "askbridge stopped") from exc
         if not accepted:
             raise ApiError(409, "ANSWERED_ELSEWHERE", f"{call_id} was answered elsewhere")
-        return web.json_response({"ok": True})
+        return json_response({"ok": True})
 
-    app = web.Application(middlewares=[guard], client_max_size=MAX_BODY)
-    for path in STATIC:
-        app.router.add_get(path, static)
-    app.router.add_post("/api/login", login)
-    app.router.add_get("/api/events", events)
-    app.router.add_get("/api/ping", ping)
-    app.router.add_post("/api/cards/{card}/answer", answer_card)
-    app.router.add_post("/api/cards/{card}/claim", claim)
-    app.router.add_post("/api/cards/{card}/release", release)
-    app.router.add_post("/api/sessions/{session}/calls/{call}/answer", answer_late)
-    return app
+    part = "(?P<{}>[^/]+)"
+    routes: list[tuple[str, re.Pattern[str], Route]] = [
+        *(("GET", re.compile(re.escape(path)), static) for path in STATIC),
+        ("POST", re.compile("/api/login"), login),
+        ("GET", re.compile("/api/events"), events),
+        ("GET", re.compile("/api/ping"), ping),
+        ("POST", re.compile(f"/api/cards/{part.format('card')}/answer"), answer_card),
+        ("POST", re.compile(f"/api/cards/{part.format('card')}/claim"), claim),
+        ("POST", re.compile(f"/api/cards/{part.format('card')}/release"), release),
+        (
+            "POST",
+            re.compile(
+                f"/api/sessions/{part.format('session')}/calls/{part.format('call')}/answer"
+            ),
+            answer_late,
+        ),
+    ]
+    return guard
 
 
-async def _json(request: web.Request) -> dict[str, Any]:
+def _json(request: Request) -> dict[str, Any]:
     try:
-        body = await request.json(loads=json.loads)
-    except (ValueError, UnicodeDecodeError) as exc:
+        body = request.json()
+    except ValueError as exc:  # UnicodeDecodeError is one
         raise ApiError(400, "BAD_REQUEST", "the body must be a JSON object") from exc
     if not isinstance(body, dict):
         raise ApiError(400, "BAD_REQUEST", "the body must be a JSON object")
@@ -209,7 +220,16 @@ async def _json(request: web.Request) -> dict[str, Any]:
 
 def _checked(questions: list[dict[str, Any]], raw: Any, call_id: str | None) -> dict[str, Any]:
     """V8 and S1 here, before anything reaches the host: an invalid reply to an ask
-    would fail the ask for every window (protocol.md), not just this browser."""
+    would fail the ask for every window (protocol.md), not just this browser.
+
+    Imported here, at the first answer: the protocol models are not needed while the
+    door idles (issue 20: under 40 MiB), and the host checks every answer again."""
+    from pydantic import ValidationError
+
+    from askbridge.core.errors import UserQuestionError
+    from askbridge.core.validation import check_answer, parse_answer
+    from askbridge.protocol.vocabulary import QuestionItem
+
     try:
         items = [QuestionItem.model_validate(q) for q in questions]
         answer = check_answer(items, parse_answer(raw), call_id)

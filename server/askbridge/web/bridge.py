@@ -14,8 +14,9 @@ so the host treats every browser behind the door as one rendering window (M1–M
   continued questions from them, B5); late replies go through `userQuestions/answer`.
 - Following (B1): external sessions come by themselves (M1); hosted root
   sessions are found with `session/list` and loaded (which subscribes the door),
-  at start and then every second while a browser is connected — no work for the
-  host while nobody looks. At start only the newest MAX_INITIAL are loaded.
+  at start and then every `poll_s` (1 s) while a browser is connected — no work for
+  the host while nobody looks (issue 20; tests/web/test_web_idle.py counts). At
+  start only the newest MAX_INITIAL are loaded.
 
 Every change goes to `listeners` as one JSON-ready event dict.
 """
@@ -77,8 +78,9 @@ PROBE = "door-probe"
 
 
 class Bridge:
-    def __init__(self, conn: Connection) -> None:
+    def __init__(self, conn: Connection, poll_s: float = POLL_S) -> None:
         self.conn = conn
+        self.poll_s = poll_s
         self.cards: dict[str, Card] = {}
         self.closed: OrderedDict[str, str] = OrderedDict()  # card id -> why (409 on answer)
         self.views: dict[str, dict[str, Any]] = {}
@@ -140,8 +142,9 @@ class Bridge:
     async def _poll(self) -> None:
         while True:
             await self._browsers.wait()
-            await anyio.sleep(POLL_S)
-            await self._follow()
+            await anyio.sleep(self.poll_s)
+            if self.listeners:  # the last browser may have left during the sleep
+                await self._follow()
 
     async def _follow(self, initial: bool = False) -> None:
         try:

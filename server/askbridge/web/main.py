@@ -3,6 +3,11 @@
 Ctrl-C or SIGTERM ends it cleanly (the child gets `shutdown` + `exit`, status 0);
 the host going away (the child exits) ends it with one line on stderr and status 1
 (H8), which reuses the child's own reason when it gave one.
+
+Two environment variables exist for tests only: `ASKBRIDGE_WEB_SERVE`, a JSON list,
+is the child's whole command line instead of `askbridge serve …` (a stand-in host:
+tests/web/web_transcript_player.py plays the golden transcripts to the door), and
+`ASKBRIDGE_WEB_POLL_S` replaces the 1 s listing interval (tests/web/test_web_idle.py).
 """
 
 from __future__ import annotations
@@ -10,6 +15,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import ipaddress
+import json
+import os
 import signal
 import ssl
 import sys
@@ -17,16 +24,18 @@ from collections import deque
 from pathlib import Path
 
 import anyio
-from aiohttp import web
 
 from askbridge.jsonrpc import ConnectionClosed, lsp_connection
 from askbridge.paths import data_dir_of
 
-from .app import allowed_hosts, build_app
-from .bridge import Bridge
+from .app import MAX_BODY, allowed_hosts, build_app
+from .bridge import POLL_S, Bridge
+from .http import HttpServer
 from .token import load_token
 
 PROG = "askbridge web"
+SERVE_ENV = "ASKBRIDGE_WEB_SERVE"
+POLL_ENV = "ASKBRIDGE_WEB_POLL_S"
 
 
 def parse_listen(value: str) -> tuple[str, int]:
@@ -79,6 +88,8 @@ async def _main(args: argparse.Namespace, host: str, port: int) -> int:
     ]
     if args.log_file:
         command += ["--log-file", args.log_file, "--log-level", args.log_level]
+    if os.environ.get(SERVE_ENV):
+        command = [str(part) for part in json.loads(os.environ[SERVE_ENV])]
     child = await asyncio.create_subprocess_exec(
         *command,
         stdin=asyncio.subprocess.PIPE,
@@ -88,27 +99,22 @@ async def _main(args: argparse.Namespace, host: str, port: int) -> int:
     assert child.stdin is not None and child.stdout is not None and child.stderr is not None
     tail: deque[str] = deque(maxlen=5)
     conn = lsp_connection(child.stdout, child.stdin)
-    bridge = Bridge(conn)
+    bridge = Bridge(conn, float(os.environ.get(POLL_ENV) or POLL_S))
     stopping = False
-    runner: web.AppRunner | None = None
+    server: HttpServer | None = None
 
     async def serve_http() -> None:
-        nonlocal runner
+        nonlocal server
         token = load_token(data_dir, new=args.new_token)
         tls = None
         if args.tls_cert:
             tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
             tls.load_cert_chain(args.tls_cert, args.tls_key)
         hosts, wildcard = allowed_hosts(host, port, args.allow_host)
-        runner = web.AppRunner(
-            build_app(bridge, token, hosts, wildcard, tls is not None),
-            access_log=None,
-            handle_signals=False,
+        server = HttpServer(
+            build_app(bridge, token, hosts, wildcard, tls is not None), max_body=MAX_BODY
         )
-        await runner.setup()
-        site = web.TCPSite(runner, host, port, ssl_context=tls, shutdown_timeout=1)
-        await site.start()
-        bound = runner.addresses[0][1] if runner.addresses else port
+        bound = await server.start(host, port, tls)
         hosts.update(allowed_hosts(host, bound, args.allow_host)[0])  # --listen HOST:0
         shown = f"[{host}]" if ":" in host else host
         if host in ("0.0.0.0", "::"):
@@ -162,8 +168,8 @@ async def _main(args: argparse.Namespace, host: str, port: int) -> int:
             tg.cancel_scope.cancel()
     finally:
         with anyio.CancelScope(shield=True):
-            if runner is not None:
-                await runner.cleanup()
+            if server is not None:
+                await server.close()
             if child.stdin is not None and not child.stdin.is_closing():
                 child.stdin.close()  # end of input: the child ends cleanly, status 0
             with anyio.move_on_after(5):

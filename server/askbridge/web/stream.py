@@ -12,45 +12,38 @@ import itertools
 import json
 from typing import Any
 
-from aiohttp import web
-
 from .bridge import Bridge
+from .http import Response, Write
 
 KEEPALIVE_S = 15.0
 _clients = itertools.count(1)
 
 
-async def event_stream(request: web.Request, bridge: Bridge) -> web.StreamResponse:
+def event_stream(bridge: Bridge) -> Response:
     client = f"b-{next(_clients)}"
-    queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-    response = web.StreamResponse(
-        headers={
-            "Content-Type": "text/event-stream",
-            "Cache-Control": "no-store",
-            "X-Accel-Buffering": "no",
-        }
-    )
-    await response.prepare(request)
-    bridge.listeners.add(queue.put_nowait)
-    bridge.browsers_changed()
-    try:
-        await _send(response, {**bridge.state(), "client": client})
-        while True:
-            try:
-                event = await asyncio.wait_for(queue.get(), KEEPALIVE_S)
-            except TimeoutError:
-                await response.write(b": keepalive\n\n")
-                continue
-            await _send(response, event)
-    except ConnectionResetError:
-        pass  # the browser went away; the finally below ends its claims
-    finally:
-        bridge.listeners.discard(queue.put_nowait)
+
+    async def body(write: Write) -> None:
+        queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        bridge.listeners.add(queue.put_nowait)
         bridge.browsers_changed()
-        bridge.release_all(client)
-    return response
+        try:
+            await _send(write, {**bridge.state(), "client": client})
+            while True:
+                try:
+                    event = await asyncio.wait_for(queue.get(), KEEPALIVE_S)
+                except TimeoutError:
+                    await write(b": keepalive\n\n")
+                    continue
+                await _send(write, event)
+        finally:  # the browser went away (or the door stops): its claims end (C4)
+            bridge.listeners.discard(queue.put_nowait)
+            bridge.browsers_changed()
+            bridge.release_all(client)
+
+    headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
+    return Response(200, content_type="text/event-stream", headers=headers, stream=body)
 
 
-async def _send(response: web.StreamResponse, event: dict[str, Any]) -> None:
+async def _send(write: Write, event: dict[str, Any]) -> None:
     data = json.dumps(event, separators=(",", ":"), ensure_ascii=False)
-    await response.write(f"data: {data}\n\n".encode())
+    await write(f"data: {data}\n\n".encode())

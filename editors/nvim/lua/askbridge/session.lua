@@ -28,6 +28,11 @@ M.current = nil
 --- Agent text of the running turn by session id: {parts, break_before_next}.
 local turn_text = {}
 
+--- Prompts of ours still waiting for their answer, by session id. A failed turn is told
+--- once: by its prompt's error reply to the window that prompted, else (another window's
+--- prompt, a turn a late reply woke) by the `error` of its turn_ended.
+local prompting = {}
+
 --- Creates a session; `callback(err, session_id)`.
 --- @param opts {cwd?: string, model?: table, askUserQuestion?: table}?
 function M.new(opts, callback)
@@ -144,10 +149,12 @@ end
 --- when there is none); `callback(err, stop_reason, session_id)` when its turn ends.
 function M.prompt(text, callback, session_id)
   local function send(id)
+    prompting[id] = (prompting[id] or 0) + 1
     client_mod.call('session/prompt', {
       sessionId = id,
       prompt = { { type = 'text', text = text } },
     }, function(err, result)
+      prompting[id] = math.max(0, (prompting[id] or 1) - 1)
       callback(err, result and result.stopReason, id)
     end)
   end
@@ -223,6 +230,9 @@ function M.on_update(_, params)
     turn_text[id] = nil
     if config.options.notify_agent_messages and text ~= '' then
       notify.info(text)
+    end
+    if type(update.error) == 'table' and (prompting[id] or 0) == 0 then
+      notify.error(('turn %s failed: %s'):format(update.turnId, update.error.message))
     end
   else
     collect(id, kind, update)

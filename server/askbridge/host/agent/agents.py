@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Literal
 
 from askbridge.core.identity import SimpleAgentRegistry
@@ -19,6 +20,11 @@ Origin = Literal["root", "subagent"]
 
 def new_id(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:16]}"
+
+
+def now_iso() -> str:
+    """A session header's `createdAt`: UTC, milliseconds."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 @dataclass(eq=False)

@@ -8,7 +8,9 @@ and withdraws its open questions through `fanout.abort`; host.py supplies all of
 from __future__ import annotations
 
 from collections.abc import Callable, Coroutine, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
+
+from askbridge.core import UserQuestionService
 
 from ..log import events as ev
 from ..store.commits import GroupCommit
@@ -19,6 +21,12 @@ if TYPE_CHECKING:
     from .session import Session
 
 
+# Whoever sent a prompt or a reply: a client of the asking room. The agent only carries it
+# back (`Session.turn_client`): host.py hands it to the fan-out, whose fallback asks through
+# the turn's requester (M2). The agent needs nothing of it, so it names no type of asking/.
+Requester: TypeAlias = object
+
+
 class Withdraws(Protocol):
     def abort(self, session_id: str) -> None: ...
 
@@ -27,6 +35,7 @@ class SessionHost(Protocol):
     store: EventStore
     commits: GroupCommit
     registry: AgentRegistry
+    service: UserQuestionService
     max_turn_requests: int
 
     @property

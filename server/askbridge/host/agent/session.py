@@ -25,25 +25,26 @@ from __future__ import annotations
 import itertools
 import logging
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
-from askbridge.core import AbortSignal, HarnessError, StoreError
+from askbridge.core import AbortSignal, HarnessError, SessionError, StoreError
+from askbridge.protocol.errors import ErrorCode
 
 from ..log import events as ev
 from ..log.inbox import Inbox, InboxItem
 from ..log.projection import Projection
 from ..store.store_api import encode_event
 from .agents import Agent, new_id
+from .history import LazyHistory
 from .models.base import Model
 from .tools import DELEGATE_SCHEMA, AskUserQuestionTool
 
 if TYPE_CHECKING:
-    from ..asking.clients import Client
-    from .ports import SessionHost
+    from .ports import Requester, SessionHost
 
 log = logging.getLogger("askbridge.host")
 
@@ -59,7 +60,7 @@ DETACHED = "detached"
 class QueuedPrompt:
     content: list[dict[str, Any]]
     arrival: int
-    client: Client | None = None
+    client: Requester | None = None
     done: anyio.Event = field(default_factory=anyio.Event)
     stop_reason: str = "cancelled"
     error: HarnessError | None = None
@@ -95,14 +96,18 @@ class Session:
         self.turn_signal: AbortSignal | None = None
         # The client whose prompt (or late reply) started the current turn: its fallback
         # asks when no follower renders questions (M2).
-        self.turn_client: Client | None = None
-        self.inbox_client: Client | None = None  # who sent the latest inbox work
+        self.turn_client: Requester | None = None
+        self.inbox_client: Requester | None = None  # who sent the latest inbox work
         self.hold_replies = False  # after a user cancel, replies wait for the next prompt (L5)
         self.max_turn_requests = host.max_turn_requests  # a front door may set its own
+        # An external (MCP) session's agent runs outside (agent/external.py): it has no
+        # turns, takes no prompts, and its late replies wait for `take_replies` (X4).
+        self.runs_turns = header.get("origin") != ev.EXTERNAL_ORIGIN
 
     @property
     def is_root(self) -> bool:
-        return self.header.get("origin") == "root"
+        """Not a delegated child: followed, listed, asked through the fan-out (M1, P6)."""
+        return self.header.get("origin") in ev.ROOT_ORIGINS
 
     # -- the log --------------------------------------------------------------------------
 
@@ -177,23 +182,27 @@ class Session:
 
     def lazy_history(self) -> Sequence[ev.Event]:
         """`history()`, read only if the model looks at it (a script never does)."""
-        return _History(self)
+        return LazyHistory(self.history)
 
     # -- queueing -------------------------------------------------------------------------
 
-    def enqueue_prompt(self, content: list[dict[str, Any]], client: Client | None) -> QueuedPrompt:
+    def enqueue_prompt(
+        self, content: list[dict[str, Any]], client: Requester | None
+    ) -> QueuedPrompt:
+        self._refuse_prompts()
         prompt = QueuedPrompt(content, next(_arrivals), client)
         self.prompts.append(prompt)
         self.hold_replies = False
         self.wake()
         return prompt
 
-    def enqueue_reply(self, call_id: str, text: str, client: Client | None = None) -> None:
+    def enqueue_reply(self, call_id: str, text: str, client: Requester | None = None) -> None:
         """L4: commit the reply to the inbox, then wake an idle agent."""
         self.enqueue_inbox(ev.text_content(text), ev.reply_source(call_id), "next-step", client)
 
-    def steer(self, text: str, client: Client | None = None) -> None:
+    def steer(self, text: str, client: Requester | None = None) -> None:
         """A user message for the running agent, admitted at its next step boundary."""
+        self._refuse_prompts()
         self.enqueue_inbox(ev.text_content(text), None, "next-step", client)
 
     def enqueue_inbox(
@@ -201,7 +210,7 @@ class Session:
         content: list[dict[str, Any]],
         source: dict[str, Any] | None,
         delivery: Literal["next-turn", "next-step"],
-        client: Client | None = None,
+        client: Requester | None = None,
     ) -> None:
         """Commit an inbox item (durable), then wake an idle agent."""
         # New inbox work after a user cancel wakes the agent, and the items held since the
@@ -214,6 +223,14 @@ class Session:
             self.inbox_client = client
         self.wake()
 
+    def _refuse_prompts(self) -> None:
+        if not self.runs_turns:
+            raise SessionError(
+                f"session {self.id} belongs to an agent outside askbridge (MCP): it takes no "
+                "prompts; answer its questions instead",
+                ErrorCode.EXTERNAL_SESSION,
+            )
+
     def withdraw_reply(self, call_id: str) -> bool:
         item = self.inbox.queued_reply(call_id)
         if item is None:
@@ -222,6 +239,8 @@ class Session:
         return True
 
     def has_work(self) -> bool:
+        if not self.runs_turns:
+            return False
         return bool(self.prompts) or (bool(self.inbox.items) and not self.hold_replies)
 
     def wake(self) -> None:
@@ -294,38 +313,6 @@ class Session:
             header = ev.request_header(self.tool_schemas())
             self._request_header = (header, encode_event(header))
         return self._request_header[0]
-
-    def unanswered_calls(self) -> list[tuple[str, str]]:
-        """P7: tool calls of the log that never got a result."""
-        return list(self.open_calls.items())
-
-
-class _History(Sequence[ev.Event]):
-    """A session's log as a sequence, read from the store on first use."""
-
-    def __init__(self, session: Session) -> None:
-        self._session = session
-        self._events: list[ev.Event] | None = None
-
-    def _loaded(self) -> list[ev.Event]:
-        if self._events is None:
-            self._events = self._session.history()
-        return self._events
-
-    def __len__(self) -> int:
-        return len(self._loaded())
-
-    @overload
-    def __getitem__(self, index: int) -> ev.Event: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[ev.Event]: ...
-
-    def __getitem__(self, index: int | slice) -> ev.Event | Sequence[ev.Event]:
-        return self._loaded()[index]
-
-    def __iter__(self) -> Iterator[ev.Event]:
-        return iter(self._loaded())
 
 
 __all__ = ["CANCELLED", "DETACHED", "QueuedPrompt", "Session"]

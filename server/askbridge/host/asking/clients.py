@@ -21,15 +21,11 @@ import itertools
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from askbridge.core import AbortSignal, HarnessError, UserQuestionRequest
 from askbridge.core.waterfall import NextListener
 from askbridge.protocol.vocabulary import Answer
-
-if TYPE_CHECKING:
-    from ..agent.session import Session
-    from ..host import Host
 
 log = logging.getLogger("askbridge.host")
 
@@ -71,20 +67,12 @@ class ClientLink(Protocol):
         ...
 
 
-class ClientGone(ConnectionError):
-    """The client's connection ended while the host was asking it."""
+class LateAnswers(Protocol):
+    """Who takes a withdrawn card's answer as a late reply (host.py's Host, L7)."""
 
-
-class ClientErrorReply(Exception):
-    """The client answered a card with an error: its message and `data`.
-
-    The core rebuilds `data = {name: "UserQuestionError", code}` as that error (E2);
-    anything else becomes PROVIDER_ERROR carrying exactly the client's message (E1).
-    """
-
-    def __init__(self, message: str, data: Any = None) -> None:
-        super().__init__(message)
-        self.data = data
+    def late_answer(
+        self, client: Client, session_id: str, call_id: str, answer: Answer
+    ) -> None: ...
 
 
 @dataclass(eq=False)
@@ -145,21 +133,24 @@ class Subscribers:
 
 def publish(
     followers: list[Client],
-    session: Session,
+    session_id: str,
     updates: list[dict[str, Any]],
     changes: list[dict[str, Any]],
 ) -> None:
-    """Tell every follower of `session` what its latest commit changed (after the commit):
+    """Tell every follower of `session_id` what its latest commit changed (after the commit):
     the view's changes first, then the session updates (the order the transcripts fix)."""
     for client in followers:
         if changes:
-            client.link.send_view_changes(session.id, changes)
+            client.link.send_view_changes(session_id, changes)
         if updates:
-            client.link.send_updates(session.id, updates)
+            client.link.send_updates(session_id, updates)
 
 
 def late_answer_callback(
-    host: Host, client: Client | None, request: UserQuestionRequest, build: Callable[[Any], Answer]
+    host: LateAnswers,
+    client: Client | None,
+    request: UserQuestionRequest,
+    build: Callable[[Any], Answer],
 ) -> Callable[[Any, Exception | None], None] | None:
     """L7, for a door's card: what to do with a reply that arrives after the card was
     withdrawn — `build` makes it an Answer, the host takes it as a late reply if its

@@ -31,22 +31,17 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import anyio
 from anyio.abc import TaskGroup
 
 from askbridge.core import UserQuestionError, UserQuestionRequest, check_answer
 from askbridge.core.waterfall import NextListener
-from askbridge.protocol.errors import ErrorCode
+from askbridge.protocol.errors import ClientGone, ErrorCode
 from askbridge.protocol.vocabulary import Answer
 
-from .clients import Client, ClientGone
+from .clients import Client, Subscribers
 from .question_log import error_code, log_asked, log_ended
-
-if TYPE_CHECKING:
-    from ..agent.session import Session
-    from ..host import Host
 
 log = logging.getLogger("askbridge.host")
 
@@ -174,8 +169,21 @@ class OpenQuestion:
 
 
 class QuestionFanout:
-    def __init__(self, host: Host) -> None:
-        self._host = host
+    """The answerer of the host's root sessions. host.py wires it: `subscribers` says who
+    follows each session, `asks_here(session_id)` whether the session is a loaded root
+    session (anything else goes down the waterfall), and `requester(session_id)` whose
+    prompt (or late reply) started its running turn — that client's fallback asks when no
+    follower renders questions (M2)."""
+
+    def __init__(
+        self,
+        subscribers: Subscribers,
+        asks_here: Callable[[str], bool],
+        requester: Callable[[str], Client | None],
+    ) -> None:
+        self._subscribers = subscribers
+        self._asks_here = asks_here
+        self._requester = requester
         self._open: dict[str, list[OpenQuestion]] = {}
 
     def abort(self, session_id: str) -> None:
@@ -190,43 +198,43 @@ class QuestionFanout:
             question.offer(client)
 
     async def listener(self, request: UserQuestionRequest, next_: NextListener) -> Answer:
-        session = self._host.sessions.get(request.session_id) if request.session_id else None
-        if session is None or not session.is_root:
+        session_id = request.session_id
+        if session_id is None or not self._asks_here(session_id):
             return await next_()
         async with anyio.create_task_group() as tg:
             question = OpenQuestion(request, tg)
-            questions = self._open.setdefault(session.id, [])
+            questions = self._open.setdefault(session_id, [])
             questions.append(question)
             try:
-                renderers = self._host.subscribers.renderers(session.id)
+                renderers = self._subscribers.renderers(session_id)
                 for client in renderers:
                     question.offer(client)
                 if not renderers:
-                    question.ask_rest(lambda: self._rest(session, request, next_))
-                log_asked(question, session.id, renderers, self._rest_client(session))
+                    question.ask_rest(lambda: self._rest(session_id, request, next_))
+                log_asked(question, session_id, renderers, self._rest_client(session_id))
                 await question.done.wait()
             finally:
                 questions.remove(question)
                 if not questions:
-                    self._open.pop(session.id, None)
+                    self._open.pop(session_id, None)
                 log_ended(question)
                 question.withdraw()  # withdraw every other card (M2)
                 if question.tasks:  # cancelling a scope is not free: only when it holds some
                     tg.cancel_scope.cancel()
         return question.outcome()
 
-    def _rest_client(self, session: Session) -> Client | None:
-        client = session.turn_client
+    def _rest_client(self, session_id: str) -> Client | None:
+        client = self._requester(session_id)
         if client is None or not client.attached:
             # Asked outside a turn (a programmatic caller, an external agent): the first
             # follower's own way applies.
-            client = next(iter(self._host.subscribers.of(session.id)), None)
+            client = next(iter(self._subscribers.of(session_id)), None)
         return client if client is not None and client.attached else None
 
     async def _rest(
-        self, session: Session, request: UserQuestionRequest, next_: NextListener
+        self, session_id: str, request: UserQuestionRequest, next_: NextListener
     ) -> Answer:
-        client = self._rest_client(session)
+        client = self._rest_client(session_id)
         if client is not None:
             return await client.link.fallback(request, next_)
         return await next_()

@@ -13,7 +13,7 @@ as they are; the ACP door translates them to ACP's update kinds
 | tool/call | tool_call {toolCallId, title, status: in_progress, rawInput} |
 | tool/result | tool_call_update {toolCallId, status, content, error?} — text as the model got it |
 | user/message admitted from the inbox (inboxId) | user_message {content, source?} |
-| turn/end | agent_message_chunk "Error: …" when it carries an error, then turn_ended |
+| turn/end | turn_ended {turnId, stopReason, error?: {name, code, message}} |
 
 A prompt's own user/message is not sent: its client knows it. Every other
 event (request headers, inbox bookkeeping) is not a client's concern.
@@ -33,8 +33,11 @@ def turn_started(turn_id: str, cause: str) -> Update:
     return {"sessionUpdate": "turn_started", "turnId": turn_id, "cause": cause}
 
 
-def turn_ended(turn_id: str, stop_reason: str) -> Update:
-    return {"sessionUpdate": "turn_ended", "turnId": turn_id, "stopReason": stop_reason}
+def turn_ended(turn_id: str, stop_reason: str, error: dict[str, str] | None = None) -> Update:
+    update: Update = {"sessionUpdate": "turn_ended", "turnId": turn_id, "stopReason": stop_reason}
+    if error is not None:
+        update["error"] = error
+    return update
 
 
 def agent_message_chunk(text: str) -> Update:
@@ -103,12 +106,13 @@ def _user_message(event: ev.Event) -> list[Update]:
 
 
 def _turn_end(event: ev.Event) -> list[Update]:
-    out = []
+    # A failed turn is told once, on turn_ended, never also as agent text (issue 18 item 7):
+    # the model did not say it, and a client that prompted already shows the prompt's error.
     error = event.get("error")
-    if isinstance(error, dict) and error.get("message"):
-        out.append(agent_message_chunk(f"Error: {error['message']}"))
-    out.append(turn_ended(event["turnId"], event["stopReason"]))
-    return out
+    if not (isinstance(error, dict) and error.get("message")):
+        return [turn_ended(event["turnId"], event["stopReason"])]
+    detail = {k: str(error.get(k, "")) for k in ("name", "code", "message")}
+    return [turn_ended(event["turnId"], event["stopReason"], detail)]
 
 
 _MAPPING: dict[str, Callable[[ev.Event], list[Update]]] = {

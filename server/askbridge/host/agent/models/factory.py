@@ -7,6 +7,7 @@ keys) or a pydantic model of it, and dispatches on `kind`:
 - `"openai"` → OpenAIChatModel(model, baseUrl?, apiKeyEnv?)
 - `"none"` → UnconfiguredModel, the host's default when no model was given
   (never sent by a client: the wire's ModelSpec has no such kind)
+- `"external"` → ExternalModel, an MCP session's slot: its agent runs outside (X1)
 
 An unknown kind or a malformed spec raises ValueError, which `session/new`
 turns into `-32602`. Building never contacts an endpoint and never reads the
@@ -21,6 +22,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from .base import Model
+from .external import EXTERNAL_MODEL_KIND, ExternalModel
 from .openai import DEFAULT_API_KEY_ENV, DEFAULT_BASE_URL, OpenAIChatModel
 from .script import ScriptModel
 from .unconfigured import NO_MODEL_KIND, UnconfiguredModel
@@ -64,4 +66,6 @@ def make_model(spec: Mapping[str, Any] | BaseModel, env: Mapping[str, str] | Non
         )
     if kind == NO_MODEL_KIND:
         return UnconfiguredModel()
+    if kind == EXTERNAL_MODEL_KIND:
+        return ExternalModel()
     raise ValueError(f"unknown model kind {kind!r}; expected one of {', '.join(MODEL_KINDS)}")

@@ -1,0 +1,291 @@
+"""The web door's HTTP/1.1 server: h11 parses and frames every message, this module only
+moves bytes between it and the sockets (asyncio streams, TLS from an `ssl.SSLContext`).
+
+Why h11 and not aiohttp: the door must idle under 40 MiB (issue 20). Measured in
+one run on this machine: the door process at rest was 49 MiB with aiohttp (its
+import alone adds ~17 MiB: the client, connector, cookie jar, multipart and
+websocket code a server-only door never runs) and ~37 MiB with h11 (+0.4 MiB).
+h11 is the python-hyper HTTP/1.1 state machine under httpcore (so httpx, already
+a dependency, brings it) and uvicorn: request parsing, header validation,
+keep-alive, chunked and close-delimited framing are all its own. The door needs no
+HTTP/2 and no websockets (the event stream is server-sent events).
+
+A request's head and body must arrive within REQUEST_S (a stalled client cannot
+hold a connection open forever); its body is at most `max_body` bytes (413 without
+reading it). A streaming response (the event stream) ends when the client closes
+its side, noticed at once by reading the socket, not at the next write.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import ssl
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from http.cookies import SimpleCookie
+from typing import Any
+from urllib.parse import unquote
+
+import anyio
+import h11
+
+logger = logging.getLogger("askbridge.web")
+
+REQUEST_S = 60.0  # also the keep-alive idle time: a browser reconnects when it needs to
+MAX_HEAD = 16 * 1024
+READ_CHUNK = 64 * 1024
+LINGER_S = 2.0
+
+Write = Callable[[bytes], Awaitable[None]]
+
+
+@dataclass
+class Request:
+    method: str
+    path: str  # percent-decoded, without the query
+    headers: dict[str, str]  # lower-case names
+    body: bytes = b""
+    params: dict[str, str] = field(default_factory=dict)  # the route's captures
+
+    def cookie(self, name: str) -> str | None:
+        jar: SimpleCookie = SimpleCookie()
+        try:
+            jar.load(self.headers.get("cookie", ""))
+        except Exception:  # a malformed Cookie header is no cookie, not a crash (B8)
+            return None
+        morsel = jar.get(name)
+        return None if morsel is None else morsel.value
+
+    def json(self) -> Any:
+        return json.loads(self.body)  # ValueError (UnicodeDecodeError too) on bad input
+
+
+@dataclass
+class Response:
+    status: int
+    body: bytes = b""
+    content_type: str = "application/json"
+    headers: dict[str, str] = field(default_factory=dict)
+    # A streaming response: called with a writer once the head is sent; its end ends
+    # the body. Cancelled when the client goes away.
+    stream: Callable[[Write], Awaitable[None]] | None = None
+
+
+def json_response(value: Any, status: int = 200) -> Response:
+    return Response(status, json.dumps(value).encode())
+
+
+def cookie_header(name: str, value: str, *, secure: bool) -> str:
+    jar: SimpleCookie = SimpleCookie()
+    jar[name] = value
+    morsel = jar[name]
+    morsel["httponly"] = True
+    morsel["samesite"] = "Strict"
+    morsel["path"] = "/"
+    if secure:
+        morsel["secure"] = True
+    return morsel.OutputString()
+
+
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+class _Closed(Exception):
+    """The client closed the connection or broke the protocol: stop serving it."""
+
+
+class HttpServer:
+    def __init__(self, handle: Handler, *, max_body: int) -> None:
+        self.handle = handle
+        self.max_body = max_body
+        self._server: asyncio.Server | None = None
+        self._connections: set[asyncio.Task[Any]] = set()
+
+    async def start(self, host: str, port: int, tls: ssl.SSLContext | None) -> int:
+        """Listen; returns the bound port (for `--listen HOST:0`). OSError when it cannot."""
+        self._server = await asyncio.start_server(
+            self._connection, host, port, ssl=tls, ssl_handshake_timeout=REQUEST_S if tls else None
+        )
+        return int(self._server.sockets[0].getsockname()[1])
+
+    async def close(self) -> None:
+        """Stop listening and end every open connection (event streams included)."""
+        if self._server is not None:
+            self._server.close()
+        for task in list(self._connections):
+            task.cancel()
+        if self._connections:
+            await asyncio.wait(list(self._connections), timeout=2)
+
+    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._connections.add(task)
+        conn = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
+        try:
+            while True:
+                response = await self._respond(conn, reader, writer)
+                if response is None:
+                    return
+                await self._send(conn, reader, writer, response)
+                if conn.their_state in (h11.SEND_BODY, h11.ERROR):
+                    await _linger(reader, self.max_body)
+                if conn.our_state is not h11.DONE or conn.their_state is not h11.DONE:
+                    return
+                conn.start_next_cycle()
+        except (_Closed, OSError, TimeoutError, h11.ProtocolError):
+            return  # OSError: ConnectionError and ssl.SSLError too
+        except asyncio.CancelledError:
+            # close(): the task is asyncio.start_server's, which would log a cancelled
+            # one as an error; ending the connection is all a cancel asks for here.
+            return
+        finally:
+            self._connections.discard(task)
+            writer.close()
+
+    async def _respond(
+        self, conn: h11.Connection, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> Response | None:
+        """The next request's response; None when the client is done with the connection."""
+        try:
+            with anyio.fail_after(REQUEST_S):
+                event = await _next_event(conn, reader)
+                if isinstance(event, h11.ConnectionClosed):
+                    return None
+                assert isinstance(event, h11.Request)
+                request = _request(event)
+                length = request.headers.get("content-length", "0")
+                if not length.isdigit() or int(length) > self.max_body:
+                    return self._too_large()
+                if conn.they_are_waiting_for_100_continue:
+                    writer.write(
+                        conn.send(h11.InformationalResponse(status_code=100, headers=[])) or b""
+                    )
+                body = bytearray()
+                while not isinstance(event := await _next_event(conn, reader), h11.EndOfMessage):
+                    if isinstance(event, h11.ConnectionClosed):
+                        return None
+                    assert isinstance(event, h11.Data)
+                    body += event.data
+                    if len(body) > self.max_body:
+                        return self._too_large()
+        except h11.RemoteProtocolError as exc:
+            if conn.our_state not in (h11.IDLE, h11.SEND_RESPONSE):
+                raise _Closed from exc
+            return _refused(exc.error_status_hint, "BAD_REQUEST", "not a valid HTTP request")
+        request.body = bytes(body)
+        try:
+            response = await self.handle(request)
+        except Exception:  # a bug of ours: this request fails, the door keeps serving (B8)
+            logger.exception("%s %s failed", request.method, request.path)
+            return _refused(500, "INTERNAL", "the door failed on this request; see its log")
+        if request.method == "HEAD":
+            response.body, response.stream = b"", None
+        return response
+
+    def _too_large(self) -> Response:
+        return _refused(413, "HTTP", f"a body is at most {self.max_body} bytes")
+
+    async def _send(
+        self,
+        conn: h11.Connection,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        response: Response,
+    ) -> None:
+        headers = [("content-type", response.content_type), *response.headers.items()]
+        if response.stream is None:
+            headers.append(("content-length", str(len(response.body))))
+        status = response.status
+        head = h11.Response(status_code=status, headers=headers, reason=_reason(status))
+        writer.write(conn.send(head) or b"")
+        if response.stream is None:
+            writer.write(conn.send(h11.Data(data=response.body)) or b"")
+        else:
+            await writer.drain()
+            await _stream(conn, reader, writer, response.stream)
+        writer.write(conn.send(h11.EndOfMessage()) or b"")
+        await writer.drain()
+
+
+async def _linger(reader: asyncio.StreamReader, limit: int) -> None:
+    """Read (and drop) what the client still sends after a refusal, for a while, before
+    closing: closing with unread input makes the kernel reset the connection, and the
+    client would see a reset instead of our 413 or 400."""
+    dropped = 0
+    with anyio.move_on_after(LINGER_S):
+        while dropped < 4 * limit and (chunk := await reader.read(READ_CHUNK)):
+            dropped += len(chunk)
+
+
+async def _next_event(conn: h11.Connection, reader: asyncio.StreamReader) -> Any:
+    while True:
+        event = conn.next_event()
+        if event is not h11.NEED_DATA:
+            return event
+        conn.receive_data(await reader.read(READ_CHUNK))  # b"": end of input
+
+
+async def _stream(
+    conn: h11.Connection,
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    body: Callable[[Write], Awaitable[None]],
+) -> None:
+    async def write(data: bytes) -> None:
+        writer.write(conn.send(h11.Data(data=data)) or b"")
+        await writer.drain()
+
+    closed = False
+
+    async def until_closed() -> None:
+        # Nothing more is expected from an event stream's client: end of input (or an
+        # error) means the page went away, so its claims end now (C4), not at the next
+        # keepalive write.
+        nonlocal closed
+        try:
+            while await reader.read(READ_CHUNK):
+                pass
+        except OSError:
+            pass
+        closed = True
+        tg.cancel_scope.cancel()
+
+    async def run_body() -> None:
+        nonlocal closed
+        try:
+            await body(write)
+        except OSError:  # a write to a connection the client already closed
+            closed = True
+        tg.cancel_scope.cancel()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(until_closed)
+        tg.start_soon(run_body)
+    if closed:
+        raise _Closed
+
+
+def _request(event: h11.Request) -> Request:
+    headers: dict[str, str] = {}
+    for name, value in event.headers:
+        key = name.decode("latin-1")
+        text = value.decode("latin-1")
+        headers[key] = f"{headers[key]}; {text}" if key == "cookie" and key in headers else text
+    target = event.target.decode("latin-1").split("?", 1)[0]
+    return Request(event.method.decode("latin-1"), unquote(target), headers)
+
+
+def _reason(status: int) -> bytes:
+    try:
+        return HTTPStatus(status).phrase.encode()
+    except ValueError:
+        return b""
+
+
+def _refused(status: int, code: str, message: str) -> Response:
+    body = json.dumps({"error": {"code": code, "message": message}}).encode()
+    return Response(status, body, headers={"connection": "close"})
