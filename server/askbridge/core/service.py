@@ -20,7 +20,7 @@ from askbridge.protocol.vocabulary import Answer, AnswerItem, PendingResult, Wai
 from .clock import Clock, MonotonicClock
 from .errors import HarnessError, UserQuestionError, error_from_wire
 from .identity import AgentIdentity, AgentLike
-from .limits import check_question_limits
+from .limits import checked_questions
 from .signal import AbortSignal
 from .timed_wait import ClaimStream, TimedQuestionWait
 from .validation import check_answer, validate_intents
@@ -122,7 +122,7 @@ class UserQuestionService:
             raise UserQuestionError.of(ErrorCode.ASK_ABORTED)  # A1
         if not request.questions:
             raise UserQuestionError.of(ErrorCode.EMPTY_QUESTIONS)  # A2
-        check_question_limits(request.questions)  # S1, before anything is asked
+        checked_questions(request.questions)  # S1 (once: a checked batch passes), before asking
         self._check_agent(request.agent)  # A3, A4
         validate_intents(request.questions)  # A5
         call_id = request.wait.call_id if request.wait else None
@@ -160,7 +160,7 @@ class UserQuestionService:
             raise UserQuestionError.of(ErrorCode.ASK_ABORTED)  # A1
         if not request.questions:
             raise UserQuestionError.of(ErrorCode.EMPTY_QUESTIONS)  # A2
-        check_question_limits(request.questions)  # S1
+        checked_questions(request.questions)  # S1
         agent = request.agent
         if agent is None:
             raise UserQuestionError.of(ErrorCode.CALLER_NOT_LIVE)  # TW2

@@ -432,7 +432,8 @@ class Host:
         self, session_id: str, call_id: str, answer: Answer, client: Client | None = None
     ) -> bool:
         session = self.get_session(session_id, client)
-        accepted = await self.service.answer(session.agent.id, session_id, call_id, answer.answers)
+        # Decided here, where the session is: not through the core and back (L1–L6).
+        accepted = await self.answer(session.agent.id, session_id, call_id, answer.answers)
         log.info(  # S12: who answered a pending question, and whether it was taken
             "late reply to %s from %s %s",
             call_id,

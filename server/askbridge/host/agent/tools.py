@@ -1,15 +1,17 @@
 """The `ask_user_question` tool (behavior.md T1–T7) and the tool-result shape.
 
 The tool validates the model's arguments (T2, T4), calls the core's `ask`
-(legacy, T3) or `ask_timed` (timed, T4) and renders the outcome as the text the
-model receives: compact JSON of the answer, the pending notice (T5), or
-`Error: <message>` with `{name, code}` (T6).
+(legacy, T3) or `ask_timed` (timed, T4) and returns a typed `ToolOutcome`:
+answered (with the checked batch), pending, or failed with `{name, code}`. The
+text the model receives is rendered once, here — compact JSON of the answer,
+the pending notice (T5), or `Error: <message>` (T6) — and logged beside the
+outcome's kind (`ToolOutcome.event`), so that no reader parses it back.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -25,8 +27,9 @@ from askbridge.protocol.defaults import (
     ASK_TIMEOUT_MAX_SECONDS,
     ASK_TIMEOUT_MESSAGE,
 )
-from askbridge.protocol.vocabulary import PendingResult, QuestionItem, Wait
+from askbridge.protocol.vocabulary import Answer, PendingResult, QuestionItem, Wait
 
+from ..log import events as ev
 from ..log.projection_parse import read_questions
 from .agents import Agent
 
@@ -41,16 +44,48 @@ def compact(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
-@dataclass(frozen=True)
+# What a tool call came to: an ask's answer, its pending notice, a failure with its code,
+# or "done" for any other tool's own text (delegate, get_answers), which no fold reads.
+OutcomeKind = Literal["answered", "pending", "failed", "done"]
+
+
+@dataclass(frozen=True, slots=True)
 class ToolOutcome:
+    """A tool call's typed outcome and `content`, the text the model reads (rendered once)."""
+
     content: str
     is_error: bool = False
     error: dict[str, str] | None = None
+    kind: OutcomeKind = "done"
+    answers: list[dict[str, Any]] | None = None  # answered: the checked batch, wire form
+
+    @classmethod
+    def answered(cls, answer: Answer) -> ToolOutcome:
+        """T3: the checked answer batch; the model reads its compact JSON."""
+        answers = answer.dump()["answers"]
+        return cls(compact({"answers": answers}), kind="answered", answers=answers)
+
+    @classmethod
+    def pending(cls, call_id: str, text: str | None = None) -> ToolOutcome:
+        """T5 (or a door's own pending text, X2): the question stays answerable."""
+        return cls(pending_text(call_id) if text is None else text, kind="pending")
 
     @classmethod
     def failure(cls, exc: HarnessError) -> ToolOutcome:
         """T6: `Error: <message>` with structured `{name, code}`."""
-        return cls(f"Error: {exc.message}", True, exc.to_data())
+        return cls(f"Error: {exc.message}", True, exc.to_data(), kind="failed")
+
+    def event(self, call_id: str, name: str) -> ev.Event:
+        """The `tool/result` that records this outcome, its kind and answers included."""
+        return ev.tool_result(
+            call_id,
+            name,
+            self.content,
+            is_error=self.is_error,
+            error=self.error,
+            outcome=self.kind,
+            answers=self.answers,
+        )
 
 
 @dataclass
@@ -152,7 +187,7 @@ class AskUserQuestionTool:
         }
 
     async def run(
-        self, ctx: ToolContext, arguments: Any, questions: list[QuestionItem] | None = None
+        self, ctx: ToolContext, arguments: Any, questions: Sequence[QuestionItem] | None = None
     ) -> ToolOutcome:
         """Ask; `questions` is the batch already parsed from `arguments` (model_output.py)."""
         try:
@@ -160,13 +195,13 @@ class AskUserQuestionTool:
                 questions = parse_questions(arguments)
             if self.mode == "legacy":
                 request = _request(ctx, questions)
-                return ToolOutcome(compact((await self.service.ask(request)).dump()))
+                return ToolOutcome.answered(await self.service.ask(request))
             return await self._run_timed(ctx, arguments, questions)
         except HarnessError as exc:
             return ToolOutcome.failure(exc)
 
     async def _run_timed(
-        self, ctx: ToolContext, arguments: Any, questions: list[QuestionItem]
+        self, ctx: ToolContext, arguments: Any, questions: Sequence[QuestionItem]
     ) -> ToolOutcome:
         seen: set[str] = set()
         for q in questions:  # T4, before any answerer runs
@@ -185,11 +220,11 @@ class AskUserQuestionTool:
         request = _request(ctx, questions)
         if timeout == -1:
             request = request.with_wait(ctx.signal, Wait(call_id=ctx.call_id))
-            return ToolOutcome(compact((await self.service.ask(request)).dump()))
+            return ToolOutcome.answered(await self.service.ask(request))
         result = await self.service.ask_timed(request, ctx.call_id, timeout * 1000)
         if isinstance(result, PendingResult):
-            return ToolOutcome(pending_text(ctx.call_id))
-        return ToolOutcome(compact(result.dump()))
+            return ToolOutcome.pending(ctx.call_id)
+        return ToolOutcome.answered(result)
 
 
 def parse_questions(arguments: Any) -> list[QuestionItem]:
@@ -244,6 +279,7 @@ __all__ = [
     "DELEGATE_SCHEMA",
     "DELEGATE_TOOL",
     "AskUserQuestionTool",
+    "OutcomeKind",
     "ToolContext",
     "ToolOutcome",
     "compact",
@@ -254,7 +290,7 @@ __all__ = [
 ]
 
 
-def _request(ctx: ToolContext, questions: list[QuestionItem]) -> UserQuestionRequest:
+def _request(ctx: ToolContext, questions: Sequence[QuestionItem]) -> UserQuestionRequest:
     """The core's request for one tool call, legacy or timed alike."""
     return UserQuestionRequest(
         questions,

@@ -203,8 +203,4 @@ async def _run_tool(session: Session, call: CheckedCall, signal: AbortSignal) ->
 def record_result(session: Session, call_id: str, name: str, outcome: ToolOutcome) -> None:
     """The result joins the next group commit (with the next step, D1: its update is sent
     after that commit)."""
-    session.log_soon(
-        ev.tool_result(
-            call_id, name, outcome.content, is_error=outcome.is_error, error=outcome.error
-        )
-    )
+    session.log_soon(outcome.event(call_id, name))
