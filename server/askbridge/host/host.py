@@ -105,7 +105,7 @@ class Host:
         self.clients: dict[int, Client] = {}
         self.subscribers = Subscribers()
         self.fanout = QuestionFanout(self)
-        self.service.register(self.fanout.listener)
+        self.service.register_soon(self.fanout.ask_soon)  # first: every ask is a record
         self.on_fatal: Callable[[int], None] | None = None
         self._listeners: list[HostListener] = []
         self._idle_since: dict[str, float] = {}

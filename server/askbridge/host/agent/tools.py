@@ -21,6 +21,7 @@ from askbridge.core import (
     ToolInputError,
     UserQuestionRequest,
     UserQuestionService,
+    tool_failed,
 )
 from askbridge.protocol.defaults import (
     ASK_TIMEOUT_DEFAULT_SECONDS,
@@ -88,7 +89,7 @@ class ToolOutcome:
         )
 
 
-@dataclass
+@dataclass(slots=True)
 class ToolContext:
     agent: Agent
     session_id: str
@@ -191,18 +192,49 @@ class AskUserQuestionTool:
     ) -> ToolOutcome:
         """Ask; `questions` is the batch already parsed from `arguments` (model_output.py)."""
         try:
-            if questions is None:
-                questions = parse_questions(arguments)
-            if self.mode == "legacy":
-                request = _request(ctx, questions)
+            request, timeout_ms = self._request(ctx, arguments, questions)
+            if timeout_ms is None:
                 return ToolOutcome.answered(await self.service.ask(request))
-            return await self._run_timed(ctx, arguments, questions)
+            result = await self.service.ask_timed(request, ctx.call_id, timeout_ms)
         except HarnessError as exc:
             return ToolOutcome.failure(exc)
+        return _outcome(ctx.call_id, result, None)
 
-    async def _run_timed(
-        self, ctx: ToolContext, arguments: Any, questions: Sequence[QuestionItem]
-    ) -> ToolOutcome:
+    def start(
+        self,
+        ctx: ToolContext,
+        arguments: Any,
+        questions: Sequence[QuestionItem] | None,
+        done: Callable[[ToolOutcome], None],
+    ) -> Callable[[], None] | None:
+        """`run` as a record (architecture: "A pending question is a record"): `done(outcome)`
+        is called once, maybe before this returns; the result cancels it quietly (its
+        asker is gone). None when the core cannot ask without a coroutine: await `run`."""
+        call_id = ctx.call_id
+        try:
+            request, timeout_ms = self._request(ctx, arguments, questions)
+
+            def settle(result: Answer | PendingResult | None, error: Exception | None) -> None:
+                done(_outcome(call_id, result, error))
+
+            if timeout_ms is None:
+                pending = self.service.start_ask(request, settle)
+            else:
+                pending = self.service.start_ask_timed(request, call_id, timeout_ms, settle)
+        except HarnessError as exc:
+            done(ToolOutcome.failure(exc))
+            return _nothing
+        return None if pending is None else pending.cancel
+
+    def _request(
+        self, ctx: ToolContext, arguments: Any, questions: Sequence[QuestionItem] | None
+    ) -> tuple[UserQuestionRequest, int | None]:
+        """T2–T4: the core's request and, for a timed wait, its timeout in ms."""
+        if questions is None:
+            questions = parse_questions(arguments)
+        request = _request(ctx, questions)
+        if self.mode == "legacy":
+            return request, None
         seen: set[str] = set()
         for q in questions:  # T4, before any answerer runs
             if q.id in seen:
@@ -217,14 +249,24 @@ class AskUserQuestionTool:
             raise ToolInputError(ASK_TIMEOUT_MESSAGE)
         if ctx.agent is None:
             raise ToolInputError("timed questions require a live agent")
-        request = _request(ctx, questions)
         if timeout == -1:
-            request = request.with_wait(ctx.signal, Wait(call_id=ctx.call_id))
-            return ToolOutcome.answered(await self.service.ask(request))
-        result = await self.service.ask_timed(request, ctx.call_id, timeout * 1000)
-        if isinstance(result, PendingResult):
-            return ToolOutcome.pending(ctx.call_id)
-        return ToolOutcome.answered(result)
+            return request.with_wait(ctx.signal, Wait(call_id=ctx.call_id)), None
+        return request, timeout * 1000
+
+
+def _outcome(
+    call_id: str, result: Answer | PendingResult | None, error: Exception | None
+) -> ToolOutcome:
+    if error is not None:
+        return ToolOutcome.failure(error if isinstance(error, HarnessError) else tool_failed(error))
+    if isinstance(result, PendingResult):
+        return ToolOutcome.pending(call_id)
+    assert isinstance(result, Answer)
+    return ToolOutcome.answered(result)
+
+
+def _nothing() -> None:
+    """The cancel of a call that ended before it was asked."""
 
 
 def parse_questions(arguments: Any) -> list[QuestionItem]:
