@@ -101,7 +101,7 @@ def timed_failure(
 
 
 class PendingAsk:
-    __slots__ = ("_done", "_listening", "_removers", "_turn", "_wait", "_withdraw", "call_id")
+    __slots__ = ("_done", "_listening", "_turn", "_wait", "_withdraw", "call_id")
 
     def __init__(
         self,
@@ -116,7 +116,6 @@ class PendingAsk:
         self._done: Done | None = done  # None once finished
         self._withdraw: Callable[[], None] | None = None
         self._listening = False
-        self._removers: list[Callable[[], None]] = []
 
     @property
     def finished(self) -> bool:
@@ -124,10 +123,11 @@ class PendingAsk:
 
     def start(self, soon: SoonStart, request: UserQuestionRequest) -> None:
         """Ask the first listener; watch the turn's signal (A9) and the wait's (TW6, TW10)."""
+        # No remover closures: `_finish` takes the callbacks off again (`off_abort`).
         if self._turn is not None:
-            self._removers.append(self._turn.on_abort(self._on_turn_abort))
-        if self._wait is not None:
-            self._removers.append(self._wait.signal.on_abort(self._on_wait_end))
+            self._turn.on_abort(self._on_turn_abort)
+        if self._wait is not None and self._done is not None:
+            self._wait.signal.on_abort(self._on_wait_end)
         if self._done is None:  # a signal was aborted already
             return
         self._listening = True
@@ -186,10 +186,10 @@ class PendingAsk:
         self._finish(result, error)
 
     def _finish(self, result: Answer | PendingResult | None, error: Exception | None) -> None:
-        removers, self._removers = self._removers, []
-        for remove in removers:
-            remove()
+        if self._turn is not None:
+            self._turn.off_abort(self._on_turn_abort)
         if self._wait is not None:
+            self._wait.signal.off_abort(self._on_wait_end)
             self._wait.close()  # TW10: its claim streams end
         done, self._done = self._done, None
         if done is not None:

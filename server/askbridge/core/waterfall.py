@@ -144,13 +144,26 @@ class UserQuestionWaterfall:
         listeners = [e.listener for e in chain]
 
         def start(request: UserQuestionRequest, settle: Settle) -> Callable[[], None]:
-            return soon(request, lambda: _call(listeners, request, 1), settle)
+            return soon(request, _Rest(listeners, request), settle)
 
         return start
 
     async def dispatch(self, request: UserQuestionRequest) -> Answer:
         """W1: run the chain; the listeners are fixed when dispatch starts."""
         return await _call(self.listeners_for(request), request, 0)
+
+
+class _Rest:
+    """`next()` of a soon listener first in its chain: the listeners after it (a record,
+    not a closure, as it lives as long as the question)."""
+
+    __slots__ = ("_chain", "_request")
+
+    def __init__(self, chain: list[Listener], request: UserQuestionRequest) -> None:
+        self._chain, self._request = chain, request
+
+    def __call__(self) -> Awaitable[Answer]:
+        return _call(self._chain, self._request, 1)
 
 
 async def _call(chain: list[Listener], request: UserQuestionRequest, index: int) -> Answer:

@@ -205,24 +205,21 @@ class AskUserQuestionTool:
         ctx: ToolContext,
         arguments: Any,
         questions: Sequence[QuestionItem] | None,
-        done: Callable[[ToolOutcome], None],
+        done: Callable[[str, ToolOutcome], None],
     ) -> Callable[[], None] | None:
-        """`run` as a record (architecture: "A pending question is a record"): `done(outcome)`
-        is called once, maybe before this returns; the result cancels it quietly (its
-        asker is gone). None when the core cannot ask without a coroutine: await `run`."""
+        """`run` as a record (architecture: "A pending question is a record"): `done(call id,
+        outcome)` is called once, maybe before this returns; the result cancels it quietly
+        (its asker is gone). None when the core cannot ask without a coroutine: await `run`."""
         call_id = ctx.call_id
         try:
             request, timeout_ms = self._request(ctx, arguments, questions)
-
-            def settle(result: Answer | PendingResult | None, error: Exception | None) -> None:
-                done(_outcome(call_id, result, error))
-
+            settle = _Resume(call_id, done)
             if timeout_ms is None:
                 pending = self.service.start_ask(request, settle)
             else:
                 pending = self.service.start_ask_timed(request, call_id, timeout_ms, settle)
         except HarnessError as exc:
-            done(ToolOutcome.failure(exc))
+            done(call_id, ToolOutcome.failure(exc))
             return _nothing
         return None if pending is None else pending.cancel
 
@@ -252,6 +249,19 @@ class AskUserQuestionTool:
         if timeout == -1:
             return request.with_wait(ctx.signal, Wait(call_id=ctx.call_id)), None
         return request, timeout * 1000
+
+
+class _Resume:
+    """The core's callback for one started call: its outcome, typed, to `done` (a record
+    rather than a closure: it lives as long as the question waits)."""
+
+    __slots__ = ("_call_id", "_done")
+
+    def __init__(self, call_id: str, done: Callable[[str, ToolOutcome], None]) -> None:
+        self._call_id, self._done = call_id, done
+
+    def __call__(self, result: Answer | PendingResult | None, error: Exception | None) -> None:
+        self._done(self._call_id, _outcome(self._call_id, result, error))
 
 
 def _outcome(

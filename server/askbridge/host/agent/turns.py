@@ -197,14 +197,10 @@ class _Step:
         core whose first listener is a coroutine)."""
         if call.name != ASK_TOOL or call.problem is not None:
             return False
-        session, call_id = self._session, call.id
-        ctx = ToolContext(session.agent, session.id, call_id, self._signal)
+        session = self._session
+        ctx = ToolContext(session.agent, session.id, call.id, self._signal)
         self._left += 1
-
-        def done(outcome: ToolOutcome) -> None:
-            self._done(call_id, outcome)
-
-        cancel = session.ask_tool.start(ctx, call.arguments, call.questions, done)
+        cancel = session.ask_tool.start(ctx, call.arguments, call.questions, self._done)
         if cancel is None:
             self._left -= 1
             return False

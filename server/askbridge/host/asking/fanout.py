@@ -78,14 +78,23 @@ class OpenQuestion:
         "done",
         "error",
         "request",
+        "session_id",
+        "settle",
         "tasks",
         "timed",
     )
 
     def __init__(
-        self, request: UserQuestionRequest, spawn: Spawn, on_end: Callable[[], None]
+        self,
+        request: UserQuestionRequest,
+        spawn: Spawn,
+        on_end: Callable[[OpenQuestion], None],
+        session_id: str,
+        settle: Settle,
     ) -> None:
         self.request = request
+        self.session_id = session_id
+        self.settle = settle  # the core's: the answer or the error, once
         self._spawn = spawn  # runs a task in the host's group
         self._on_end = on_end  # called once when it ends, however it ends
         self._asked: list[int] = []
@@ -116,11 +125,8 @@ class OpenQuestion:
             self._start(self._ask, client)
             return
 
-        def on_done(answer: Answer | None, error: Exception | None) -> None:
-            self._outcome(client, answer, error)
-
         try:
-            self._withdraws.append(ask_soon(self.request, on_done))
+            self._withdraws.append(ask_soon(self.request, _CardDone(self, client)))
         except Exception as exc:
             self._outcome(client, None, exc)
 
@@ -155,7 +161,7 @@ class OpenQuestion:
         scopes, self._scopes = self._scopes, []
         for scope in scopes:
             scope.cancel()
-        self._on_end()
+        self._on_end(self)
 
     def ask_rest(self, rest: NextListener) -> None:
         """No follower renders questions: the prompting client's fallback, or the waterfall."""
@@ -230,6 +236,18 @@ class OpenQuestion:
         self._finish(error=UserQuestionError.of(ErrorCode.ASK_ABORTED))
 
 
+class _CardDone:
+    """A card's callback: its outcome to its question (a record, not a closure)."""
+
+    __slots__ = ("_client", "_question")
+
+    def __init__(self, question: OpenQuestion, client: Client) -> None:
+        self._question, self._client = question, client
+
+    def __call__(self, answer: Answer | None, error: Exception | None) -> None:
+        self._question._outcome(self._client, answer, error)
+
+
 class QuestionFanout:
     def __init__(self, host: Host) -> None:
         self._host = host
@@ -255,18 +273,8 @@ class QuestionFanout:
         session = self._host.sessions.get(request.session_id) if request.session_id else None
         if session is None or not session.is_root:
             return self._pass_on(request, next_, settle)
-        questions = self._open.setdefault(session.id, [])
-
-        def ended() -> None:
-            questions.remove(question)
-            if not questions:
-                self._open.pop(session.id, None)
-            log_ended(question)
-            if question.answer is not None or question.error is not None:
-                settle(question.answer, question.error)
-
-        question = OpenQuestion(request, self._host.spawn, ended)
-        questions.append(question)
+        question = OpenQuestion(request, self._host.spawn, self._ended, session.id, settle)
+        self._open.setdefault(session.id, []).append(question)
         renderers = self._host.subscribers.renderers(session.id)
         log_asked(question, session.id, renderers, self._rest_client(session))
         for client in renderers:
@@ -274,6 +282,16 @@ class QuestionFanout:
         if not renderers and not question.done:
             question.ask_rest(lambda: self._rest(session, request, next_))
         return question.withdraw
+
+    def _ended(self, question: OpenQuestion) -> None:
+        questions = self._open.get(question.session_id, [])
+        if question in questions:
+            questions.remove(question)
+        if not questions:
+            self._open.pop(question.session_id, None)
+        log_ended(question)
+        if question.answer is not None or question.error is not None:
+            question.settle(question.answer, question.error)
 
     def _pass_on(
         self, request: UserQuestionRequest, next_: NextListener, settle: Settle
