@@ -125,3 +125,28 @@ async def test_TW10_stopping_the_host_withdraws_what_still_waits() -> None:
         await settle()
         assert len(window.cards) == 2
     assert sorted(window.withdrawn) == ["call-0", "call-1"]
+
+
+async def test_V8_an_answer_is_checked_once(monkeypatch: Any) -> None:
+    from askbridge.core import service as core_service
+    from askbridge.core import validation
+    from askbridge.host.asking import fanout
+
+    checks: list[str] = []
+
+    def counted(questions: Any, answer: Answer, call_id: str | None = None) -> Answer:
+        checks.append(str(call_id))
+        return validation.check_answer(questions, answer, call_id)
+
+    monkeypatch.setattr(fanout, "check_answer", counted)
+    monkeypatch.setattr(core_service, "check_answer", counted)
+    async with host_env(mode="timed", timeout_s=60) as env:
+        window = CallbackWindow()
+        client = env.host.attach(window, {})  # type: ignore[arg-type]
+        s = env.host.new_session(client, model=script(many_asks(1), text_step("ok")))
+        run = env.prompt(s.id, "go")
+        await settle()
+        window.answer("call-0", "y")
+        await settle()
+        assert run.stop == "end_turn"
+    assert checks == ["call-0"]

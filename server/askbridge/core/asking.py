@@ -131,7 +131,11 @@ class PendingAsk:
         if self._done is None:  # a signal was aborted already
             return
         self._listening = True
-        withdraw = soon(request, self.settle)
+        try:
+            withdraw = soon(request, self.settle)
+        except Exception as exc:  # the listener failed before it could ask: as if it raised
+            self.settle(None, exc)
+            return
         if self._listening:
             self._withdraw = withdraw
 
