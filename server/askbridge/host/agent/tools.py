@@ -1,11 +1,12 @@
-"""The `ask_user_question` tool (behavior.md T1–T7) and the tool-result shape.
+"""The `ask_user_question` tool (behavior.md T1–T7).
 
 The tool validates the model's arguments (T2, T4), calls the core's `ask`
-(legacy, T3) or `ask_timed` (timed, T4) and returns a typed `ToolOutcome`:
-answered (with the checked batch), pending, or failed with `{name, code}`. The
-text the model receives is rendered once, here — compact JSON of the answer,
-the pending notice (T5), or `Error: <message>` (T6) — and logged beside the
-outcome's kind (`ToolOutcome.event`), so that no reader parses it back.
+(legacy, T3) or `ask_timed` (timed, T4) and returns a typed `ToolOutcome`
+(outcome.py): answered (with the checked batch), pending, or failed with
+`{name, code}`; the text the model receives — compact JSON of the answer, the
+pending notice (T5), or `Error: <message>` (T6) — is rendered there once and
+logged beside the outcome's kind, so that no reader parses it back. `start` asks
+as a record resumed by a callback (the turn loop's way); `run` awaits the same.
 """
 
 from __future__ import annotations
@@ -21,72 +22,23 @@ from askbridge.core import (
     ToolInputError,
     UserQuestionRequest,
     UserQuestionService,
-    tool_failed,
 )
 from askbridge.protocol.defaults import (
     ASK_TIMEOUT_DEFAULT_SECONDS,
     ASK_TIMEOUT_MAX_SECONDS,
     ASK_TIMEOUT_MESSAGE,
 )
-from askbridge.protocol.vocabulary import Answer, PendingResult, QuestionItem, Wait
+from askbridge.protocol.vocabulary import QuestionItem, Wait
 
-from ..log import events as ev
 from ..log.projection_parse import read_questions
 from .agents import Agent
+from .outcome import OutcomeKind, Resume, ToolOutcome, compact, outcome_of, pending_text
 
 ASK_TOOL = "ask_user_question"
 # `UserQuestionRequest.extra` key: the tool call asking, also when it has no wait (legacy),
 # so a client's form can name it (ACP `toolCallId`, protocol.md "ACP front door").
 TOOL_CALL_ID = "toolCallId"
 DELEGATE_TOOL = "delegate"
-
-
-def compact(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-
-
-# What a tool call came to: an ask's answer, its pending notice, a failure with its code,
-# or "done" for any other tool's own text (delegate, get_answers), which no fold reads.
-OutcomeKind = Literal["answered", "pending", "failed", "done"]
-
-
-@dataclass(frozen=True, slots=True)
-class ToolOutcome:
-    """A tool call's typed outcome and `content`, the text the model reads (rendered once)."""
-
-    content: str
-    is_error: bool = False
-    error: dict[str, str] | None = None
-    kind: OutcomeKind = "done"
-    answers: list[dict[str, Any]] | None = None  # answered: the checked batch, wire form
-
-    @classmethod
-    def answered(cls, answer: Answer) -> ToolOutcome:
-        """T3: the checked answer batch; the model reads its compact JSON."""
-        answers = answer.dump()["answers"]
-        return cls(compact({"answers": answers}), kind="answered", answers=answers)
-
-    @classmethod
-    def pending(cls, call_id: str, text: str | None = None) -> ToolOutcome:
-        """T5 (or a door's own pending text, X2): the question stays answerable."""
-        return cls(pending_text(call_id) if text is None else text, kind="pending")
-
-    @classmethod
-    def failure(cls, exc: HarnessError) -> ToolOutcome:
-        """T6: `Error: <message>` with structured `{name, code}`."""
-        return cls(f"Error: {exc.message}", True, exc.to_data(), kind="failed")
-
-    def event(self, call_id: str, name: str) -> ev.Event:
-        """The `tool/result` that records this outcome, its kind and answers included."""
-        return ev.tool_result(
-            call_id,
-            name,
-            self.content,
-            is_error=self.is_error,
-            error=self.error,
-            outcome=self.kind,
-            answers=self.answers,
-        )
 
 
 @dataclass(slots=True)
@@ -106,17 +58,6 @@ def valid_timeout(value: object) -> bool:
         and not isinstance(value, bool)
         and (value == -1 or 1 <= value <= ASK_TIMEOUT_MAX_SECONDS)
     )
-
-
-def pending_text(call_id: str) -> str:
-    """T5: what the model reads when a timed question is still open."""
-    message = (
-        "No answer batch arrived before the timeout. This is pending, not a skipped answer: "
-        "continue with useful work that does not depend on it. The user can still answer; the "
-        "reply will arrive later as a user message identified as answer_to_pending_question with "
-        f"callId {call_id} and the original questions. Do not treat this as permission."
-    )
-    return compact({"pending": True, "callId": call_id, "message": message})
 
 
 _QUESTION_PROPS: dict[str, Any] = {
@@ -198,7 +139,7 @@ class AskUserQuestionTool:
             result = await self.service.ask_timed(request, ctx.call_id, timeout_ms)
         except HarnessError as exc:
             return ToolOutcome.failure(exc)
-        return _outcome(ctx.call_id, result, None)
+        return outcome_of(ctx.call_id, result, None)
 
     def start(
         self,
@@ -213,7 +154,7 @@ class AskUserQuestionTool:
         call_id = ctx.call_id
         try:
             request, timeout_ms = self._request(ctx, arguments, questions)
-            settle = _Resume(call_id, done)
+            settle = Resume(call_id, done)
             if timeout_ms is None:
                 pending = self.service.start_ask(request, settle)
             else:
@@ -249,30 +190,6 @@ class AskUserQuestionTool:
         if timeout == -1:
             return request.with_wait(ctx.signal, Wait(call_id=ctx.call_id)), None
         return request, timeout * 1000
-
-
-class _Resume:
-    """The core's callback for one started call: its outcome, typed, to `done` (a record
-    rather than a closure: it lives as long as the question waits)."""
-
-    __slots__ = ("_call_id", "_done")
-
-    def __init__(self, call_id: str, done: Callable[[str, ToolOutcome], None]) -> None:
-        self._call_id, self._done = call_id, done
-
-    def __call__(self, result: Answer | PendingResult | None, error: Exception | None) -> None:
-        self._done(self._call_id, _outcome(self._call_id, result, error))
-
-
-def _outcome(
-    call_id: str, result: Answer | PendingResult | None, error: Exception | None
-) -> ToolOutcome:
-    if error is not None:
-        return ToolOutcome.failure(error if isinstance(error, HarnessError) else tool_failed(error))
-    if isinstance(result, PendingResult):
-        return ToolOutcome.pending(call_id)
-    assert isinstance(result, Answer)
-    return ToolOutcome.answered(result)
 
 
 def _nothing() -> None:
