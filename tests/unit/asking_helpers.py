@@ -160,9 +160,9 @@ class Room:
         registry.add(self.root)
         self.service = UserQuestionService(registry, self.clock)
         self.fanout = QuestionFanout(
-            self.subscribers, lambda sid: sid in self.roots, self.requesters.get
+            self.subscribers, lambda sid: sid in self.roots, self.requesters.get, self.tg.start_soon
         )
-        self.service.register(self.fanout.listener)
+        self.service.register_soon(self.fanout.ask_soon)  # as host.py: every ask a record
 
     def client(self, *, renders: bool = True, callback: bool = False) -> tuple[Client, FakeLink]:
         """A client attached to the room and following SESSION (as Host.subscribe does)."""

@@ -6,6 +6,11 @@ tool error it can fix; for a client: -32602 where it is a request); an answer's
 `custom` over its limit is BAD_ANSWER. The numbers are the contract: the
 editors render what fits in them, and the wire stays far below the 8 MiB
 frame cap (S7) even for the largest batch.
+
+S1 is checked once per question: `checked_questions` returns the batch as
+`CheckedQuestions`, which the service takes as checked (the turn loop checks a
+model's call before logging it, host/agent/model_output.py); any other batch
+the service checks itself.
 """
 
 from __future__ import annotations
@@ -72,3 +77,17 @@ def check_question_limits(questions: Sequence[QuestionItem]) -> None:
         problem = question_problem(q)
         if problem is not None:
             raise _bad(problem)
+
+
+class CheckedQuestions(tuple[QuestionItem, ...]):
+    """A batch `checked_questions` found within S1 (immutable, so it stays so)."""
+
+    __slots__ = ()
+
+
+def checked_questions(questions: Sequence[QuestionItem]) -> CheckedQuestions:
+    """S1 once: BAD_QUESTION for the first limit broken, else the batch marked checked."""
+    if type(questions) is CheckedQuestions:
+        return questions
+    check_question_limits(questions)
+    return CheckedQuestions(questions)

@@ -3,13 +3,17 @@
 The service validates a request, dispatches it on the waterfall, races the
 answerers against the caller's signal (and, for timed asks, the wait's private
 signal), checks the answer (V8) and maps every failure onto the error table.
+When the first listener asks with a callback (the host's fan-out) the ask is a
+record instead (`start_ask`, `start_ask_timed`; asking.py), which the
+coroutine `ask`/`ask_timed` await on one future; the race below is the path of
+a chain of plain async listeners.
 Late replies (`answer`) are decided by the host, which installs a
 `LateReplyHandler`; without one every late reply is refused (`False`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 import anyio
@@ -17,14 +21,30 @@ import anyio
 from askbridge.protocol.errors import ErrorCode
 from askbridge.protocol.vocabulary import Answer, AnswerItem, PendingResult, Wait
 
+from .asking import (
+    PENDING,
+    WAIT_FOR_DEADLINE,
+    Done,
+    PendingAsk,
+    abort_error,
+    ask_failure,
+    timed_failure,
+)
 from .clock import Clock, MonotonicClock
-from .errors import HarnessError, UserQuestionError, error_from_wire
+from .errors import UserQuestionError
 from .identity import AgentIdentity, AgentLike
-from .limits import check_question_limits
+from .limits import checked_questions
 from .signal import AbortSignal
 from .timed_wait import ClaimStream, TimedQuestionWait
 from .validation import check_answer, validate_intents
-from .waterfall import Disposer, Listener, UserQuestionRequest, UserQuestionWaterfall
+from .waterfall import (
+    Disposer,
+    Listener,
+    SoonAsk,
+    UserQuestionRequest,
+    UserQuestionWaterfall,
+    await_callback,
+)
 
 MAX_TIMER_MS = 2147483647
 
@@ -37,29 +57,6 @@ class LateReplyHandler(Protocol):
 
 class _Aborted(Exception):
     """A signal fired while answerers were still working (internal)."""
-
-
-def _abort_error(cause: BaseException | None = None) -> UserQuestionError:
-    err = UserQuestionError.of(ErrorCode.ASK_ABORTED)
-    err.__cause__ = cause
-    return err
-
-
-def _as_harness_error(exc: Exception) -> HarnessError | None:
-    """A HarnessError as is (E2), or one rebuilt from a wire-shaped error's data."""
-    if isinstance(exc, HarnessError):
-        return exc
-    rebuilt = error_from_wire(str(exc), getattr(exc, "data", None))
-    if rebuilt is not None:
-        rebuilt.__cause__ = exc
-    return rebuilt
-
-
-def _provider_error(exc: Exception) -> UserQuestionError:
-    """E1: a foreign failure keeps its message, with the original as __cause__."""
-    err = UserQuestionError(str(exc) or type(exc).__name__, ErrorCode.PROVIDER_ERROR)
-    err.__cause__ = exc
-    return err
 
 
 class UserQuestionService:
@@ -77,6 +74,13 @@ class UserQuestionService:
         self, listener: Listener, *, agent_id: str | None = None, prepend: bool = False
     ) -> Disposer:
         return self.waterfall.register(listener, agent_id=agent_id, prepend=prepend)
+
+    def register_soon(
+        self, soon: SoonAsk, *, agent_id: str | None = None, prepend: bool = False
+    ) -> Disposer:
+        """A listener that asks with a callback (waterfall.py); first, it makes every ask a
+        record (asking.py)."""
+        return self.waterfall.register_soon(soon, agent_id=agent_id, prepend=prepend)
 
     def set_late_reply_handler(self, handler: LateReplyHandler | None) -> None:
         self._late_replies = handler
@@ -116,39 +120,62 @@ class UserQuestionService:
 
     # -- ask ------------------------------------------------------------------------------
 
-    async def ask(self, request: UserQuestionRequest) -> Answer:
+    def _check_ask(self, request: UserQuestionRequest) -> None:
         signal = request.signal
         if signal is not None and signal.aborted:
             raise UserQuestionError.of(ErrorCode.ASK_ABORTED)  # A1
         if not request.questions:
             raise UserQuestionError.of(ErrorCode.EMPTY_QUESTIONS)  # A2
-        check_question_limits(request.questions)  # S1, before anything is asked
+        checked_questions(request.questions)  # S1 (once: a checked batch passes), before asking
         self._check_agent(request.agent)  # A3, A4
         validate_intents(request.questions)  # A5
+
+    def start_ask(self, request: UserQuestionRequest, done: Done) -> PendingAsk | None:
+        """`ask` as a record (asking.py): `done(answer, None)` or `(None, error)` resumes
+        the caller. Raises what `ask` raises before asking; None (nothing checked, nothing
+        asked) when the first listener does not ask with a callback: then await `ask`."""
+        first = self.waterfall.first_soon(request)
+        if first is None:
+            return None
+        self._check_ask(request)
+        pending = PendingAsk(request.signal, done)
+        pending.start(first, request)
+        return pending
+
+    async def ask(self, request: UserQuestionRequest) -> Answer:
+        first = self.waterfall.first_soon(request)
+        if first is not None:
+
+            def start(done: Done) -> Callable[[], None]:
+                pending = self.start_ask(request, done)
+                assert pending is not None
+                return pending.cancel
+
+            answer = await await_callback(start)
+            assert isinstance(answer, Answer)
+            return answer
+        self._check_ask(request)
+        signal = request.signal
         call_id = request.wait.call_id if request.wait else None
         try:
             answer = await self._race(request, [signal] if signal is not None else [])
         except _Aborted:
-            raise _abort_error() from None  # A9
+            raise abort_error() from None  # A9
         except Exception as exc:
-            harness = _as_harness_error(exc)
-            # A8 / E2: raised even if the signal also aborted. An answerer's own HarnessError
-            # is re-raised as is, keeping its own __cause__ (`raise e from e` would make
-            # it its own cause); one rebuilt from wire data has the original as cause.
-            if harness is exc:
+            # A8 / E2: an answerer's own HarnessError is re-raised as is, keeping its own
+            # __cause__ (`raise e from e` would make it its own cause).
+            failure = ask_failure(exc, signal)
+            if failure is exc:
                 raise
-            if harness is not None:
-                raise harness from exc
-            if signal is not None and signal.aborted:
-                raise _abort_error(exc) from exc
-            raise _provider_error(exc) from exc
+            raise failure from exc
         return check_answer(request.questions, answer, call_id)  # V8
 
     # -- ask_timed ------------------------------------------------------------------------
 
-    async def ask_timed(
+    def _open_wait(
         self, request: UserQuestionRequest, call_id: str, timeout_ms: int
-    ) -> Answer | PendingResult:
+    ) -> tuple[TimedQuestionWait, UserQuestionRequest]:
+        """TW1–TW3 and the ask's checks, then the wait, registered under (agent, call id)."""
         if (
             not isinstance(timeout_ms, int)
             or isinstance(timeout_ms, bool)
@@ -160,7 +187,7 @@ class UserQuestionService:
             raise UserQuestionError.of(ErrorCode.ASK_ABORTED)  # A1
         if not request.questions:
             raise UserQuestionError.of(ErrorCode.EMPTY_QUESTIONS)  # A2
-        check_question_limits(request.questions)  # S1
+        checked_questions(request.questions)  # S1
         agent = request.agent
         if agent is None:
             raise UserQuestionError.of(ErrorCode.CALLER_NOT_LIVE)  # TW2
@@ -173,37 +200,70 @@ class UserQuestionService:
             raise UserQuestionError.of(ErrorCode.ASK_ABORTED)
         wait = TimedQuestionWait(self.clock, timeout_ms)
         self._waits[key] = wait
+        return wait, request.with_wait(wait.signal, Wait(call_id=call_id, timed=True))
+
+    def _close_wait(
+        self, request: UserQuestionRequest, call_id: str, wait: TimedQuestionWait
+    ) -> None:
+        wait.close()  # TW10
+        key = (request.agent.id if request.agent is not None else "", call_id)
+        if self._waits.get(key) is wait:
+            del self._waits[key]
+
+    def start_ask_timed(
+        self, request: UserQuestionRequest, call_id: str, timeout_ms: int, done: Done
+    ) -> PendingAsk | None:
+        """`ask_timed` as a record, as `start_ask` is `ask`'s: `done(answer or pending, None)`."""
+        first = self.waterfall.first_soon(request)
+        if first is None:
+            return None
+        wait, timed_request = self._open_wait(request, call_id, timeout_ms)
+
+        def finished(result: Answer | PendingResult | None, error: Exception | None) -> None:
+            self._close_wait(request, call_id, wait)
+            done(result, error)
+
+        pending = PendingAsk(request.signal, finished, wait, call_id)
+        pending.start(first, timed_request)
+        return pending
+
+    async def ask_timed(
+        self, request: UserQuestionRequest, call_id: str, timeout_ms: int
+    ) -> Answer | PendingResult:
+        if self.waterfall.first_soon(request) is not None:
+
+            def start(done: Done) -> Callable[[], None]:
+                pending = self.start_ask_timed(request, call_id, timeout_ms, done)
+                assert pending is not None
+                return pending.cancel
+
+            result = await await_callback(start)
+            assert isinstance(result, Answer | PendingResult)
+            return result
+        wait, timed_request = self._open_wait(request, call_id, timeout_ms)
+        turn = request.signal
         pending = PendingResult(call_id=call_id)
         try:
-            timed_request = request.with_wait(wait.signal, Wait(call_id=call_id, timed=True))
             signals = [wait.signal] + ([turn] if turn is not None else [])
             try:
                 answer = await self._race(timed_request, signals)
             except _Aborted:
                 if (turn is not None and turn.aborted) or wait.shutdown:
-                    raise _abort_error() from None  # TW9, TW10
+                    raise abort_error() from None  # TW9, TW10
                 return pending  # TW6
             except Exception as exc:
-                harness = _as_harness_error(exc)
-                code = harness.code if harness is not None else None
-                if code == ErrorCode.ASK_TIMED_OUT:
-                    return pending  # TW7
-                if code == ErrorCode.NO_PROVIDER:
+                verdict = timed_failure(exc, wait, turn)
+                if verdict is PENDING:
+                    return pending  # TW7, or the deadline passed meanwhile
+                if verdict is WAIT_FOR_DEADLINE:
                     return await self._wait_for_deadline(wait, turn, pending)  # TW8
-                if harness is exc:
+                assert isinstance(verdict, Exception)
+                if verdict is exc:
                     raise  # TW9: raised unchanged (its own cause kept, as in ask)
-                if harness is not None:
-                    raise harness from exc
-                if (turn is not None and turn.aborted) or wait.shutdown:
-                    raise _abort_error(exc) from exc
-                if wait.expired:
-                    return pending
-                raise _provider_error(exc) from exc
+                raise verdict from exc
             return check_answer(request.questions, answer, call_id)
         finally:
-            wait.close()  # TW10
-            if self._waits.get(key) is wait:
-                del self._waits[key]
+            self._close_wait(request, call_id, wait)
 
     async def _wait_for_deadline(
         self, wait: TimedQuestionWait, turn: AbortSignal | None, pending: PendingResult
@@ -218,7 +278,7 @@ class UserQuestionService:
             if turn is not None:
                 tg.start_soon(watch, turn)
         if (turn is not None and turn.aborted) or wait.shutdown:
-            raise _abort_error()
+            raise abort_error()
         return pending
 
     # -- claims ---------------------------------------------------------------------------

@@ -48,6 +48,12 @@ class AbortSignal:
 
         return remove
 
+    def off_abort(self, callback: Callable[[], None]) -> None:
+        """Forget `callback` (compared by ==, so a bound method again is the same one): the
+        remover of a record that keeps no closure per callback (core/asking.py)."""
+        if callback in self._callbacks:
+            self._callbacks.remove(callback)
+
     async def wait(self) -> None:
         if self._aborted:
             return

@@ -4,12 +4,22 @@ Listeners are async callables `(request, next) -> Answer`. Returning an answer
 claims the request; awaiting `next()` hands it to the following listener; past
 the last one `next()` fails with NO_PROVIDER. A listener may be scoped to an
 agent: it then sees only requests from that agent or its descendants.
+
+A listener may instead ask with a callback (`register_soon`): `soon(request,
+next, settle)` returns a withdraw and calls `settle(answer, None)` or `(None,
+error)` once, unless withdrawn first; the answer it settles with is checked
+(V8) already. When such a listener comes first (the host's fan-out, the common
+case), the service keeps the question as a record (asking.py) instead of
+awaiting the chain; reached through an earlier listener's `next()`, it is
+awaited like any other (`awaiting`).
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
 from askbridge.protocol.errors import ErrorCode
 from askbridge.protocol.vocabulary import Answer, QuestionItem, Wait
@@ -19,7 +29,7 @@ from .identity import AgentIdentity, AgentLike
 from .signal import AbortSignal
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, slots=True)
 class UserQuestionRequest:
     """V5: what a caller asks. `agent` is the live calling agent object, if any."""
 
@@ -38,12 +48,51 @@ class UserQuestionRequest:
 NextListener = Callable[[], Awaitable[Answer]]
 Listener = Callable[[UserQuestionRequest, NextListener], Awaitable[Answer]]
 Disposer = Callable[[], None]
+Settle = Callable[[Answer | None, Exception | None], None]
+SoonAsk = Callable[[UserQuestionRequest, NextListener, Settle], Callable[[], None]]
+SoonStart = Callable[[UserQuestionRequest, Settle], Callable[[], None]]
+T = TypeVar("T")
 
 
-@dataclass(eq=False)
+async def await_callback(
+    start: Callable[[Callable[[T | None, Exception | None], None]], Disposer],
+) -> T:
+    """Await what `start(settle)` settles, on one future; cancelling the await withdraws it
+    (the disposer `start` returned) — a callback-driven wait seen as a coroutine."""
+    future: asyncio.Future[T | None] = asyncio.get_running_loop().create_future()
+
+    def settle(result: T | None, error: Exception | None) -> None:
+        if future.done():
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)
+
+    withdraw = start(settle)
+    try:
+        result = await future
+    finally:
+        if not future.done() or future.cancelled():
+            withdraw()
+    assert result is not None
+    return result
+
+
+def awaiting(soon: SoonAsk) -> Listener:
+    """A soon listener as an async one, for when it is reached through `next()`."""
+
+    async def listener(request: UserQuestionRequest, next_: NextListener) -> Answer:
+        return await await_callback(lambda settle: soon(request, next_, settle))
+
+    return listener
+
+
+@dataclass(eq=False, slots=True)
 class _Entry:
     listener: Listener
     agent_id: str | None
+    soon: SoonAsk | None = None
 
 
 class UserQuestionWaterfall:
@@ -55,7 +104,15 @@ class UserQuestionWaterfall:
         self, listener: Listener, *, agent_id: str | None = None, prepend: bool = False
     ) -> Disposer:
         """W2/W3: add a listener (first with `prepend`); the disposer is idempotent."""
-        entry = _Entry(listener, agent_id)
+        return self._add(_Entry(listener, agent_id), prepend)
+
+    def register_soon(
+        self, soon: SoonAsk, *, agent_id: str | None = None, prepend: bool = False
+    ) -> Disposer:
+        """`register` for a listener that asks with a callback (module docstring)."""
+        return self._add(_Entry(awaiting(soon), agent_id, soon), prepend)
+
+    def _add(self, entry: _Entry, prepend: bool) -> Disposer:
         if prepend:
             self._entries.insert(0, entry)
         else:
@@ -67,20 +124,49 @@ class UserQuestionWaterfall:
 
         return dispose
 
-    def listeners_for(self, request: UserQuestionRequest) -> list[Listener]:
+    def _chain(self, request: UserQuestionRequest) -> list[_Entry]:
         """W3: global listeners always; scoped ones when the caller descends from their agent."""
         lineage: Sequence[str] = ()
         if request.agent is not None:
             lineage = self._identity.lineage(request.agent.id)
-        return [e.listener for e in self._entries if e.agent_id is None or e.agent_id in lineage]
+        return [e for e in self._entries if e.agent_id is None or e.agent_id in lineage]
+
+    def listeners_for(self, request: UserQuestionRequest) -> list[Listener]:
+        return [e.listener for e in self._chain(request)]
+
+    def first_soon(self, request: UserQuestionRequest) -> SoonStart | None:
+        """The chain's first listener when it asks with a callback, as `start(request,
+        settle)`: the listeners are fixed now (W1), `next()` goes on down the chain."""
+        chain = self._chain(request)
+        soon = chain[0].soon if chain else None
+        if soon is None:
+            return None
+        listeners = [e.listener for e in chain]
+
+        def start(request: UserQuestionRequest, settle: Settle) -> Callable[[], None]:
+            return soon(request, _Rest(listeners, request), settle)
+
+        return start
 
     async def dispatch(self, request: UserQuestionRequest) -> Answer:
         """W1: run the chain; the listeners are fixed when dispatch starts."""
-        chain = self.listeners_for(request)
+        return await _call(self.listeners_for(request), request, 0)
 
-        async def call(index: int) -> Answer:
-            if index >= len(chain):
-                raise UserQuestionError.of(ErrorCode.NO_PROVIDER)
-            return await chain[index](request, lambda: call(index + 1))
 
-        return await call(0)
+class _Rest:
+    """`next()` of a soon listener first in its chain: the listeners after it (a record,
+    not a closure, as it lives as long as the question)."""
+
+    __slots__ = ("_chain", "_request")
+
+    def __init__(self, chain: list[Listener], request: UserQuestionRequest) -> None:
+        self._chain, self._request = chain, request
+
+    def __call__(self) -> Awaitable[Answer]:
+        return _call(self._chain, self._request, 1)
+
+
+async def _call(chain: list[Listener], request: UserQuestionRequest, index: int) -> Answer:
+    if index >= len(chain):
+        raise UserQuestionError.of(ErrorCode.NO_PROVIDER)
+    return await chain[index](request, lambda: _call(chain, request, index + 1))

@@ -92,13 +92,16 @@ class Host:
         self.max_turn_requests = max_turn_requests
         self.registry = AgentRegistry()
         self.service = UserQuestionService(self.registry, clock)
-        self.service.set_late_reply_handler(LateReplies(self.get_session))
+        self.late_replies = LateReplies(self.get_session)
+        self.service.set_late_reply_handler(self.late_replies)
         self.sessions: dict[str, Session] = {}
         self._externals: dict[str, ExternalSession] = {}  # MCP connections, pruned once gone
         self.clients: dict[int, Client] = {}
         self.subscribers = Subscribers()
-        self.fanout = QuestionFanout(self.subscribers, self._asks_here, self._requester)
-        self.service.register(self.fanout.listener)
+        self.fanout = QuestionFanout(
+            self.subscribers, self._asks_here, self._requester, self.spawn
+        )
+        self.service.register_soon(self.fanout.ask_soon)  # first: every ask is a record
         self.on_fatal: Callable[[int], None] | None = None
         self._listeners: list[HostListener] = []
         self.unloader = Unloader(self.sessions, self.registry, self.subscribers.count, unload_after)
@@ -368,7 +371,10 @@ class Host:
         self, session_id: str, call_id: str, answer: Answer, client: Client | None = None
     ) -> bool:
         session = self.get_session(session_id, client)
-        accepted = await self.service.answer(session.agent.id, session_id, call_id, answer.answers)
+        # Decided here, where the session is: not through the core and back (L1–L6).
+        accepted = await self.late_replies.answer(
+            session.agent.id, session_id, call_id, answer.answers
+        )
         log.info(  # S12: who answered a pending question, and whether it was taken
             "late reply to %s from %s %s",
             call_id,

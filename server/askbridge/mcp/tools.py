@@ -37,7 +37,6 @@ from askbridge.host.agent.tools import (
     ToolContext,
     ToolOutcome,
     compact,
-    pending_text,
 )
 from askbridge.host.asking.external import follow_by_renderers
 
@@ -117,7 +116,7 @@ class ExternalAgent:
     def _continued(call_id: str) -> ToolOutcome:
         """X3: a timed ask the agent cancelled (its own tool timeout) is pending, not aborted:
         the question stays answerable and `get_answers` delivers the reply."""
-        return ToolOutcome(external_pending_text(call_id))
+        return ToolOutcome.pending(call_id, external_pending_text(call_id))
 
     def _asker(
         self, progress: Progress | None
@@ -128,8 +127,8 @@ class ExternalAgent:
             outcome = await self._waiting(
                 session.ask_tool.run(ctx, call.arguments, call.questions), ctx, progress
             )
-            if outcome.content == pending_text(ctx.call_id):
-                return ToolOutcome(external_pending_text(ctx.call_id))
+            if outcome.kind == "pending":
+                return ToolOutcome.pending(ctx.call_id, external_pending_text(ctx.call_id))
             return outcome
 
         return ask

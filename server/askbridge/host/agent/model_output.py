@@ -33,9 +33,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from askbridge.core import HarnessError, ModelError, ToolInputError, UserQuestionError
-from askbridge.core.limits import check_question_limits
+from askbridge.core.limits import CheckedQuestions, checked_questions
 from askbridge.protocol.text import has_lone_surrogate, scrub
-from askbridge.protocol.vocabulary import QuestionItem
 
 from .models.base import ModelResponse, ToolCallRequest
 from .tools import ASK_TOOL, parse_questions
@@ -52,7 +51,7 @@ class CheckedCall:
     name: str
     arguments: Any
     problem: HarnessError | None = None
-    questions: list[QuestionItem] | None = None  # parsed ask_user_question batch
+    questions: CheckedQuestions | None = None  # parsed ask_user_question batch, S1 checked
 
     def as_json(self) -> dict[str, Any]:
         return {"id": self.id, "name": self.name, "arguments": self.arguments}
@@ -106,10 +105,10 @@ def check_call(call: ToolCallRequest) -> CheckedCall:
     except ToolInputError:
         return CheckedCall(call_id, name, arguments)  # T4: the tool says what is wrong
     try:
-        check_question_limits(questions)  # S1: never asked, never written
+        checked = checked_questions(questions)  # S1: never asked, never written
     except UserQuestionError as exc:
         return CheckedCall(call_id, name, _omitted(exc.message), exc)
-    return CheckedCall(call_id, name, arguments, questions=questions)
+    return CheckedCall(call_id, name, arguments, questions=checked)
 
 
 def checked_calls(calls: Sequence[ToolCallRequest]) -> list[CheckedCall]:

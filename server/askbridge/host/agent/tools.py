@@ -1,15 +1,18 @@
-"""The `ask_user_question` tool (behavior.md T1–T7) and the tool-result shape.
+"""The `ask_user_question` tool (behavior.md T1–T7).
 
 The tool validates the model's arguments (T2, T4), calls the core's `ask`
-(legacy, T3) or `ask_timed` (timed, T4) and renders the outcome as the text the
-model receives: compact JSON of the answer, the pending notice (T5), or
-`Error: <message>` with `{name, code}` (T6).
+(legacy, T3) or `ask_timed` (timed, T4) and returns a typed `ToolOutcome`
+(outcome.py): answered (with the checked batch), pending, or failed with
+`{name, code}`; the text the model receives — compact JSON of the answer, the
+pending notice (T5), or `Error: <message>` (T6) — is rendered there once and
+logged beside the outcome's kind, so that no reader parses it back. `start` asks
+as a record resumed by a callback (the turn loop's way); `run` awaits the same.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -25,10 +28,11 @@ from askbridge.protocol.defaults import (
     ASK_TIMEOUT_MAX_SECONDS,
     ASK_TIMEOUT_MESSAGE,
 )
-from askbridge.protocol.vocabulary import PendingResult, QuestionItem, Wait
+from askbridge.protocol.vocabulary import QuestionItem, Wait
 
 from ..log.projection_parse import read_questions
 from .agents import Agent
+from .outcome import OutcomeKind, Resume, ToolOutcome, compact, outcome_of, pending_text
 
 ASK_TOOL = "ask_user_question"
 # `UserQuestionRequest.extra` key: the tool call asking, also when it has no wait (legacy),
@@ -37,23 +41,7 @@ TOOL_CALL_ID = "toolCallId"
 DELEGATE_TOOL = "delegate"
 
 
-def compact(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-
-
-@dataclass(frozen=True)
-class ToolOutcome:
-    content: str
-    is_error: bool = False
-    error: dict[str, str] | None = None
-
-    @classmethod
-    def failure(cls, exc: HarnessError) -> ToolOutcome:
-        """T6: `Error: <message>` with structured `{name, code}`."""
-        return cls(f"Error: {exc.message}", True, exc.to_data())
-
-
-@dataclass
+@dataclass(slots=True)
 class ToolContext:
     agent: Agent
     session_id: str
@@ -70,17 +58,6 @@ def valid_timeout(value: object) -> bool:
         and not isinstance(value, bool)
         and (value == -1 or 1 <= value <= ASK_TIMEOUT_MAX_SECONDS)
     )
-
-
-def pending_text(call_id: str) -> str:
-    """T5: what the model reads when a timed question is still open."""
-    message = (
-        "No answer batch arrived before the timeout. This is pending, not a skipped answer: "
-        "continue with useful work that does not depend on it. The user can still answer; the "
-        "reply will arrive later as a user message identified as answer_to_pending_question with "
-        f"callId {call_id} and the original questions. Do not treat this as permission."
-    )
-    return compact({"pending": True, "callId": call_id, "message": message})
 
 
 _QUESTION_PROPS: dict[str, Any] = {
@@ -152,22 +129,50 @@ class AskUserQuestionTool:
         }
 
     async def run(
-        self, ctx: ToolContext, arguments: Any, questions: list[QuestionItem] | None = None
+        self, ctx: ToolContext, arguments: Any, questions: Sequence[QuestionItem] | None = None
     ) -> ToolOutcome:
         """Ask; `questions` is the batch already parsed from `arguments` (model_output.py)."""
         try:
-            if questions is None:
-                questions = parse_questions(arguments)
-            if self.mode == "legacy":
-                request = _request(ctx, questions)
-                return ToolOutcome(compact((await self.service.ask(request)).dump()))
-            return await self._run_timed(ctx, arguments, questions)
+            request, timeout_ms = self._request(ctx, arguments, questions)
+            if timeout_ms is None:
+                return ToolOutcome.answered(await self.service.ask(request))
+            result = await self.service.ask_timed(request, ctx.call_id, timeout_ms)
         except HarnessError as exc:
             return ToolOutcome.failure(exc)
+        return outcome_of(ctx.call_id, result, None)
 
-    async def _run_timed(
-        self, ctx: ToolContext, arguments: Any, questions: list[QuestionItem]
-    ) -> ToolOutcome:
+    def start(
+        self,
+        ctx: ToolContext,
+        arguments: Any,
+        questions: Sequence[QuestionItem] | None,
+        done: Callable[[str, ToolOutcome], None],
+    ) -> Callable[[], None] | None:
+        """`run` as a record (architecture: "A pending question is a record"): `done(call id,
+        outcome)` is called once, maybe before this returns; the result cancels it quietly
+        (its asker is gone). None when the core cannot ask without a coroutine: await `run`."""
+        call_id = ctx.call_id
+        try:
+            request, timeout_ms = self._request(ctx, arguments, questions)
+            settle = Resume(call_id, done)
+            if timeout_ms is None:
+                pending = self.service.start_ask(request, settle)
+            else:
+                pending = self.service.start_ask_timed(request, call_id, timeout_ms, settle)
+        except HarnessError as exc:
+            done(call_id, ToolOutcome.failure(exc))
+            return _nothing
+        return None if pending is None else pending.cancel
+
+    def _request(
+        self, ctx: ToolContext, arguments: Any, questions: Sequence[QuestionItem] | None
+    ) -> tuple[UserQuestionRequest, int | None]:
+        """T2–T4: the core's request and, for a timed wait, its timeout in ms."""
+        if questions is None:
+            questions = parse_questions(arguments)
+        request = _request(ctx, questions)
+        if self.mode == "legacy":
+            return request, None
         seen: set[str] = set()
         for q in questions:  # T4, before any answerer runs
             if q.id in seen:
@@ -182,14 +187,13 @@ class AskUserQuestionTool:
             raise ToolInputError(ASK_TIMEOUT_MESSAGE)
         if ctx.agent is None:
             raise ToolInputError("timed questions require a live agent")
-        request = _request(ctx, questions)
         if timeout == -1:
-            request = request.with_wait(ctx.signal, Wait(call_id=ctx.call_id))
-            return ToolOutcome(compact((await self.service.ask(request)).dump()))
-        result = await self.service.ask_timed(request, ctx.call_id, timeout * 1000)
-        if isinstance(result, PendingResult):
-            return ToolOutcome(pending_text(ctx.call_id))
-        return ToolOutcome(compact(result.dump()))
+            return request.with_wait(ctx.signal, Wait(call_id=ctx.call_id)), None
+        return request, timeout * 1000
+
+
+def _nothing() -> None:
+    """The cancel of a call that ended before it was asked."""
 
 
 def parse_questions(arguments: Any) -> list[QuestionItem]:
@@ -244,6 +248,7 @@ __all__ = [
     "DELEGATE_SCHEMA",
     "DELEGATE_TOOL",
     "AskUserQuestionTool",
+    "OutcomeKind",
     "ToolContext",
     "ToolOutcome",
     "compact",
@@ -254,7 +259,7 @@ __all__ = [
 ]
 
 
-def _request(ctx: ToolContext, questions: list[QuestionItem]) -> UserQuestionRequest:
+def _request(ctx: ToolContext, questions: Sequence[QuestionItem]) -> UserQuestionRequest:
     """The core's request for one tool call, legacy or timed alike."""
     return UserQuestionRequest(
         questions,

@@ -21,7 +21,9 @@ question stays answerable (continued).
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import anyio
@@ -40,6 +42,7 @@ from askbridge.protocol.errors import ErrorCode
 from ..log import events as ev
 from .delegate import run_delegate
 from .model_output import CheckedCall, check_reply_size, checked_calls, clean_text
+from .models.base import ModelResponse
 from .session import DETACHED, QueuedPrompt, Session
 from .tools import ASK_TOOL, DELEGATE_TOOL, ToolContext, ToolOutcome
 
@@ -144,22 +147,12 @@ async def _steps(session: Session, signal: AbortSignal) -> str:
         except ModelError:
             session.log_soon(header)
             raise
-        text = clean_text(response.text)
-        calls = checked_calls(response.tool_calls)
-        session.log_soon(
-            header,
-            ev.assistant_message(text, [c.as_json() for c in calls]),
-            *[ev.tool_call(c.id, c.name, c.arguments) for c in calls],
-        )
+        calls = _log_step(session, header, response)
+        del response  # what the model said is in the log now; a waiting step holds none of it
         if not calls:
             return "end_turn"
         await session.committed()  # D1: the calls are durable before anything asks
-        if len(calls) == 1:  # the common step: spare it a task group and a task
-            await _run_tool(session, calls[0], signal)
-        else:
-            async with anyio.create_task_group() as tg:
-                for c in calls:
-                    tg.start_soon(_run_tool, session, c, signal)
+        await _run_tools(session, calls, signal)
         if signal.aborted:
             return "cancelled"
         boundary = session.inbox_before(
@@ -168,6 +161,94 @@ async def _steps(session: Session, signal: AbortSignal) -> str:
         if boundary:  # L4: claimed at the next step boundary
             session.log_soon(*[event for item in boundary for event in _admit(item)])
     return "max_turn_requests"
+
+
+def _log_step(session: Session, header: ev.Event, response: ModelResponse) -> list[CheckedCall]:
+    """The model's message and calls, made storable (S3) and logged with the header."""
+    text = clean_text(response.text)
+    calls = checked_calls(response.tool_calls)
+    session.log_soon(
+        header,
+        ev.assistant_message(text, [c.as_json() for c in calls]),
+        *[ev.tool_call(c.id, c.name, c.arguments) for c in calls],
+    )
+    return calls
+
+
+class _Step:
+    """A step's tool calls that wait as records: the turn waits on this one future.
+
+    Each ask is the core's record (core/asking.py), resumed by its callback, which
+    logs the result; the step holds a count and the records' cancels, not the calls
+    (their arguments are in the log), nor a task or coroutine per call.
+    """
+
+    __slots__ = ("_cancels", "_failure", "_future", "_left", "_session", "_signal")
+
+    def __init__(self, session: Session, signal: AbortSignal) -> None:
+        self._session, self._signal = session, signal
+        self._left = 0
+        self._cancels: list[Callable[[], None]] = []
+        self._future: asyncio.Future[None] | None = None
+        self._failure: StoreError | None = None
+
+    def start(self, call: CheckedCall) -> bool:
+        """Ask `call` as a record; False when it must run as a task (any other tool, or a
+        core whose first listener is a coroutine)."""
+        if call.name != ASK_TOOL or call.problem is not None:
+            return False
+        session = self._session
+        ctx = ToolContext(session.agent, session.id, call.id, self._signal)
+        self._left += 1
+        cancel = session.ask_tool.start(ctx, call.arguments, call.questions, self._done)
+        if cancel is None:
+            self._left -= 1
+            return False
+        self._cancels.append(cancel)
+        return True
+
+    def _done(self, call_id: str, outcome: ToolOutcome) -> None:
+        try:
+            finish_call(self._session, call_id, ASK_TOOL, self._signal, outcome)
+        except StoreError as exc:  # not the tool's failure: it ends the turn (S4)
+            self._failure = self._failure or exc
+        self._left -= 1
+        if self._future is not None and not self._future.done():
+            if self._failure is not None:
+                self._future.set_exception(self._failure)
+            elif self._left == 0:
+                self._future.set_result(None)
+
+    async def wait(self) -> None:
+        if self._left and self._failure is None:
+            self._future = asyncio.get_running_loop().create_future()
+            await self._future
+        if self._failure is not None:
+            raise self._failure
+
+    def cancel(self) -> None:
+        """The turn is gone (cancelled, or failed): withdraw what still waits, quietly."""
+        cancels, self._cancels = self._cancels, []
+        for cancel in cancels:
+            cancel()
+
+
+async def _run_tools(session: Session, calls: list[CheckedCall], signal: AbortSignal) -> None:
+    """Run one step's calls: asks as records (`_Step`), anything else as tasks."""
+    step = _Step(session, signal)
+    try:
+        tasks = [c for c in calls if not step.start(c)]
+        calls.clear()  # the records hold what they need; the arguments are in the log
+        if len(tasks) == 1:  # spare a lone task call a task group and a task
+            await _run_tool(session, tasks[0], signal)
+        elif tasks:
+            async with anyio.create_task_group() as tg:
+                for c in tasks:
+                    tg.start_soon(_run_tool, session, c, signal)
+        await step.wait()
+    except BaseException:
+        step.cancel()
+        raise
 
 
 async def _run_tool(session: Session, call: CheckedCall, signal: AbortSignal) -> None:
@@ -188,8 +269,16 @@ async def _run_tool(session: Session, call: CheckedCall, signal: AbortSignal) ->
     except Exception as exc:  # a tool bug must not kill the turn; the model sees the failure
         log.exception("tool %s failed", call.name)
         outcome = ToolOutcome.failure(tool_failed(exc))
+    finish_call(session, call.id, call.name, signal, outcome)
+
+
+def finish_call(
+    session: Session, call_id: str, name: str, signal: AbortSignal, outcome: ToolOutcome
+) -> None:
+    """A call's outcome, logged (M6: an ask cut off by the last follower leaving stays
+    answerable)."""
     if outcome.error is not None:
-        log.info("tool %s (%s) of %s failed: %s", call.name, call.id, session.id, outcome.content)
+        log.info("tool %s (%s) of %s failed: %s", name, call_id, session.id, outcome.content)
     if (
         signal.reason == DETACHED
         and outcome.error is not None
@@ -197,14 +286,10 @@ async def _run_tool(session: Session, call: CheckedCall, signal: AbortSignal) ->
     ):
         # M6: nobody is left to answer now, but the question is not dropped (P3).
         outcome = ToolOutcome.failure(tool_outcome_unknown())
-    record_result(session, call.id, call.name, outcome)
+    record_result(session, call_id, name, outcome)
 
 
 def record_result(session: Session, call_id: str, name: str, outcome: ToolOutcome) -> None:
     """The result joins the next group commit (with the next step, D1: its update is sent
     after that commit)."""
-    session.log_soon(
-        ev.tool_result(
-            call_id, name, outcome.content, is_error=outcome.is_error, error=outcome.error
-        )
-    )
+    session.log_soon(outcome.event(call_id, name))

@@ -23,20 +23,26 @@ For a request of a root session it opens an `OpenQuestion`:
   question nobody can show stays open for a later subscriber until its
   deadline (pending, TW6/TW8).
 
-Cancelling the listener (turn cancelled, unclaimed deadline, shutdown) cancels
-every card at once (A9).
+The fan-out asks with a callback (`ask_soon`, registered with the core's
+`register_soon`): an open question is an `OpenQuestion` record and its cards
+are the links' callbacks (the LSP relay's `ask_soon`); only what must wait in
+Python — a link without `ask_soon`, the fallback, the rest of the waterfall —
+runs as a task in the host's task group, under a cancel scope the question
+holds. Every answer it settles with is checked (V8) here, once, the
+fallback's too. Withdrawing it (turn cancelled, unclaimed deadline, shutdown)
+withdraws every card and cancels those tasks at once (A9).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
 
 import anyio
-from anyio.abc import TaskGroup
 
 from askbridge.core import UserQuestionError, UserQuestionRequest, check_answer
-from askbridge.core.waterfall import NextListener
+from askbridge.core.waterfall import NextListener, Settle
 from askbridge.protocol.errors import ClientGone, ErrorCode
 from askbridge.protocol.vocabulary import Answer
 
@@ -48,16 +54,52 @@ log = logging.getLogger("askbridge.host")
 _FINAL_CODES = frozenset({ErrorCode.ASK_CANCELLED, ErrorCode.ASK_TIMED_OUT})
 
 
+Spawn = Callable[[Callable[[], Coroutine[Any, Any, Any]]], None]
+
+
 class OpenQuestion:
-    def __init__(self, request: UserQuestionRequest, tg: TaskGroup) -> None:
+    """One question out to the session's windows: a record, ended by one of its callbacks."""
+
+    __slots__ = (
+        "_asked",
+        "_failure",
+        "_on_end",
+        "_running",
+        "_scopes",
+        "_spawn",
+        "_withdraws",
+        "answer",
+        "by",
+        "call_id",
+        "done",
+        "error",
+        "request",
+        "session_id",
+        "settle",
+        "tasks",
+        "timed",
+    )
+
+    def __init__(
+        self,
+        request: UserQuestionRequest,
+        spawn: Spawn,
+        on_end: Callable[[OpenQuestion], None],
+        session_id: str,
+        settle: Settle,
+    ) -> None:
         self.request = request
-        self._tg = tg
-        self._asked: set[int] = set()
+        self.session_id = session_id
+        self.settle = settle  # the core's: the answer or the error, once
+        self._spawn = spawn  # runs a task in the host's group
+        self._on_end = on_end  # called once when it ends, however it ends
+        self._asked: list[int] = []
         self._withdraws: list[Callable[[], None]] = []  # cards asked without a task
+        self._scopes: list[anyio.CancelScope] = []  # its tasks' (only when it runs some)
         self._running = 0
-        self.tasks = 0  # cards (and the fallback) that run as tasks in the listener's group
+        self.tasks = 0  # cards (and the fallback) that run as tasks
         self._failure: Exception | None = None
-        self.done = anyio.Event()
+        self.done = False
         self.answer: Answer | None = None
         self.error: Exception | None = None
         wait = request.wait
@@ -67,38 +109,60 @@ class OpenQuestion:
 
     def offer(self, client: Client) -> None:
         """Show the question to `client` too, once (M2, M3)."""
-        if self.done.is_set() or client.id in self._asked or not client.attached:
+        if self.done or client.id in self._asked or not client.attached:
             return
         if not client.renders_questions:
             return
-        self._asked.add(client.id)
+        self._asked.append(client.id)
         self._running += 1
         # A link that can ask with a callback (the LSP relay) costs no task per card.
         ask_soon = getattr(client.link, "ask_soon", None)
         if ask_soon is None:
-            self.tasks += 1
-            self._tg.start_soon(self._ask, client)
+            self._start(self._ask, client)
             return
 
-        def on_done(answer: Answer | None, error: Exception | None) -> None:
-            self._outcome(client, answer, error)
-
         try:
-            self._withdraws.append(ask_soon(self.request, on_done))
+            self._withdraws.append(ask_soon(self.request, _CardDone(self, client)))
         except Exception as exc:
             self._outcome(client, None, exc)
 
+    def _start(self, fn: Callable[..., Awaitable[None]], *args: Any) -> None:
+        """Run `fn(*args)` as a task the question cancels when it ends."""
+        scope = anyio.CancelScope()
+        self._scopes.append(scope)
+        self.tasks += 1
+
+        async def run() -> None:
+            try:
+                with scope:  # absorbs its own cancellation (the question ended)
+                    await fn(*args)
+            except anyio.get_cancelled_exc_class():  # from outside: the host is stopping
+                self.abort()
+                raise
+
+        self._spawn(run)
+
     def withdraw(self) -> None:
-        """Withdraw every card still shown (M2); the one that answered is settled already."""
+        """End it from outside (its asker gave up): nothing is settled any more."""
+        if not self.done:
+            self.done = True
+            self._end()
+
+    def _end(self) -> None:
+        """Withdraw every card still shown (M2) — the one that answered is settled already —
+        and cancel its tasks."""
         withdraws, self._withdraws = self._withdraws, []
         for withdraw in withdraws:
             withdraw()
+        scopes, self._scopes = self._scopes, []
+        for scope in scopes:
+            scope.cancel()
+        self._on_end(self)
 
     def ask_rest(self, rest: NextListener) -> None:
         """No follower renders questions: the prompting client's fallback, or the waterfall."""
         self._running += 1
-        self.tasks += 1
-        self._tg.start_soon(self._ask_rest, rest)
+        self._start(self._ask_rest, rest)
 
     async def _ask(self, client: Client) -> None:
         try:
@@ -141,8 +205,13 @@ class OpenQuestion:
         except Exception as exc:
             self._finish(error=exc)
         else:
+            try:
+                checked = check_answer(self.request.questions, answer, self.call_id)  # V8
+            except UserQuestionError as exc:
+                self._finish(error=exc)
+                return
             self.by = self.by or "the fallback"
-            self._finish(answer=answer)
+            self._finish(answer=checked)
 
     def _drop(self, failure: Exception | None, client: Client | None = None) -> None:
         self._running -= 1
@@ -153,37 +222,47 @@ class OpenQuestion:
             self._finish(error=self._failure)
 
     def _finish(self, *, answer: Answer | None = None, error: Exception | None = None) -> None:
-        if self.done.is_set():
+        if self.done:
             return
         self.answer, self.error = answer, error
-        self.done.set()
+        self.done = True
+        self._end()
 
     def abort(self) -> None:
         self._finish(error=UserQuestionError.of(ErrorCode.ASK_ABORTED))
 
-    def outcome(self) -> Answer:
-        if self.error is not None:
-            raise self.error
-        assert self.answer is not None
-        return self.answer
+
+class _CardDone:
+    """A card's callback: its outcome to its question (a record, not a closure)."""
+
+    __slots__ = ("_client", "_question")
+
+    def __init__(self, question: OpenQuestion, client: Client) -> None:
+        self._question, self._client = question, client
+
+    def __call__(self, answer: Answer | None, error: Exception | None) -> None:
+        self._question._outcome(self._client, answer, error)
 
 
 class QuestionFanout:
     """The answerer of the host's root sessions. host.py wires it: `subscribers` says who
     follows each session, `asks_here(session_id)` whether the session is a loaded root
-    session (anything else goes down the waterfall), and `requester(session_id)` whose
+    session (anything else goes down the waterfall), `requester(session_id)` whose
     prompt (or late reply) started its running turn — that client's fallback asks when no
-    follower renders questions (M2)."""
+    follower renders questions (M2) — and `spawn` runs what must wait in Python (a card
+    sent as a task, the fallback) in the host's task group."""
 
     def __init__(
         self,
         subscribers: Subscribers,
         asks_here: Callable[[str], bool],
         requester: Callable[[str], Client | None],
+        spawn: Spawn,
     ) -> None:
         self._subscribers = subscribers
         self._asks_here = asks_here
         self._requester = requester
+        self._spawn = spawn
         self._open: dict[str, list[OpenQuestion]] = {}
 
     def abort(self, session_id: str) -> None:
@@ -197,31 +276,52 @@ class QuestionFanout:
         for question in list(self._open.get(session_id, ())):
             question.offer(client)
 
-    async def listener(self, request: UserQuestionRequest, next_: NextListener) -> Answer:
+    def ask_soon(
+        self, request: UserQuestionRequest, next_: NextListener, settle: Settle
+    ) -> Callable[[], None]:
+        """The core's first listener (`register_soon`): open the question in its session's
+        windows, or pass it on; `settle` is called once with the checked answer or the
+        error, unless the returned withdraw comes first."""
         session_id = request.session_id
         if session_id is None or not self._asks_here(session_id):
-            return await next_()
-        async with anyio.create_task_group() as tg:
-            question = OpenQuestion(request, tg)
-            questions = self._open.setdefault(session_id, [])
-            questions.append(question)
-            try:
-                renderers = self._subscribers.renderers(session_id)
-                for client in renderers:
-                    question.offer(client)
-                if not renderers:
-                    question.ask_rest(lambda: self._rest(session_id, request, next_))
-                log_asked(question, session_id, renderers, self._rest_client(session_id))
-                await question.done.wait()
-            finally:
-                questions.remove(question)
-                if not questions:
-                    self._open.pop(session_id, None)
-                log_ended(question)
-                question.withdraw()  # withdraw every other card (M2)
-                if question.tasks:  # cancelling a scope is not free: only when it holds some
-                    tg.cancel_scope.cancel()
-        return question.outcome()
+            return self._pass_on(request, next_, settle)
+        question = OpenQuestion(request, self._spawn, self._ended, session_id, settle)
+        self._open.setdefault(session_id, []).append(question)
+        renderers = self._subscribers.renderers(session_id)
+        log_asked(question, session_id, renderers, self._rest_client(session_id))
+        for client in renderers:
+            question.offer(client)
+        if not renderers and not question.done:
+            question.ask_rest(lambda: self._rest(session_id, request, next_))
+        return question.withdraw
+
+    def _ended(self, question: OpenQuestion) -> None:
+        questions = self._open.get(question.session_id, [])
+        if question in questions:
+            questions.remove(question)
+        if not questions:
+            self._open.pop(question.session_id, None)
+        log_ended(question)
+        if question.answer is not None or question.error is not None:
+            question.settle(question.answer, question.error)
+
+    def _pass_on(
+        self, request: UserQuestionRequest, next_: NextListener, settle: Settle
+    ) -> Callable[[], None]:
+        """Not a root session's question: the rest of the waterfall, in a task (V8 here)."""
+        scope = anyio.CancelScope()
+
+        async def run() -> None:
+            with scope:
+                try:
+                    answer = check_answer(request.questions, await next_(), _call_id(request))
+                except Exception as exc:  # cancellation is not an Exception: nobody is told
+                    settle(None, exc)
+                else:
+                    settle(answer, None)
+
+        self._spawn(run)
+        return scope.cancel
 
     def _rest_client(self, session_id: str) -> Client | None:
         client = self._requester(session_id)
@@ -238,3 +338,7 @@ class QuestionFanout:
         if client is not None:
             return await client.link.fallback(request, next_)
         return await next_()
+
+
+def _call_id(request: UserQuestionRequest) -> str | None:
+    return request.wait.call_id if request.wait is not None else None

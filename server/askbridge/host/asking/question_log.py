@@ -59,7 +59,8 @@ def log_ended(question: OpenQuestion) -> None:
     The cards still shown elsewhere are withdrawn because it ended: first answer wins."""
     call = question.call_id or "(blocking)"
     others = len(question._asked) - (1 if (question.by or "").startswith("client") else 0)
-    if not question.done.is_set():  # its wait ended from outside: the timed clock, a cancel
+    if question.answer is None and question.error is None:  # ended from outside: the timed
+        # clock, a cancel
         ended = "pending: no answer before its timeout" if question.timed else "withdrawn"
         log.info(
             "question %s %s; withdrawn from %d card%s",

@@ -15,7 +15,8 @@ know every key an event can carry.
 | request/header | tools [{name, description, parameters}] — exactly what the model saw |
 | assistant/message | text, toolCalls [{id, name, arguments}] |
 | tool/call | callId, name, arguments |
-| tool/result | callId, name, content (text the model gets), isError, error? {name, code} |
+| tool/result | callId, name, content (text the model gets), isError, error? {name, code}, |
+|   | outcome? ("answered"/"pending"), answers? (answered: the checked batch) |
 | user/message | content [{type: "text", text}], source? {kind, callId, outcome}, inboxId? |
 | agent/inbox/inserted | inboxId, delivery ("next-turn"/"next-step"), message {content, source?} |
 | agent/inbox/claimed | inboxId |
@@ -42,6 +43,10 @@ INBOX_DISCARDED = "agent/inbox/discarded"
 TURN_END = "turn/end"
 
 REPLY_SOURCE_KIND = "user-question-reply"
+
+# tool/result `outcome` values (the others are not written: see `tool_result`)
+OUTCOME_ANSWERED: Final = "answered"
+OUTCOME_PENDING: Final = "pending"
 
 # An external agent's session (X1, host/asking/external.py): a root session in all but its origin.
 EXTERNAL_ORIGIN: Final = "mcp"
@@ -103,7 +108,13 @@ def tool_result(
     *,
     is_error: bool = False,
     error: dict[str, str] | None = None,
+    outcome: str | None = None,
+    answers: list[dict[str, Any]] | None = None,
 ) -> Event:
+    """`outcome` says what an ask came to, so that no reader parses `content` back (P3):
+    "answered" (with `answers`) or "pending". A failure needs none: `isError` and its
+    `error.code` say it all. Any other outcome (another tool's own text) is not written.
+    Logs written before `outcome` existed carry only the text (projection_parse.py)."""
     event: Event = {
         "type": TOOL_RESULT,
         "callId": call_id,
@@ -113,6 +124,11 @@ def tool_result(
     }
     if error is not None:
         event["error"] = error
+    if outcome == OUTCOME_ANSWERED:
+        event["outcome"] = outcome
+        event["answers"] = answers
+    elif outcome == OUTCOME_PENDING:
+        event["outcome"] = outcome
     return event
 
 

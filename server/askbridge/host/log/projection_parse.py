@@ -14,7 +14,12 @@ non-empty strings, `selected` holds strings.
 - `read_questions(arguments)` — the same pass, which also says what T4 finds
   wrong with them (the tool's input error, host/agent/tools.py): one reader of the
   tool's arguments for the tool and the view alike.
-- `read_tool_outcome(event)` — P3: CONTINUED, the answer batch, or None (drop).
+- `read_tool_outcome(event)` — P3: CONTINUED, the answer batch, or None (drop),
+  from the kind the result carries (`outcome`, `answers`, `isError`, `error.code`;
+  host/log/events.py `tool_result`). Logs written before results carried their
+  kind (the previous version's stores) have only the model's text: for a result
+  without `outcome` and not an error, that text is read as it was then (`{"pending":
+  true}` or an answer batch), so an old store loads into the same view.
 - `read_reply_answers(content)` — P4: the batch inside a late reply's text (`[]`
   when none is readable).
 """
@@ -26,6 +31,8 @@ from enum import Enum
 from typing import Any, Final, Literal
 
 from askbridge.protocol.errors import ErrorCode
+
+from .events import OUTCOME_ANSWERED, OUTCOME_PENDING
 
 ASK_USER_QUESTION: Final = "ask_user_question"
 
@@ -233,6 +240,16 @@ def read_tool_outcome(event: dict[str, Any]) -> Literal[Continued.CONTINUED] | A
         return CONTINUED  # P7's synthetic result after a crash
     if event.get("isError"):
         return None
+    outcome = event.get("outcome")
+    if outcome == OUTCOME_ANSWERED:
+        return read_answers(event)  # the event's own `answers`, checked like any batch
+    if outcome == OUTCOME_PENDING:
+        return CONTINUED
+    return _untyped_outcome(event)
+
+
+def _untyped_outcome(event: dict[str, Any]) -> Literal[Continued.CONTINUED] | Answers | None:
+    """A result logged before results carried their kind: what its text says (module doc)."""
     payload = _loads(event.get("content"))
     if type(payload) is dict and payload.get("pending") is True:
         return CONTINUED

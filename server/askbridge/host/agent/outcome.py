@@ -1,0 +1,103 @@
+"""Typed tool outcomes (architecture.md: "Results carry their kind").
+
+A tool call comes to a `ToolOutcome`: answered (with the checked batch),
+pending, failed with `{name, code}`, or "done" for any other tool's own text.
+`content`, the text the model reads, is rendered here once; `ToolOutcome.event`
+logs it beside its kind, so the projection and `askbridge sessions` fold the
+kind and never parse the text back (host/log/events.py `tool_result`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from askbridge.core import HarnessError, tool_failed
+from askbridge.protocol.vocabulary import Answer, PendingResult
+
+from ..log import events as ev
+
+
+def compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+# What a tool call came to: an ask's answer, its pending notice, a failure with its code,
+# or "done" for any other tool's own text (delegate, get_answers), which no fold reads.
+OutcomeKind = Literal["answered", "pending", "failed", "done"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutcome:
+    """A tool call's typed outcome and `content`, the text the model reads (rendered once)."""
+
+    content: str
+    is_error: bool = False
+    error: dict[str, str] | None = None
+    kind: OutcomeKind = "done"
+    answers: list[dict[str, Any]] | None = None  # answered: the checked batch, wire form
+
+    @classmethod
+    def answered(cls, answer: Answer) -> ToolOutcome:
+        """T3: the checked answer batch; the model reads its compact JSON."""
+        answers = answer.dump()["answers"]
+        return cls(compact({"answers": answers}), kind="answered", answers=answers)
+
+    @classmethod
+    def pending(cls, call_id: str, text: str | None = None) -> ToolOutcome:
+        """T5 (or a door's own pending text, X2): the question stays answerable."""
+        return cls(pending_text(call_id) if text is None else text, kind="pending")
+
+    @classmethod
+    def failure(cls, exc: HarnessError) -> ToolOutcome:
+        """T6: `Error: <message>` with structured `{name, code}`."""
+        return cls(f"Error: {exc.message}", True, exc.to_data(), kind="failed")
+
+    def event(self, call_id: str, name: str) -> ev.Event:
+        """The `tool/result` that records this outcome, its kind and answers included."""
+        return ev.tool_result(
+            call_id,
+            name,
+            self.content,
+            is_error=self.is_error,
+            error=self.error,
+            outcome=self.kind,
+            answers=self.answers,
+        )
+
+
+def pending_text(call_id: str) -> str:
+    """T5: what the model reads when a timed question is still open."""
+    message = (
+        "No answer batch arrived before the timeout. This is pending, not a skipped answer: "
+        "continue with useful work that does not depend on it. The user can still answer; the "
+        "reply will arrive later as a user message identified as answer_to_pending_question with "
+        f"callId {call_id} and the original questions. Do not treat this as permission."
+    )
+    return compact({"pending": True, "callId": call_id, "message": message})
+
+
+class Resume:
+    """The core's callback for one started call: its outcome, typed, to `done` (a record
+    rather than a closure: it lives as long as the question waits)."""
+
+    __slots__ = ("_call_id", "_done")
+
+    def __init__(self, call_id: str, done: Callable[[str, ToolOutcome], None]) -> None:
+        self._call_id, self._done = call_id, done
+
+    def __call__(self, result: Answer | PendingResult | None, error: Exception | None) -> None:
+        self._done(self._call_id, outcome_of(self._call_id, result, error))
+
+
+def outcome_of(
+    call_id: str, result: Answer | PendingResult | None, error: Exception | None
+) -> ToolOutcome:
+    if error is not None:
+        return ToolOutcome.failure(error if isinstance(error, HarnessError) else tool_failed(error))
+    if isinstance(result, PendingResult):
+        return ToolOutcome.pending(call_id)
+    assert isinstance(result, Answer)
+    return ToolOutcome.answered(result)
