@@ -38,6 +38,7 @@ from askbridge import __version__
 from askbridge.core import HarnessError
 from askbridge.host.agent.session import Session
 from askbridge.host.asking.external import follow_external
+from askbridge.host.asking.question_log import log_claim
 from askbridge.host.host import Host
 from askbridge.host.options import merge_settings, session_settings
 from askbridge.jsonrpc import Connection
@@ -75,7 +76,6 @@ from .relay import AcpRelay
 from .updates import replay
 
 log = logging.getLogger("askbridge.acp")
-_claims = logging.getLogger("askbridge.host")  # S12: a question's story is the host's log
 
 ACP_PROTOCOL_VERSION = 1
 Handler = Callable[[Any], Awaitable[Any]]
@@ -198,7 +198,7 @@ class AcpServer:
         session = self._session(p.session_id)
         remaining = await self.claims.attach(session.agent.id, p.call_id)
         if remaining is not None:  # S12: who holds the wait
-            _claims.info("question %s claimed by client %s", p.call_id, self.client.id)
+            log_claim(p.call_id, self.client.id, claimed=True)
         return AttachWaitResult(remaining_ms=remaining).dump()
 
     async def release_wait(self, params: Any) -> Any:
@@ -206,7 +206,7 @@ class AcpServer:
         session = self._session(p.session_id)
         released = self.claims.release(session.agent.id, p.call_id)
         if released:
-            _claims.info("question %s released by client %s", p.call_id, self.client.id)
+            log_claim(p.call_id, self.client.id, claimed=False)
         return ReleaseWaitResult(released=released).dump()
 
     async def answer(self, params: Any) -> Any:

@@ -4,9 +4,7 @@ No I/O and no pygls here; only `askbridge.protocol` is imported. The host
 supplies agent identity (`AgentIdentity`) and late-reply handling
 (`LateReplyHandler`); front doors register listeners on the waterfall.
 
-Its names are imported on first use (PEP 562 `__getattr__`), so that importing one
-light submodule (the errors, for the data directory check before the early
-`initialize` answer, lsp/early.py) does not import pydantic and every model.
+Names load on first use (askbridge.lazy says why).
 """
 
 from __future__ import annotations

@@ -98,9 +98,7 @@ class Host:
         self._externals: dict[str, ExternalSession] = {}  # MCP connections, pruned once gone
         self.clients: dict[int, Client] = {}
         self.subscribers = Subscribers()
-        self.fanout = QuestionFanout(
-            self.subscribers, self._asks_here, self._requester, self.spawn
-        )
+        self.fanout = QuestionFanout(self.subscribers, self._asks_here, self._requester, self.spawn)
         self.service.register_soon(self.fanout.ask_soon)  # first: every ask is a record
         self.on_fatal: Callable[[int], None] | None = None
         self._listeners: list[HostListener] = []

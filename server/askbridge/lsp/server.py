@@ -17,6 +17,7 @@ from typing import Any
 from askbridge import __version__
 from askbridge.host.agent.session import Session
 from askbridge.host.asking.external import follow_external
+from askbridge.host.asking.question_log import log_claim
 from askbridge.host.host import Host
 from askbridge.host.options import merge_settings, session_settings
 from askbridge.jsonrpc import Connection
@@ -40,7 +41,6 @@ from askbridge.protocol.session import (
 from .relay import LspRelay
 
 log = logging.getLogger("askbridge.lsp")
-_claims = logging.getLogger("askbridge.host")  # S12: a question's story is the host's log
 
 SERVER_NOT_INITIALIZED = -32002
 
@@ -202,7 +202,7 @@ class LspServer:
         stream = self.host.service.attach_wait(session.agent.id, p.call_id, self.client.gone)
         claimed = stream.claimed
         if claimed:  # S12: who holds the wait, and when it lets go
-            _claims.info("question %s claimed by client %s", p.call_id, self.client.id)
+            log_claim(p.call_id, self.client.id, claimed=True)
         try:
             async with stream:
                 async for frame in stream:
@@ -211,7 +211,7 @@ class LspServer:
                     )
         finally:
             if claimed:
-                _claims.info("question %s released by client %s", p.call_id, self.client.id)
+                log_claim(p.call_id, self.client.id, claimed=False)
         return None
 
     async def answer(self, params: Any) -> bool:

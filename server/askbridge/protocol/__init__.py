@@ -9,9 +9,7 @@ payloads), acp (the ACP door's `_askbridge/*` and `_meta` payloads), methods
 (method-name constants), payloads (method → params/result types), parsing
 (`parse_params`, `InvalidParams` → -32602), schema (`write_schemas`, `main`).
 
-Its names are imported on first use (PEP 562 `__getattr__`), so that importing one
-light submodule (the errors, for the data directory check before the early
-`initialize` answer, lsp/early.py) does not import pydantic and every model.
+Every name here loads on first use: see askbridge.lazy.
 """
 
 from __future__ import annotations

@@ -23,6 +23,13 @@ if TYPE_CHECKING:
 log = logging.getLogger("askbridge.host")
 
 
+def log_claim(call_id: str, client_id: int, claimed: bool) -> None:
+    """Who holds a timed question's wait (C1), and when it lets go: every door's claims."""
+    log.info(
+        "question %s %s by client %s", call_id, "claimed" if claimed else "released", client_id
+    )
+
+
 def log_asked(
     question: OpenQuestion, session_id: str, renderers: list[Client], rest: Client | None
 ) -> None:

@@ -76,12 +76,12 @@ def session_header(
         "askUserQuestion": ask_user_question,
         "createdAt": created_at,
     }
-    if parent_session_id is not None:
-        event["parentSessionId"] = parent_session_id
-    if parent_agent_id is not None:
-        event["parentAgentId"] = parent_agent_id
-    if title is not None:
-        event["title"] = title
+    optional = {
+        "parentSessionId": parent_session_id,
+        "parentAgentId": parent_agent_id,
+        "title": title,
+    }
+    event.update((key, value) for key, value in optional.items() if value is not None)
     return event
 
 
