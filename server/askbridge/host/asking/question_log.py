@@ -18,7 +18,7 @@ from askbridge.protocol.errors import ErrorCode
 
 if TYPE_CHECKING:
     from .clients import Client
-    from .fanout import OpenQuestion
+    from .open_question import OpenQuestion
 
 log = logging.getLogger("askbridge.host")
 
