@@ -139,7 +139,7 @@ class Session:
         """The events are durable: fold them, then tell the followers (D1)."""
         changes = self._fold(events, initial=False)
         if publish and self.is_root:  # P6: a delegated child has no followers
-            self.host.publish(self, events, changes)
+            self.host.publisher.publish(self.id, events, changes)
 
     def _fold(self, events: list[ev.Event], *, initial: bool) -> list[dict[str, Any]]:
         """Every fold a loaded session keeps; the view's changes, unless `initial` (a load:
