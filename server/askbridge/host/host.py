@@ -49,6 +49,7 @@ from .agent.external import ExternalSession, external_header
 from .agent.late_replies import LateReplies
 from .agent.opening import create_session, new_header, open_stored
 from .agent.session import Session
+from .agent.turn_ends import TurnEnds
 from .agent.unloading import Unloader
 from .asking.clients import Client, ClientLink, Subscribers
 from .asking.external import follow_by_renderers, follow_external
@@ -63,8 +64,6 @@ from .store.store_api import EventStore, SessionInfo
 log = logging.getLogger("askbridge.host")
 
 UNLOAD_AFTER_S = 60.0
-# How long leaving the host waits for turns to record their end (M6) before cancelling.
-STOP_GRACE_S = 5.0
 
 
 class Host:
@@ -103,9 +102,7 @@ class Host:
         self.on_fatal: Callable[[int], None] | None = None
         self.unloader = Unloader(self.sessions, self.registry, self.subscribers.count, unload_after)
         self._lost = False
-        self._turns_done: anyio.Event | None = None  # set while leaving, once no turn runs
-        self._ending: set[Session] = set()  # turns ended by a detach, not yet recorded
-        self._ended = anyio.Event()
+        self.turn_ends = TurnEnds(self.sessions)
         self._tg: TaskGroup | None = None
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -125,10 +122,7 @@ class Host:
             self.detach(client)
         for session in list(self.sessions.values()):
             session.abandon()
-        if any(s.running for s in self.sessions.values()):
-            self._turns_done = anyio.Event()
-            with anyio.move_on_after(STOP_GRACE_S, shield=True):
-                await self._turns_done.wait()
+        await self.turn_ends.all_done()
         self._tg.cancel_scope.cancel()
         for session in list(self.sessions.values()):
             session.release_prompts()  # callers awaiting `prompt` live outside our task group
@@ -178,17 +172,8 @@ class Host:
                 if session is not None:
                     session.abandon()
                     self.unloader.idle(session)
-                    if session.running:
-                        self._ending.add(session)
+                    self.turn_ends.ending(session)
         log.info("client %s detached", client.id)
-
-    async def settle(self) -> None:
-        """Wait (at most STOP_GRACE_S) until the turns ended by detaches have recorded their
-        end, so that what a departed client caused is durable before its front door exits."""
-        with anyio.move_on_after(STOP_GRACE_S, shield=True):
-            while self._ending:
-                self._ended = anyio.Event()
-                await self._ended.wait()
 
     def subscribe(self, client: Client | None, session: Session, *, snapshot: bool = True) -> None:
         """`client` follows `session` from now on: its view's snapshot first (S2), then
@@ -305,11 +290,7 @@ class Host:
         """A session's turns are done: unload it later if nobody follows it (S10)."""
         if self.subscribers.count(session.id) == 0:
             self.unloader.idle(session)
-        if self._turns_done is not None and not any(s.running for s in self.sessions.values()):
-            self._turns_done.set()
-        if session in self._ending:
-            self._ending.discard(session)
-            self._ended.set()
+        self.turn_ends.idle(session)
 
     async def _every_second(self) -> None:
         """S10, and S5 while idle: a deleted data directory is noticed within a second."""
