@@ -45,7 +45,7 @@ from askbridge.protocol.defaults import ASK_MODE_DEFAULT, ASK_TIMEOUT_DEFAULT_SE
 from askbridge.protocol.vocabulary import ProjectionView
 
 from .agent.agents import Agent, AgentRegistry
-from .agent.external import ExternalSession, external_header
+from .agent.external import ExternalSession, ExternalSessions
 from .agent.late_replies import LateReplies
 from .agent.opening import create_session, new_header, open_stored
 from .agent.session import Session
@@ -90,7 +90,7 @@ class Host:
         self.late_replies = LateReplies(self.get_session)
         self.service.set_late_reply_handler(self.late_replies)
         self.sessions: dict[str, Session] = {}
-        self._externals: dict[str, ExternalSession] = {}  # MCP connections, pruned once gone
+        self.externals = ExternalSessions(self)  # MCP connections
         self.clients: dict[int, Client] = {}
         self.subscribers = Subscribers()
         self.publisher = Publisher(self.subscribers)
@@ -233,23 +233,18 @@ class Host:
         ask_timeout: int,
         tools: list[dict[str, Any]],
     ) -> ExternalSession:
-        """X1: an MCP connection's session, followed by `client` and every renderer; its
-        header and the tools its agent sees are committed before this returns (D1)."""
-        header = external_header(client_name, cwd, ask_timeout)
-        session = create_session(self, header, client.env)
-        external = ExternalSession(session, client, tools)
-        self._externals[session.id] = external
-        self.subscribe(client, session, snapshot=False)
-        follow_by_renderers(self, session, snapshot=False)  # nothing to show yet
-        log.info("external session %s for %s", session.id, header["title"])
+        """X1: an MCP connection's session, followed by `client` and every renderer."""
+        external = self.externals.open(
+            client,
+            client.env,
+            client_name=client_name,
+            cwd=cwd,
+            ask_timeout=ask_timeout,
+            tools=tools,
+        )
+        self.subscribe(client, external.session, snapshot=False)
+        follow_by_renderers(self, external.session, snapshot=False)  # nothing to show yet
         return external
-
-    def live_external_sessions(self) -> list[Session]:
-        """The sessions of MCP connections still open (every renderer follows them, M1)."""
-        for session_id, external in list(self._externals.items()):
-            if not external.connected:
-                del self._externals[session_id]
-        return [external.session for external in self._externals.values()]
 
     def get_session(self, session_id: str, client: Client | None = None) -> Session:
         """The session, loaded first if needed (lazy loading); `client` follows it (M1)."""
