@@ -37,7 +37,6 @@ from anyio.abc import TaskGroup
 
 from askbridge.core import (
     Clock,
-    SessionError,
     StoreLost,
     UserQuestionService,
 )
@@ -264,13 +263,8 @@ class Host:
             if subscribe:
                 self.subscribe(client, loaded)
             return loaded
-        if not self.store.exists(session_id):
-            raise SessionError.unknown(session_id)
-        events = self.store.load(session_id)
-        if events[0].get("origin") not in ev.ROOT_ORIGINS:
-            raise SessionError.unknown(session_id)
         env = client.env if client is not None else os.environ
-        session = open_stored(self, events, env, self.default_ask)
+        session = open_stored(self, session_id, env, self.default_ask)
         if subscribe:
             self.subscribe(client, session)
         session.wake()
