@@ -58,7 +58,7 @@ async def main(data_dir: str) -> None:
     try:
         async with Host(store, clock=clock) as host, anyio.create_task_group() as tg:
             host.service.register(never_answers)
-            host.add_listener(Printer())
+            host.publisher.add_listener(Printer())
 
             async def prompt(session_id: str, text: str) -> None:
                 stop = await host.prompt(session_id, [{"type": "text", "text": text}])
@@ -77,7 +77,9 @@ async def main(data_dir: str) -> None:
                 elif cmd["cmd"] == "answer":
                     reply = Answer.model_validate(cmd["answer"])
                     try:
-                        result = await host.answer_reply(cmd["sessionId"], cmd["callId"], reply)
+                        result = await host.late_answers.answer_reply(
+                            cmd["sessionId"], cmd["callId"], reply
+                        )
                     except HarnessError as exc:
                         say({"event": "answer_error", "code": exc.code})
                     else:

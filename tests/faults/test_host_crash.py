@@ -205,7 +205,7 @@ async def test_kill_9_with_a_timed_question_open(tmp_path: Path) -> None:
             assert [e["type"] for e in repaired] == [ev.TOOL_RESULT, ev.TURN_END]
             assert repaired[0]["error"] == UNKNOWN and repaired[0]["callId"] == "call-1"
             assert state(host, sid, "call-1") == "continued"
-            assert await host.answer_reply(sid, "call-1", reply("db", "y")) is True
+            assert await host.late_answers.answer_reply(sid, "call-1", reply("db", "y")) is True
             await settle()
             # The woken turn took the script's next unused step: call-2, asked normally.
             assert state(host, sid, "call-1") == "settled"
@@ -235,8 +235,8 @@ async def test_kill_9_after_pending_with_the_turn_busy(tmp_path: Path) -> None:
             assert state(host, sid, "call-1") == "continued"
             assert state(host, sid, "call-2") == "continued"
             assert result(store.load(sid), "call-2")["error"] == UNKNOWN
-            assert await host.answer_reply(sid, "call-2", reply("os", "x")) is True
-            assert await host.answer_reply(sid, "call-1", reply("db", "y")) is True
+            assert await host.late_answers.answer_reply(sid, "call-2", reply("os", "x")) is True
+            assert await host.late_answers.answer_reply(sid, "call-1", reply("db", "y")) is True
             await settle()
             log = store.load(sid)
             # Both replies went into one inbox turn, in arrival order (L5).
@@ -277,11 +277,11 @@ async def test_kill_9_after_a_reply_was_accepted_but_not_admitted(
                 await settle()
                 assert replies(store.load(sid)) == []
                 assert state(host, sid, "call-1") == "continued"
-                assert await host.answer_reply(sid, "call-1", reply("db", "x")) is True
+                assert await host.late_answers.answer_reply(sid, "call-1", reply("db", "x")) is True
                 expected = [{"id": "db", "selected": ["x"]}]
             else:
                 with pytest.raises(UserQuestionError) as info:
-                    await host.answer_reply(sid, "call-1", reply("db", "x"))
+                    await host.late_answers.answer_reply(sid, "call-1", reply("db", "x"))
                 assert info.value.code == ErrorCode.REPLY_QUEUED
                 expected = [{"id": "db", "selected": ["y"]}]
             await settle()
@@ -289,6 +289,8 @@ async def test_kill_9_after_a_reply_was_accepted_but_not_admitted(
             assert replies(log) == [("call-1", expected)]
             assert state(host, sid, "call-1") == "settled"
             assert state(host, sid, "call-2") == "continued"  # repaired (P7)
-            assert await host.answer_reply(sid, "call-1", reply("db", "y")) is False  # L6
+            assert (
+                await host.late_answers.answer_reply(sid, "call-1", reply("db", "y")) is False
+            )  # L6
     finally:
         store.close()

@@ -205,7 +205,7 @@ async def host_env(
         max_turn_requests=max_turn_requests,
     ) as host:
         host.service.register(desk)
-        host.add_listener(rec)
+        host.publisher.add_listener(rec)
         async with anyio.create_task_group() as tg:
             yield Env(host, store, clock, desk, rec, tg)
             tg.cancel_scope.cancel()

@@ -78,7 +78,7 @@ async def test_L1_open_question_refuses_a_late_reply_and_queues_nothing() -> Non
         run = env.prompt(s.id, "go")
         await settle()
         assert state_of(env.host.view(s.id), "call-1") == "open"
-        assert await env.host.answer_reply(s.id, "call-1", answer(db="y")) is False
+        assert await env.host.late_answers.answer_reply(s.id, "call-1", answer(db="y")) is False
         assert queued_events(env, s.id) == [] and len(s.inbox) == 0
         # It is still answerable, through the waterfall only.
         env.desk.reply("call-1", answer(db="x"))
@@ -90,7 +90,7 @@ async def test_L1_open_question_refuses_a_late_reply_and_queues_nothing() -> Non
 async def test_L1_unknown_call_legacy_call_or_wrong_agent_refuse() -> None:
     async with host_env() as env:
         sid = await pending_session(env, text_step("ok"))
-        assert await env.host.answer_reply(sid, "call-404", answer(db="y")) is False
+        assert await env.host.late_answers.answer_reply(sid, "call-404", answer(db="y")) is False
         session = env.host.get_session(sid)
         batch = answer(db="y").answers
         assert await env.host.service.answer("a-other", sid, "call-1", batch) is False
@@ -102,13 +102,13 @@ async def test_L1_unknown_call_legacy_call_or_wrong_agent_refuse() -> None:
         s = env.host.new_session(model=script(ask_step("call-1"), text_step("ok")))
         env.prompt(s.id, "go")
         await settle()
-        assert await env.host.answer_reply(s.id, "call-1", answer(db="y")) is False
+        assert await env.host.late_answers.answer_reply(s.id, "call-1", answer(db="y")) is False
 
 
 async def test_L1_unknown_session_is_a_session_error() -> None:
     async with host_env() as env:
         with pytest.raises(SessionError) as info:
-            await env.host.answer_reply("s-nope", "call-1", answer(db="y"))
+            await env.host.late_answers.answer_reply("s-nope", "call-1", answer(db="y"))
         assert info.value.code == ErrorCode.UNKNOWN_SESSION
         assert info.value.message == "unknown session s-nope"
 
@@ -119,14 +119,14 @@ async def test_L1_unknown_session_is_a_session_error() -> None:
 async def test_L2_second_reply_is_reply_queued_before_bad_answer() -> None:
     async with host_env() as env:
         sid = await busy_session(env)
-        assert await env.host.answer_reply(sid, "call-1", answer(db="y")) is True
+        assert await env.host.late_answers.answer_reply(sid, "call-1", answer(db="y")) is True
         await settle()
         err = await expect_code(
-            env.host.answer_reply(sid, "call-1", answer(db="x")), "REPLY_QUEUED"
+            env.host.late_answers.answer_reply(sid, "call-1", answer(db="x")), "REPLY_QUEUED"
         )
         assert err.message == FIXED_MESSAGES[ErrorCode.REPLY_QUEUED]
         bad = Answer(answers=[AnswerItem(id="nope")])  # would be BAD_ANSWER on its own
-        await expect_code(env.host.answer_reply(sid, "call-1", bad), "REPLY_QUEUED")
+        await expect_code(env.host.late_answers.answer_reply(sid, "call-1", bad), "REPLY_QUEUED")
         assert len(queued_events(env, sid)) == 1
         finish_call_2(env)
         await settle()
@@ -136,9 +136,11 @@ async def test_L2_second_reply_is_reply_queued_before_bad_answer() -> None:
 async def test_L2_idle_agent_second_reply_before_admission_is_reply_queued() -> None:
     async with host_env() as env:
         sid = await pending_session(env, text_step("ok"), text_step("thanks"))
-        assert await env.host.answer_reply(sid, "call-1", answer(db="y")) is True
+        assert await env.host.late_answers.answer_reply(sid, "call-1", answer(db="y")) is True
         # No await has let the woken turn run yet: the reply is queued, not admitted.
-        await expect_code(env.host.answer_reply(sid, "call-1", answer(db="x")), "REPLY_QUEUED")
+        await expect_code(
+            env.host.late_answers.answer_reply(sid, "call-1", answer(db="x")), "REPLY_QUEUED"
+        )
         await settle()
         assert replies_admitted(env.log(sid)) == [("call-1", [{"id": "db", "selected": ["y"]}])]
 
@@ -159,13 +161,13 @@ async def test_L3_batch_must_name_each_question_exactly_once(items: list[AnswerI
     async with host_env() as env:
         sid = await busy_session(env)
         err = await expect_code(
-            env.host.answer_reply(sid, "call-1", Answer(answers=items)), "BAD_ANSWER"
+            env.host.late_answers.answer_reply(sid, "call-1", Answer(answers=items)), "BAD_ANSWER"
         )
         assert err.message == (
             "the answer batch for call-1 must name each of its 1 questions exactly once"
         )
         assert queued_events(env, sid) == []
-        assert await env.host.answer_reply(sid, "call-1", answer(db="x")) is True
+        assert await env.host.late_answers.answer_reply(sid, "call-1", answer(db="x")) is True
 
 
 async def test_L3_two_question_batch_messages_and_skipped_items_are_valid() -> None:
@@ -179,19 +181,20 @@ async def test_L3_two_question_batch_messages_and_skipped_items_are_valid() -> N
             [AnswerItem(id="db"), AnswerItem(id="db")],
         ):
             err = await expect_code(
-                env.host.answer_reply(sid, "call-1", Answer(answers=items)), "BAD_ANSWER"
+                env.host.late_answers.answer_reply(sid, "call-1", Answer(answers=items)),
+                "BAD_ANSWER",
             )
             assert err.message == (
                 "the answer batch for call-1 must name each of its 2 questions exactly once"
             )
         # V8 applies to late replies too.
         err = await expect_code(
-            env.host.answer_reply(sid, "call-1", answer(db="zz", os=[])), "BAD_ANSWER"
+            env.host.late_answers.answer_reply(sid, "call-1", answer(db="zz", os=[])), "BAD_ANSWER"
         )
         assert err.message == 'question db has no option "zz"'
         assert queued_events(env, sid) == []
         skipped = Answer(answers=[AnswerItem(id="db", selected=[]), AnswerItem(id="os")])
-        assert await env.host.answer_reply(sid, "call-1", skipped) is True
+        assert await env.host.late_answers.answer_reply(sid, "call-1", skipped) is True
         await settle()
         assert replies_admitted(env.log(sid)) == [
             ("call-1", [{"id": "db", "selected": []}, {"id": "os", "selected": []}])
@@ -212,7 +215,7 @@ async def test_L4_idle_agent_wakes_with_the_exact_reply_message() -> None:
     async with host_env() as env:
         sid = await pending_session(env, text_step("ok"), text_step("thanks"))
         assert of_type(env.log(sid), ev.TURN_END)[-1]["stopReason"] == "end_turn"  # idle now
-        assert await env.host.answer_reply(sid, "call-1", answer(db="y")) is True
+        assert await env.host.late_answers.answer_reply(sid, "call-1", answer(db="y")) is True
         (inserted,) = queued_events(env, sid)
         assert inserted["message"] == {
             "content": [{"type": "text", "text": REPLY_TEXT}],
@@ -246,7 +249,7 @@ async def test_L4_idle_agent_wakes_with_the_exact_reply_message() -> None:
 async def test_L4_running_agent_admits_the_reply_at_the_next_step_boundary() -> None:
     async with host_env() as env:
         sid = await busy_session(env)
-        assert await env.host.answer_reply(sid, "call-1", answer(db="y")) is True
+        assert await env.host.late_answers.answer_reply(sid, "call-1", answer(db="y")) is True
         await settle()
         assert replies_admitted(env.log(sid)) == []  # the turn is inside call-2
         finish_call_2(env)
@@ -268,14 +271,14 @@ async def test_L5_withdrawn_reply_leaves_the_question_answerable() -> None:
     async with host_env() as env:
         sid = await busy_session(env)
         assert env.host.withdraw_reply(sid, "call-1") is False  # nothing queued
-        assert await env.host.answer_reply(sid, "call-1", answer(db="y")) is True
+        assert await env.host.late_answers.answer_reply(sid, "call-1", answer(db="y")) is True
         assert env.host.withdraw_reply(sid, "call-1") is True
         assert env.host.withdraw_reply(sid, "call-1") is False
         (discarded,) = of_type(env.log(sid), ev.INBOX_DISCARDED)
         assert discarded["reason"] == "withdrawn"
         assert state_of(env.host.view(sid), "call-1") == "continued"
         assert (
-            await env.host.answer_reply(sid, "call-1", answer(db="x")) is True
+            await env.host.late_answers.answer_reply(sid, "call-1", answer(db="x")) is True
         )  # not REPLY_QUEUED
         finish_call_2(env)
         await settle()
@@ -286,7 +289,7 @@ async def test_L5_withdrawn_reply_leaves_the_question_answerable() -> None:
 async def test_L5_queued_reply_survives_a_cancelled_turn_until_the_next_prompt() -> None:
     async with host_env() as env:
         sid = await busy_session(env, text_step("next turn"))
-        assert await env.host.answer_reply(sid, "call-1", answer(db="y")) is True
+        assert await env.host.late_answers.answer_reply(sid, "call-1", answer(db="y")) is True
         env.host.cancel(sid)
         await settle()
         log = env.log(sid)
@@ -295,7 +298,9 @@ async def test_L5_queued_reply_survives_a_cancelled_turn_until_the_next_prompt()
         assert replies_admitted(log) == []
         assert env.host.get_session(sid).inbox.queued_reply("call-1") is not None
         assert state_of(env.host.view(sid), "call-1") == "continued"
-        await expect_code(env.host.answer_reply(sid, "call-1", answer(db="x")), "REPLY_QUEUED")
+        await expect_code(
+            env.host.late_answers.answer_reply(sid, "call-1", answer(db="x")), "REPLY_QUEUED"
+        )
         run = env.prompt(sid, "next")
         await settle()
         assert run.stop == "end_turn"
@@ -310,7 +315,7 @@ async def test_L5_a_reply_arriving_after_a_cancel_wakes_the_idle_agent() -> None
         sid = await busy_session(env, text_step("woken"))
         env.host.cancel(sid)  # the user cancels while nothing is queued
         await settle()
-        assert await env.host.answer_reply(sid, "call-1", answer(db="y")) is True
+        assert await env.host.late_answers.answer_reply(sid, "call-1", answer(db="y")) is True
         await settle()
         log = env.log(sid)
         assert [t["cause"] for t in of_type(log, ev.TURN_START)] == ["prompt", "inbox"]  # L4
@@ -320,7 +325,7 @@ async def test_L5_a_reply_arriving_after_a_cancel_wakes_the_idle_agent() -> None
 async def test_L5_reply_before_a_queued_prompt_is_admitted_first() -> None:
     async with host_env() as env:
         sid = await busy_session(env, text_step("p2 done"))
-        assert await env.host.answer_reply(sid, "call-1", answer(db="y")) is True
+        assert await env.host.late_answers.answer_reply(sid, "call-1", answer(db="y")) is True
         run = env.prompt(sid, "P2")
         finish_call_2(env)
         await settle()
@@ -333,7 +338,7 @@ async def test_L5_prompt_before_a_reply_is_admitted_first() -> None:
         sid = await busy_session(env, text_step("p2 done"), text_step("reply seen"))
         run = env.prompt(sid, "P2")
         await settle()
-        assert await env.host.answer_reply(sid, "call-1", answer(db="y")) is True
+        assert await env.host.late_answers.answer_reply(sid, "call-1", answer(db="y")) is True
         finish_call_2(env)
         await settle()
         assert run.stop == "end_turn"
@@ -348,14 +353,14 @@ async def test_L5_prompt_before_a_reply_is_admitted_first() -> None:
 async def test_L6_admitted_reply_settles_the_question_and_later_replies_are_refused() -> None:
     async with host_env() as env:
         sid = await pending_session(env, text_step("ok"), text_step("thanks"))
-        assert await env.host.answer_reply(sid, "call-1", answer(db="y")) is True
+        assert await env.host.late_answers.answer_reply(sid, "call-1", answer(db="y")) is True
         await settle()
         view = env.host.view(sid)
         assert view.active == []
         (settled,) = view.settled
         assert settled.call_id == "call-1"
         assert [a.dump() for a in settled.answers] == [{"id": "db", "selected": ["y"]}]
-        assert await env.host.answer_reply(sid, "call-1", answer(db="x")) is False
+        assert await env.host.late_answers.answer_reply(sid, "call-1", answer(db="x")) is False
         assert len(queued_events(env, sid)) == 1
         assert json.loads(user_texts(env.log(sid))[-1])["answers"] == [
             {"id": "db", "selected": ["y"]}

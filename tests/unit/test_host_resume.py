@@ -102,7 +102,7 @@ async def test_P7_resume_repairs_an_open_timed_question_into_continued() -> None
         assert env.rec.changes == []  # nobody follows it yet: its loader gets the snapshot
         assert env.desk.requests == []  # an interrupted turn is not re-run
         # The continued question accepts a late reply, which wakes the agent (L1, L4).
-        assert await env.host.answer_reply(sid, "call-1", answer(db="y")) is True
+        assert await env.host.late_answers.answer_reply(sid, "call-1", answer(db="y")) is True
         await settle()
         log = env.log(sid)
         assert [t["cause"] for t in of_type(log, ev.TURN_START)] == ["prompt", "inbox"]
@@ -157,7 +157,9 @@ async def test_A4_resumed_root_agent_asks_normally() -> None:
     sid, crashed = await open_question_crash(steps)
     async with host_env(crashed) as env:
         env.desk.reply("call-2", answer(os="x"))
-        assert await env.host.answer_reply(sid, "call-1", answer(db="y")) is True  # lazy load
+        assert (
+            await env.host.late_answers.answer_reply(sid, "call-1", answer(db="y")) is True
+        )  # lazy load
         await settle()
         (request,) = env.desk.requests
         session = env.host.get_session(sid)
@@ -198,7 +200,7 @@ async def queue_reply_in_a_busy_turn(env: Env) -> str:
     env.clock.advance(5000)
     await settle()
     assert env.desk.calls() == ["call-1", "call-2"]
-    assert await env.host.answer_reply(s.id, "call-1", answer(db="y")) is True
+    assert await env.host.late_answers.answer_reply(s.id, "call-1", answer(db="y")) is True
     return s.id
 
 
@@ -218,7 +220,7 @@ async def test_L2_queued_reply_guard_survives_a_host_restart(tmp_path: Path) -> 
             # The lazy load below re-admits the reply (L5), but only once this task yields:
             # the second reply meets it still queued.
             with pytest.raises(UserQuestionError) as info:
-                await env.host.answer_reply(sid, "call-1", answer(db="x"))
+                await env.host.late_answers.answer_reply(sid, "call-1", answer(db="x"))
             assert info.value.code == ErrorCode.REPLY_QUEUED
             await settle()
             log = env.log(sid)
@@ -228,7 +230,7 @@ async def test_L2_queued_reply_guard_survives_a_host_restart(tmp_path: Path) -> 
             # call-2 was cut off by the shutdown: repaired, so it is answerable too (P7).
             assert result_of(log, "call-2")["error"] == UNKNOWN_DATA
             assert state_of(env.host.view(sid), "call-2") == "continued"
-            assert await env.host.answer_reply(sid, "call-2", answer(os="x")) is True
+            assert await env.host.late_answers.answer_reply(sid, "call-2", answer(os="x")) is True
     finally:
         store.close()
 
@@ -296,7 +298,7 @@ async def test_D1_accepted_reply_is_committed_before_answer_returns_true(tmp_pat
             env.clock.advance(5000)
             await settle()
             assert ev.INBOX_INSERTED not in reader.types(s.id)
-            assert await env.host.answer_reply(s.id, "call-1", answer(db="y")) is True
+            assert await env.host.late_answers.answer_reply(s.id, "call-1", answer(db="y")) is True
             assert reader.types(s.id)[-1] == ev.INBOX_INSERTED  # before anything else ran
     finally:
         reader.close()
@@ -324,7 +326,7 @@ async def test_D1_call_is_committed_before_the_ask_and_result_before_its_update(
     try:
         async with host_env(store) as env:
             env.host.service.register(committed_then_desk, prepend=True)
-            env.host.add_listener(CommittedRecorder())
+            env.host.publisher.add_listener(CommittedRecorder())
             s = env.host.new_session(model=script(ask_step("call-1"), text_step("ok")))
             session_id = s.id
             desk.reply("call-1", answer(db="x"))

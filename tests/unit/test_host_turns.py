@@ -57,7 +57,9 @@ async def test_cancel_during_an_ask_ends_it_ASK_ABORTED_and_cancels_queued_promp
         ]
         assert user_texts(log) == ["go"]  # the cancelled prompts never ran
         assert state_of(env.host.view(s.id), "call-1") is None  # P3: an error drops it
-        assert await env.host.answer_reply(s.id, "call-1", answer(db="x")) is False  # L1
+        assert (
+            await env.host.late_answers.answer_reply(s.id, "call-1", answer(db="x")) is False
+        )  # L1
         (ended,) = env.rec.of("turn_ended", s.id)
         assert ended["stopReason"] == "cancelled"
         # The session goes on: the next prompt runs a normal turn with the next script step.

@@ -46,7 +46,8 @@ from askbridge.core.forms import form_answer
 from askbridge.core.timed_wait import DEADLINE
 from askbridge.core.waterfall import NextListener
 from askbridge.host.agent.tools import TOOL_CALL_ID
-from askbridge.host.asking.clients import Client, late_answer_callback
+from askbridge.host.asking.clients import Client
+from askbridge.host.asking.late_answers import late_answer_callback
 from askbridge.jsonrpc import (
     Connection,
     ConnectionClosed,
@@ -142,7 +143,7 @@ class AcpRelay:
             raise _failed(method, exc) from exc
 
     def _late(self, request: UserQuestionRequest, build: Any = parse_answer) -> LateReply | None:
-        return late_answer_callback(self.host, self.client, request, build)
+        return late_answer_callback(self.host.late_answers, self.client, request, build)
 
     # -- tier 1 ---------------------------------------------------------------------------
 

@@ -211,7 +211,9 @@ class AcpServer:
 
     async def answer(self, params: Any) -> Any:
         p = parse_params(AcpAnswerParams, params)
-        accepted = await self.host.answer_reply(p.session_id, p.call_id, p.answer, self.client)
+        accepted = await self.host.late_answers.answer_reply(
+            p.session_id, p.call_id, p.answer, self.client
+        )
         return AnswerResult(accepted=accepted).dump()
 
     async def withdraw_reply(self, params: Any) -> Any:

@@ -205,7 +205,7 @@ class HostSocket:
                     )
                     served = True
                     tg.cancel_scope.cancel()
-                await self.host.settle()  # its sessions' ends are durable before it exits
+                await self.host.turn_ends.settle()  # its sessions' ends are durable before it exits
         except Exception:
             log.exception("the %s door of pid %d failed", door.door, door.pid)
         finally:

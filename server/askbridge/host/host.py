@@ -3,24 +3,25 @@
 One Host per data directory (H1); every front door attaches its clients to it
 (`attach(link, env)`; asking/clients.py). Clients create, list and load any root
 session (M1) and follow the sessions they created or loaded; the host tells
-followers what each commit changed (`publish`, host/log/updates.py), asks them the
+followers what each commit changed (asking/publishing.py), asks them the
 session's questions (asking/fanout.py, M2–M4), and takes late replies from any of
-them (L, M5; agent/late_replies.py decides). When a session's last follower leaves
-it behaves as at end of input: its turn ends, open questions stay answerable (M6);
-a session nobody follows and no turn runs is unloaded after `unload_after` seconds
-(S10, agent/unloading.py). An MCP connection's session (`new_external_session`) is
-a Session that runs no turn, inside an agent/external.py ExternalSession.
+them (L, M5: asking/late_answers.py; agent/late_replies.py decides). When a
+session's last follower leaves it behaves as at end of input: its turn ends, open
+questions stay answerable (M6); a session nobody follows and no turn runs is
+unloaded after `unload_after` seconds (S10, agent/unloading.py). An MCP
+connection's session (`new_external_session`) is a Session that runs no turn,
+inside an agent/external.py ExternalSession.
 
 The host wires the rooms: the agent room reaches it through agent/ports.py's
 SessionHost, the asking room through the protocols and callables it is given
 (the fan-out's `asks_here` and `requester`, asking/external.py's Subscribes,
-asking/clients.py's LateAnswers); neither room imports the other.
+late_answers.py's `take`); neither room imports the other.
 
 Use it as an async context manager: its task group owns every turn. Leaving
 it first ends every turn as if its followers had left (results recorded,
 questions continued), then cancels what is left and closes every wait.
-`add_listener` registers an observer of every root session's updates and view
-changes (embedders, tests); `on_fatal` is called once with exit status 1 when
+`publisher.add_listener` registers an observer of every root session's updates and
+view changes (embedders, tests); `on_fatal` is called once with exit status 1 when
 the data directory is lost under the host (S5).
 """
 
@@ -28,31 +29,32 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Coroutine, Mapping, Sequence
-from typing import Any, Protocol
+from collections.abc import Callable, Coroutine, Mapping
+from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup
 
 from askbridge.core import (
     Clock,
-    SessionError,
     StoreLost,
-    UserQuestionError,
     UserQuestionService,
 )
 from askbridge.protocol.defaults import ASK_MODE_DEFAULT, ASK_TIMEOUT_DEFAULT_SECONDS
-from askbridge.protocol.vocabulary import Answer, ProjectionView
+from askbridge.protocol.vocabulary import ProjectionView
 
 from .agent.agents import Agent, AgentRegistry
-from .agent.external import ExternalSession, external_header
+from .agent.external import ExternalSession, ExternalSessions
 from .agent.late_replies import LateReplies
 from .agent.opening import create_session, new_header, open_stored
 from .agent.session import Session
+from .agent.turn_ends import TurnEnds
 from .agent.unloading import Unloader
-from .asking.clients import Client, ClientLink, Subscribers, publish
+from .asking.clients import Client, ClientLink, Subscribers
 from .asking.external import follow_by_renderers, follow_external
 from .asking.fanout import QuestionFanout
+from .asking.late_answers import LateAnswers
+from .asking.publishing import Publisher
 from .log import events as ev
 from .options import merge_settings
 from .store.commits import GroupCommit
@@ -61,14 +63,6 @@ from .store.store_api import EventStore, SessionInfo
 log = logging.getLogger("askbridge.host")
 
 UNLOAD_AFTER_S = 60.0
-# How long leaving the host waits for turns to record their end (M6) before cancelling.
-STOP_GRACE_S = 5.0
-
-
-class HostListener(Protocol):
-    def on_update(self, session_id: str, update: dict[str, Any]) -> None: ...
-
-    def on_view_changes(self, session_id: str, changes: list[dict[str, Any]]) -> None: ...
 
 
 class Host:
@@ -95,18 +89,19 @@ class Host:
         self.late_replies = LateReplies(self.get_session)
         self.service.set_late_reply_handler(self.late_replies)
         self.sessions: dict[str, Session] = {}
-        self._externals: dict[str, ExternalSession] = {}  # MCP connections, pruned once gone
+        self.externals = ExternalSessions(self)  # MCP connections
         self.clients: dict[int, Client] = {}
         self.subscribers = Subscribers()
+        self.publisher = Publisher(self.subscribers)
+        self.late_answers = LateAnswers(
+            self.late_replies.take, self.spawn, lambda: self._tg is not None
+        )
         self.fanout = QuestionFanout(self.subscribers, self._asks_here, self._requester, self.spawn)
         self.service.register_soon(self.fanout.ask_soon)  # first: every ask is a record
         self.on_fatal: Callable[[int], None] | None = None
-        self._listeners: list[HostListener] = []
         self.unloader = Unloader(self.sessions, self.registry, self.subscribers.count, unload_after)
         self._lost = False
-        self._turns_done: anyio.Event | None = None  # set while leaving, once no turn runs
-        self._ending: set[Session] = set()  # turns ended by a detach, not yet recorded
-        self._ended = anyio.Event()
+        self.turn_ends = TurnEnds(self.sessions)
         self._tg: TaskGroup | None = None
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -126,10 +121,7 @@ class Host:
             self.detach(client)
         for session in list(self.sessions.values()):
             session.abandon()
-        if any(s.running for s in self.sessions.values()):
-            self._turns_done = anyio.Event()
-            with anyio.move_on_after(STOP_GRACE_S, shield=True):
-                await self._turns_done.wait()
+        await self.turn_ends.all_done()
         self._tg.cancel_scope.cancel()
         for session in list(self.sessions.values()):
             session.release_prompts()  # callers awaiting `prompt` live outside our task group
@@ -179,17 +171,8 @@ class Host:
                 if session is not None:
                     session.abandon()
                     self.unloader.idle(session)
-                    if session.running:
-                        self._ending.add(session)
+                    self.turn_ends.ending(session)
         log.info("client %s detached", client.id)
-
-    async def settle(self) -> None:
-        """Wait (at most STOP_GRACE_S) until the turns ended by detaches have recorded their
-        end, so that what a departed client caused is durable before its front door exits."""
-        with anyio.move_on_after(STOP_GRACE_S, shield=True):
-            while self._ending:
-                self._ended = anyio.Event()
-                await self._ended.wait()
 
     def subscribe(self, client: Client | None, session: Session, *, snapshot: bool = True) -> None:
         """`client` follows `session` from now on: its view's snapshot first (S2), then
@@ -212,25 +195,6 @@ class Host:
         session = self.sessions.get(session_id)
         client = session.turn_client if session is not None else None
         return client if isinstance(client, Client) else None
-
-    def publish(
-        self, session: Session, events: Sequence[ev.Event], changes: list[dict[str, Any]]
-    ) -> None:
-        from .log.updates import updates_for
-
-        updates = updates_for(events)
-        if not updates and not changes:
-            return
-        publish(self.subscribers.of(session.id), session.id, updates, changes)
-        for listener in list(self._listeners):
-            if changes:
-                listener.on_view_changes(session.id, changes)
-            for update in updates:
-                listener.on_update(session.id, update)
-
-    def add_listener(self, listener: HostListener) -> Callable[[], None]:
-        self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
     # -- sessions -------------------------------------------------------------------------
 
@@ -268,23 +232,18 @@ class Host:
         ask_timeout: int,
         tools: list[dict[str, Any]],
     ) -> ExternalSession:
-        """X1: an MCP connection's session, followed by `client` and every renderer; its
-        header and the tools its agent sees are committed before this returns (D1)."""
-        header = external_header(client_name, cwd, ask_timeout)
-        session = create_session(self, header, client.env)
-        external = ExternalSession(session, client, tools)
-        self._externals[session.id] = external
-        self.subscribe(client, session, snapshot=False)
-        follow_by_renderers(self, session, snapshot=False)  # nothing to show yet
-        log.info("external session %s for %s", session.id, header["title"])
+        """X1: an MCP connection's session, followed by `client` and every renderer."""
+        external = self.externals.open(
+            client,
+            client.env,
+            client_name=client_name,
+            cwd=cwd,
+            ask_timeout=ask_timeout,
+            tools=tools,
+        )
+        self.subscribe(client, external.session, snapshot=False)
+        follow_by_renderers(self, external.session, snapshot=False)  # nothing to show yet
         return external
-
-    def live_external_sessions(self) -> list[Session]:
-        """The sessions of MCP connections still open (every renderer follows them, M1)."""
-        for session_id, external in list(self._externals.items()):
-            if not external.connected:
-                del self._externals[session_id]
-        return [external.session for external in self._externals.values()]
 
     def get_session(self, session_id: str, client: Client | None = None) -> Session:
         """The session, loaded first if needed (lazy loading); `client` follows it (M1)."""
@@ -304,13 +263,8 @@ class Host:
             if subscribe:
                 self.subscribe(client, loaded)
             return loaded
-        if not self.store.exists(session_id):
-            raise SessionError.unknown(session_id)
-        events = self.store.load(session_id)
-        if events[0].get("origin") not in ev.ROOT_ORIGINS:
-            raise SessionError.unknown(session_id)
         env = client.env if client is not None else os.environ
-        session = open_stored(self, events, env, self.default_ask)
+        session = open_stored(self, session_id, env, self.default_ask)
         if subscribe:
             self.subscribe(client, session)
         session.wake()
@@ -325,11 +279,7 @@ class Host:
         """A session's turns are done: unload it later if nobody follows it (S10)."""
         if self.subscribers.count(session.id) == 0:
             self.unloader.idle(session)
-        if self._turns_done is not None and not any(s.running for s in self.sessions.values()):
-            self._turns_done.set()
-        if session in self._ending:
-            self._ending.discard(session)
-            self._ended.set()
+        self.turn_ends.idle(session)
 
     async def _every_second(self) -> None:
         """S10, and S5 while idle: a deleted data directory is noticed within a second."""
@@ -363,42 +313,7 @@ class Host:
     def cancel(self, session_id: str, client: Client | None = None) -> None:
         self.get_session(session_id, client).cancel()
 
-    # -- late replies (L1–L6) -------------------------------------------------------------
-
-    async def answer_reply(
-        self, session_id: str, call_id: str, answer: Answer, client: Client | None = None
-    ) -> bool:
-        session = self.get_session(session_id, client)
-        # Decided here, where the session is: not through the core and back (L1–L6).
-        accepted = await self.late_replies.answer(
-            session.agent.id, session_id, call_id, answer.answers
-        )
-        log.info(  # S12: who answered a pending question, and whether it was taken
-            "late reply to %s from %s %s",
-            call_id,
-            f"client {client.id}" if client is not None else "a caller",
-            "taken" if accepted else "dropped (not pending: answered, withdrawn or unknown)",
-        )
-        if accepted and client is not None:
-            session.inbox_client = client  # the turn it wakes asks through this client's fallback
-        return accepted
-
-    def late_answer(self, client: Client, session_id: str, call_id: str, answer: Answer) -> None:
-        """L7: a client answered a card the server had withdrawn; a late reply if the
-        question went pending and the answer is valid, else dropped and logged."""
-
-        async def deliver() -> None:
-            try:
-                accepted = await self.answer_reply(session_id, call_id, answer, client)
-            except UserQuestionError as exc:
-                log.info("late answer to %s dropped: %s", call_id, exc.message)
-                return
-            log.info(
-                "late answer to %s %s", call_id, "taken as a late reply" if accepted else "dropped"
-            )
-
-        if self._tg is not None:
-            self.spawn(deliver)
+    # -- late replies (L5; taking them: asking/late_answers.py) ---------------------------
 
     def withdraw_reply(self, session_id: str, call_id: str, client: Client | None = None) -> bool:
         return self.get_session(session_id, client).withdraw_reply(call_id)  # L5

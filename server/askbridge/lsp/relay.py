@@ -28,7 +28,8 @@ import anyio
 from askbridge.core import HarnessError, UserQuestionError, UserQuestionRequest, parse_answer
 from askbridge.core.beside import beside
 from askbridge.core.waterfall import NextListener
-from askbridge.host.asking.clients import Client, late_answer_callback
+from askbridge.host.asking.clients import Client
+from askbridge.host.asking.late_answers import late_answer_callback
 from askbridge.jsonrpc import (
     Connection,
     ConnectionClosed,
@@ -110,7 +111,7 @@ class LspRelay:
             on_done(None, ClientGone("the client has shut down"))
 
     def _late(self, request: UserQuestionRequest, build: Any = parse_answer) -> LateReply | None:
-        return late_answer_callback(self.host, self.client, request, build)
+        return late_answer_callback(self.host.late_answers, self.client, request, build)
 
     async def ask(self, request: UserQuestionRequest) -> Answer:
         result = await self._request("userQuestions/ask", _ask_params(request), self._late(request))

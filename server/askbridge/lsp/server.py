@@ -216,7 +216,9 @@ class LspServer:
 
     async def answer(self, params: Any) -> bool:
         p = parse_params(AnswerParams, params)
-        return await self.host.answer_reply(p.session_id, p.call_id, p.answer, self.client)
+        return await self.host.late_answers.answer_reply(
+            p.session_id, p.call_id, p.answer, self.client
+        )
 
     async def withdraw_reply(self, params: Any) -> bool:
         p = parse_params(WithdrawReplyParams, params)

@@ -29,7 +29,8 @@ from pydantic import ValidationError
 from askbridge.core import HarnessError, UserQuestionError, UserQuestionRequest
 from askbridge.core.forms import form_answer, form_message, form_schema
 from askbridge.core.waterfall import NextListener
-from askbridge.host.asking.clients import Client, late_answer_callback
+from askbridge.host.asking.clients import Client
+from askbridge.host.asking.late_answers import late_answer_callback
 from askbridge.jsonrpc import (
     ConnectionClosed,
     LateReply,
@@ -137,5 +138,8 @@ class McpLink:
         """L7: an accepted form the door had stopped waiting for, as a late reply (the
         same handling as every door's card)."""
         return late_answer_callback(
-            self.host, self.client, request, lambda result: answer_from_elicitation(request, result)
+            self.host.late_answers,
+            self.client,
+            request,
+            lambda result: answer_from_elicitation(request, result),
         )

@@ -32,7 +32,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from typing import Any
 
 from askbridge.core import (
@@ -51,6 +51,8 @@ from .agents import new_id, now_iso
 from .model_output import CheckedCall, check_call
 from .models.base import ToolCallRequest
 from .models.external import EXTERNAL_MODEL_SPEC
+from .opening import create_session
+from .ports import Requester, SessionHost
 from .session import DETACHED, Session
 from .tools import ToolContext, ToolOutcome, compact
 from .turns import _admit as admission_events  # the one way an inbox item is admitted
@@ -78,6 +80,39 @@ def external_header(client_name: str, cwd: str | None, ask_timeout: int) -> ev.E
         created_at=now_iso(),
         title=f"{name} — {cwd}",
     )
+
+
+class ExternalSessions:
+    """The sessions of this host's MCP connections, pruned once a connection is gone."""
+
+    def __init__(self, host: SessionHost) -> None:
+        self._host = host
+        self._by_id: dict[str, ExternalSession] = {}
+
+    def open(
+        self,
+        requester: Requester,
+        env: Mapping[str, str],
+        *,
+        client_name: str,
+        cwd: str | None,
+        ask_timeout: int,
+        tools: list[dict[str, Any]],
+    ) -> ExternalSession:
+        """X1: a new connection's session; its header and the tools its agent sees are
+        committed before this returns (D1). Who follows it is host.py's to wire."""
+        header = external_header(client_name, cwd, ask_timeout)
+        external = ExternalSession(create_session(self._host, header, env), requester, tools)
+        self._by_id[external.session.id] = external
+        log.info("external session %s for %s", external.session.id, header["title"])
+        return external
+
+    def live(self) -> list[Session]:
+        """The sessions of MCP connections still open (every renderer follows them, M1)."""
+        for session_id, external in list(self._by_id.items()):
+            if not external.connected:
+                del self._by_id[session_id]
+        return [external.session for external in self._by_id.values()]
 
 
 class ExternalSession:

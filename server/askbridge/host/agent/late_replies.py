@@ -1,10 +1,11 @@
 """The core's late-reply handler (behavior.md L1–L4): whether a session takes a reply to a
 question that went pending, and queueing it in the agent's inbox.
 
-`UserQuestionService.answer` calls it (`set_late_reply_handler`, host.py) for
-whichever client answered; the session is loaded first if needed (a reply may
-come after a restart). Who answered and what happens next (the turn it wakes,
-S12's log line) is the host's (`Host.answer_reply`).
+`UserQuestionService.answer` calls `answer` (`set_late_reply_handler`, host.py);
+a client's reply comes through `take` (asking/late_answers.py's `take`, wired in
+host.py), which also makes the client follow the session (M1) and the turn the
+reply wakes ask through that client's fallback. The session is loaded first if
+needed (a reply may come after a restart). S12's log line is the asking room's.
 """
 
 from __future__ import annotations
@@ -15,18 +16,38 @@ from askbridge.core import UserQuestionError, check_answer
 from askbridge.protocol.errors import ErrorCode
 from askbridge.protocol.vocabulary import Answer, AnswerItem, QuestionItem
 
+from .ports import Requester
 from .session import Session
 from .tools import reply_text
 
 
 class LateReplies:
-    def __init__(self, session: Callable[[str], Session]) -> None:
-        self._session = session  # the session of an id, loaded first if needed
+    def __init__(self, session: Callable[..., Session]) -> None:
+        # host.py's `Host.get_session(session_id, client=None)`: the session of an id,
+        # loaded first if needed; a client given follows it (M1).
+        self._session = session
+
+    async def take(
+        self, session_id: str, call_id: str, answer: Answer, client: Requester | None = None
+    ) -> bool:
+        """A reply from `client` (None: a programmatic caller); the turn it wakes asks
+        through that client's fallback."""
+        session = self._session(session_id, client)
+        return await self._answer(session, session.agent.id, call_id, answer.answers, client)
 
     async def answer(
         self, agent_id: str, session_id: str, call_id: str, batch: Sequence[AnswerItem]
     ) -> bool:
-        session = self._session(session_id)
+        return await self._answer(self._session(session_id), agent_id, call_id, batch, None)
+
+    async def _answer(
+        self,
+        session: Session,
+        agent_id: str,
+        call_id: str,
+        batch: Sequence[AnswerItem],
+        client: Requester | None,
+    ) -> bool:
         if session.agent.id != agent_id:
             return False
         active = session.projection.entry(call_id)
@@ -39,5 +60,5 @@ class LateReplies:
         text = reply_text(
             call_id, [q.dump() for q in questions], [a.dump() for a in checked.answers]
         )
-        session.enqueue_reply(call_id, text)  # L4: committed before True
+        session.enqueue_reply(call_id, text, client)  # L4: committed before True
         return True

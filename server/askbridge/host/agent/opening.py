@@ -13,7 +13,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from askbridge.core import UserQuestionService, tool_outcome_unknown
+from askbridge.core import SessionError, UserQuestionService, tool_outcome_unknown
 from askbridge.protocol.defaults import ASK_MODE_DEFAULT, ASK_TIMEOUT_DEFAULT_SECONDS
 
 from ..log import events as ev
@@ -98,13 +98,19 @@ def create_session(host: SessionHost, header: ev.Event, env: Mapping[str, str]) 
 
 def open_stored(
     host: SessionHost,
-    events: list[ev.Event],
+    session_id: str,
     env: Mapping[str, str],
     default_ask: Mapping[str, Any],
 ) -> Session:
-    """A stored session, repaired (P7). An external session's header names no endpoint:
+    """A stored root session, repaired (P7); UNKNOWN_SESSION if the store has none of that
+    id, or only a delegated child's. An external session's header names no endpoint:
     nothing is contacted, no turn runs."""
+    if not host.store.exists(session_id):
+        raise SessionError.unknown(session_id)
+    events = host.store.load(session_id)
     header = events[0]
+    if header.get("origin") not in ev.ROOT_ORIGINS:
+        raise SessionError.unknown(session_id)
     model = make_model(header["model"], env)
     tool = ask_tool(host.service, header.get("askUserQuestion") or default_ask)
     session = open_session(host, header, events, model, tool)

@@ -1,7 +1,7 @@
 """What the agent room needs of the host that wires it (host.py's Host), as protocols.
 
 The agent never imports host.py or the asking room (tests/unit/test_layers.py): a
-session logs through the store's group commit, hands derived updates to `publish`,
+session logs through the store's group commit, hands derived updates to `publisher.publish`,
 and withdraws its open questions through `fanout.abort`; host.py supplies all of it.
 """
 
@@ -31,6 +31,12 @@ class Withdraws(Protocol):
     def abort(self, session_id: str) -> None: ...
 
 
+class Publishes(Protocol):
+    def publish(
+        self, session_id: str, events: Sequence[ev.Event], changes: list[dict[str, Any]]
+    ) -> None: ...
+
+
 class SessionHost(Protocol):
     store: EventStore
     commits: GroupCommit
@@ -46,9 +52,8 @@ class SessionHost(Protocol):
 
     def spawn(self, fn: Callable[[], Coroutine[Any, Any, Any]]) -> None: ...
 
-    def publish(
-        self, session: Session, events: Sequence[ev.Event], changes: list[dict[str, Any]]
-    ) -> None: ...
+    @property
+    def publisher(self) -> Publishes: ...
 
     def session_idle(self, session: Session) -> None: ...
 

@@ -41,7 +41,7 @@ from ..store.store_api import encode_event
 from .agents import Agent, new_id
 from .history import LazyHistory
 from .models.base import Model
-from .tools import DELEGATE_SCHEMA, AskUserQuestionTool
+from .tools import AskUserQuestionTool, StepTools
 
 if TYPE_CHECKING:
     from .ports import Requester, SessionHost
@@ -79,8 +79,7 @@ class Session:
         self.host, self.header, self.agent, self.model = host, header, agent, model
         self.id: str = header["sessionId"]
         self.ask_tool = ask_tool
-        self._tools: list[dict[str, Any]] | None = None
-        self._request_header: tuple[ev.Event, str] | None = None
+        self._step_tools: StepTools | None = None
         self.commit_error: StoreError | None = None  # a failed log_soon not yet raised
         self.request_index = 0  # model requests so far: request/header events
         self.turns = 0  # turn/start events
@@ -139,7 +138,7 @@ class Session:
         """The events are durable: fold them, then tell the followers (D1)."""
         changes = self._fold(events, initial=False)
         if publish and self.is_root:  # P6: a delegated child has no followers
-            self.host.publish(self, events, changes)
+            self.host.publisher.publish(self.id, events, changes)
 
     def _fold(self, events: list[ev.Event], *, initial: bool) -> list[dict[str, Any]]:
         """Every fold a loaded session keeps; the view's changes, unless `initial` (a load:
@@ -168,9 +167,9 @@ class Session:
         return self.projection.apply(events, report=not initial)
 
     def _encoded(self, event: ev.Event) -> str:
-        header = self._request_header
-        if header is not None and event is header[0]:
-            return header[1]  # the same tools every step: encoded once
+        step = self._step_tools
+        if step is not None and event is step.header:
+            return step.encoded  # the same tools every step: encoded once
         return encode_event(event)
 
     def history(self) -> list[ev.Event]:
@@ -301,18 +300,11 @@ class Session:
             and (not step or item.delivery == "next-step")
         ]
 
-    def tool_schemas(self) -> list[dict[str, Any]]:
-        """What the model sees; fixed per session, so built once (logged by every step)."""
-        if self._tools is None:
-            self._tools = [self.ask_tool.schema(), DELEGATE_SCHEMA]
-        return self._tools
-
-    def request_header(self) -> ev.Event:
-        """The `request/header` every step logs: one event (read-only), encoded once."""
-        if self._request_header is None:
-            header = ev.request_header(self.tool_schemas())
-            self._request_header = (header, encode_event(header))
-        return self._request_header[0]
+    def step_tools(self) -> StepTools:
+        """The tools the model sees and the `request/header` every step logs, built once."""
+        if self._step_tools is None:
+            self._step_tools = StepTools(self.ask_tool)
+        return self._step_tools
 
 
 __all__ = ["CANCELLED", "DETACHED", "QueuedPrompt", "Session"]

@@ -30,7 +30,9 @@ from askbridge.protocol.defaults import (
 )
 from askbridge.protocol.vocabulary import QuestionItem, Wait
 
+from ..log import events as ev
 from ..log.projection_parse import read_questions
+from ..store.store_api import encode_event
 from .agents import Agent
 from .outcome import OutcomeKind, Resume, ToolOutcome, compact, outcome_of, pending_text
 
@@ -231,6 +233,18 @@ DELEGATE_SCHEMA: dict[str, Any] = {
 }
 
 
+class StepTools:
+    """What the model sees every step of a session: its tools (fixed per session) and the
+    `request/header` that declares them, one event (read-only) encoded once."""
+
+    __slots__ = ("encoded", "header", "schemas")
+
+    def __init__(self, ask_tool: AskUserQuestionTool) -> None:
+        self.schemas = [ask_tool.schema(), DELEGATE_SCHEMA]
+        self.header = ev.request_header(self.schemas)
+        self.encoded = encode_event(self.header)
+
+
 def reply_text(call_id: str, questions: list[dict[str, Any]], answers: list[dict[str, Any]]) -> str:
     """L4: the compact JSON a late reply becomes, keys in this order."""
     body = {
@@ -249,6 +263,7 @@ __all__ = [
     "DELEGATE_TOOL",
     "AskUserQuestionTool",
     "OutcomeKind",
+    "StepTools",
     "ToolContext",
     "ToolOutcome",
     "compact",

@@ -118,10 +118,11 @@ async def _steps(session: Session, signal: AbortSignal) -> str:
     for _ in range(session.max_turn_requests):
         if signal.aborted:
             return "cancelled"
-        tools = session.tool_schemas()
+        step_tools = session.step_tools()
+        tools = step_tools.schemas
         # The header is committed with the response it led to (D1 still holds: both
         # precede any ask they cause); alone when none came.
-        header = session.request_header()
+        header = step_tools.header
         index, session.request_index = session.request_index, session.request_index + 1
         response = None
         history = session.lazy_history()

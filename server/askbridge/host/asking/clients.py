@@ -18,16 +18,13 @@ with it (C4, M4).
 from __future__ import annotations
 
 import itertools
-import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from askbridge.core import AbortSignal, HarnessError, UserQuestionRequest
 from askbridge.core.waterfall import NextListener
 from askbridge.protocol.vocabulary import Answer
-
-log = logging.getLogger("askbridge.host")
 
 _client_ids = itertools.count(1)
 
@@ -52,8 +49,8 @@ class ClientLink(Protocol):
         """Show the question and return the client's answer (schema-checked, not V8).
 
         Cancelling the call withdraws the card; a valid answer arriving after that
-        is handed to `Host.late_answer` (L7). Raise for a client failure; raise
-        `ClientGone` when the connection is gone.
+        is handed to `LateAnswers.late_answer` (late_answers.py, L7). Raise for a
+        client failure; raise `ClientGone` when the connection is gone.
         """
         ...
 
@@ -65,14 +62,6 @@ class ClientLink(Protocol):
         """The client's own way when no subscriber renders questions (M2): a generic
         LSP client's showMessageRequest, an ACP form or permission, or `next_()`."""
         ...
-
-
-class LateAnswers(Protocol):
-    """Who takes a withdrawn card's answer as a late reply (host.py's Host, L7)."""
-
-    def late_answer(
-        self, client: Client, session_id: str, call_id: str, answer: Answer
-    ) -> None: ...
 
 
 @dataclass(eq=False)
@@ -129,48 +118,3 @@ class Subscribers:
 
     def count(self, session_id: str) -> int:
         return len(self._by_session.get(session_id, {}))
-
-
-def publish(
-    followers: list[Client],
-    session_id: str,
-    updates: list[dict[str, Any]],
-    changes: list[dict[str, Any]],
-) -> None:
-    """Tell every follower of `session_id` what its latest commit changed (after the commit):
-    the view's changes first, then the session updates (the order the transcripts fix)."""
-    for client in followers:
-        if changes:
-            client.link.send_view_changes(session_id, changes)
-        if updates:
-            client.link.send_updates(session_id, updates)
-
-
-def late_answer_callback(
-    host: LateAnswers,
-    client: Client | None,
-    request: UserQuestionRequest,
-    build: Callable[[Any], Answer],
-) -> Callable[[Any, Exception | None], None] | None:
-    """L7, for a door's card: what to do with a reply that arrives after the card was
-    withdrawn — `build` makes it an Answer, the host takes it as a late reply if its
-    question went pending. None for a blocking ask (not in the view: no late reply)."""
-    wait, session_id = request.wait, request.session_id
-    if wait is None or session_id is None:
-        return None
-
-    def on_late(result: Any, error: Exception | None) -> None:
-        if error is not None or client is None:
-            # S12: a withdrawn card answering with an error is the card closing (first
-            # answer wins elsewhere, or the wait ended): nothing was dropped.
-            log.debug("the card of %s closed after it was withdrawn: %s", wait.call_id, error)
-            return
-        try:
-            answer = build(result)
-        except (HarnessError, ValueError) as exc:  # pydantic's ValidationError is a ValueError
-            log.info("late reply to %s from client %s dropped: %s", wait.call_id, client.id, exc)
-            return
-        log.info("late reply to %s from client %s", wait.call_id, client.id)
-        host.late_answer(client, session_id, wait.call_id, answer)
-
-    return on_late

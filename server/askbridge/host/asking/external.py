@@ -18,6 +18,13 @@ from typing import Protocol, TypeVar
 from .clients import Client
 
 S = TypeVar("S")
+S_co = TypeVar("S_co", covariant=True)
+
+
+class LiveSessions(Protocol[S_co]):
+    def live(self) -> Iterable[S_co]:
+        """The external sessions whose connection is live."""
+        ...
 
 
 class Subscribes(Protocol[S]):
@@ -25,9 +32,8 @@ class Subscribes(Protocol[S]):
 
     clients: dict[int, Client]
 
-    def live_external_sessions(self) -> Iterable[S]:
-        """The external sessions whose connection is live."""
-        ...
+    @property
+    def externals(self) -> LiveSessions[S]: ...
 
     def subscribe(self, client: Client | None, session: S, *, snapshot: bool = True) -> None: ...
 
@@ -36,7 +42,7 @@ def follow_external(host: Subscribes[S], client: Client) -> None:
     """M1/X1: a client that renders questions follows every live external session."""
     if not client.attached or not client.renders_questions:
         return
-    for session in list(host.live_external_sessions()):
+    for session in list(host.externals.live()):
         host.subscribe(client, session)
 
 

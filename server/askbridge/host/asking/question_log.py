@@ -5,7 +5,7 @@ fallback of a client, or nobody), then how its asking ended: answered by which
 client, pending (no answer before its timeout), dismissed, withdrawn (why), with
 the other cards withdrawn because of it — first answer wins, which is not a
 dropped reply. Question and answer text only at DEBUG. Late replies are logged
-where they arrive (Host.answer_reply, clients.late_answer_callback).
+where they arrive (late_answers.py).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from askbridge.protocol.errors import ErrorCode
 
 if TYPE_CHECKING:
     from .clients import Client
-    from .fanout import OpenQuestion
+    from .open_question import OpenQuestion
 
 log = logging.getLogger("askbridge.host")
 
