@@ -107,6 +107,25 @@ def wait_for(what: str, cond: Any, term: Terminal) -> None:
         time.sleep(0.05)
 
 
+def late_reply_run(result_path: Path, data_dir: Path) -> tuple[dict[str, Any], NvimRun, Any]:
+    """A scenario whose one question went pending and was answered late: its result (no
+    error, no error message shown), its run, and the answers of its one late reply."""
+    result: dict[str, Any] = json.loads(result_path.read_text())
+    assert "error" not in result, result["error"]
+    assert [n for n in result["notes"] if n["level"] == VIM_LOG_ERROR] == []
+    store = SQLiteEventStore(data_dir / "askbridge.db")
+    try:
+        run = NvimRun(result, store.load(result["session_id"]))
+    finally:
+        store.close()
+    (tool_result,) = run.tool_results()
+    assert json.loads(tool_result["content"])["pending"] is True
+    replies = [e for e in run.log if e["type"] == "user/message" and e.get("source")]
+    assert len(replies) == 1
+    reply = json.loads(replies[0]["content"][0]["text"])
+    return result, run, reply["answers"]
+
+
 def test_L7_builtin_picker_in_a_terminal_answered_after_the_countdown(
     tmp_path: Path, terminal: Terminal
 ) -> None:
@@ -132,21 +151,9 @@ def test_L7_builtin_picker_in_a_terminal_answered_after_the_countdown(
 
     assert "1: SQLite — a file\n2: Postgres\n3: Other… (type your own answer)\n" in screen, screen
     assert f"[Setup] Which database? ({TIMED_ASK_S}s left)" in screen, screen
-    result: dict[str, Any] = json.loads(result_path.read_text())
-    assert "error" not in result, result["error"]
-    assert [n for n in result["notes"] if n["level"] == VIM_LOG_ERROR] == []
+    result, run, answers = late_reply_run(result_path, data_dir)
     assert result["server_exit_code"] == 0
-    store = SQLiteEventStore(data_dir / "askbridge.db")
-    try:
-        run = NvimRun(result, store.load(result["session_id"]))
-    finally:
-        store.close()
-    (tool_result,) = run.tool_results()
-    assert json.loads(tool_result["content"])["pending"] is True
-    replies = [e for e in run.log if e["type"] == "user/message" and e.get("source")]
-    assert len(replies) == 1
-    reply = json.loads(replies[0]["content"][0]["text"])
-    assert reply["answers"] == [{"id": "db", "selected": ["Postgres"]}]
+    assert answers == [{"id": "db", "selected": ["Postgres"]}]
     assert [e["cause"] for e in run.log if e["type"] == "turn/start"] == ["prompt", "inbox"]
 
 
@@ -203,17 +210,5 @@ def test_L7_builtin_multi_select_keeps_its_list_after_the_countdown_and_the_stat
         handle.write("seen\n")
     wait_for("the scenario to finish", result_path.exists, terminal)
 
-    result: dict[str, Any] = json.loads(result_path.read_text())
-    assert "error" not in result, result["error"]
-    assert [n for n in result["notes"] if n["level"] == VIM_LOG_ERROR] == []
-    store = SQLiteEventStore(data_dir / "askbridge.db")
-    try:
-        run = NvimRun(result, store.load(result["session_id"]))
-    finally:
-        store.close()
-    (tool_result,) = run.tool_results()
-    assert json.loads(tool_result["content"])["pending"] is True
-    replies = [e for e in run.log if e["type"] == "user/message" and e.get("source")]
-    assert len(replies) == 1
-    reply = json.loads(replies[0]["content"][0]["text"])
-    assert reply["answers"] == [{"id": "langs", "selected": ["Python", "Rust"]}]
+    _, _, answers = late_reply_run(result_path, data_dir)
+    assert answers == [{"id": "langs", "selected": ["Python", "Rust"]}]

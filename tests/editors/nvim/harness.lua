@@ -243,6 +243,19 @@ for _, pattern in ipairs({
   })
 end
 
+--- A condition: a turn other than the first one (t-1) ended — the turn a late reply woke.
+function H.inbox_turn_ended()
+  return function()
+    for _, ev in ipairs(H.events('AskbridgeSessionUpdate')) do
+      local update = ev.data.update
+      if update.sessionUpdate == 'turn_ended' and update.turnId ~= 't-1' then
+        return true
+      end
+    end
+    return false
+  end
+end
+
 --- Events recorded so far with this name.
 function H.events(name)
   return vim.tbl_filter(function(ev)
@@ -338,9 +351,12 @@ function H.finish()
   H.result.pending_selects = #selects
   H.result.pending_inputs = #inputs
   local path = assert(os.getenv('ASKBRIDGE_TEST_RESULT'))
-  local file = assert(io.open(path, 'w'))
+  -- Written beside and renamed into place: a test that waits for the file to exist
+  -- (test_nvim_tmux.py) must never read it half written.
+  local file = assert(io.open(path .. '.tmp', 'w'))
   file:write(vim.json.encode(H.result))
   file:close()
+  assert(os.rename(path .. '.tmp', path))
   vim.cmd('qa!')
 end
 

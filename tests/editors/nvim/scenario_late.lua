@@ -23,14 +23,7 @@ return function(H)
   H.on_select(H.pick('option', 'Postgres'))
   vim.cmd('AskbridgeAnswer')
   H.wait('the late reply to be accepted', H.answered())
-  H.wait('the inbox turn to end', function()
-    for _, ev in ipairs(H.events('AskbridgeSessionUpdate')) do
-      if ev.data.update.sessionUpdate == 'turn_ended' and ev.data.update.turnId ~= 't-1' then
-        return true
-      end
-    end
-    return false
-  end)
+  H.wait('the inbox turn to end', H.inbox_turn_ended())
   H.wait('the question to be settled', function()
     return #require('askbridge').pending() == 0
   end)

@@ -15,15 +15,7 @@ return function(H)
   end)
   local turn = H.prompt('pick a database')
   H.wait('the late reply to be answered', H.answered(), 30000)
-  H.wait('the inbox turn to end', function()
-    for _, ev in ipairs(H.events('AskbridgeSessionUpdate')) do
-      local update = ev.data.update
-      if update.sessionUpdate == 'turn_ended' and update.turnId ~= 't-1' then
-        return true
-      end
-    end
-    return false
-  end)
+  H.wait('the inbox turn to end', H.inbox_turn_ended())
   H.result.stop_reason = turn.stop_reason
   H.mark('done')
 end
