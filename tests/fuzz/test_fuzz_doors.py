@@ -28,7 +28,8 @@ import anyio
 import pytest
 
 from askbridge.testing.hosts import host_pid, stop_host
-from askbridge.testing.wire import RawServer, frame
+from askbridge.testing.strict_frames import frame
+from askbridge.testing.wire import RawServer
 
 SEED = 20261201
 CASES = 80
