@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from askbridge.testing.hosts import HOST_MODE_ENV, stop_host
+from askbridge.attach import DEFAULT_HOST_MODE_ENV
+from askbridge.testing.hosts import stop_host
 from scheduling import configure as configure_scheduling
 from scheduling import pytest_collection_modifyitems  # noqa: F401  (a hook: the suite's order)
 
@@ -53,7 +54,7 @@ def _host_mode_env(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPat
     callspec = getattr(request.node, "callspec", None)
     mode = callspec.params.get("host_mode") if callspec is not None else None
     if mode is not None:
-        monkeypatch.setenv(HOST_MODE_ENV, mode)
+        monkeypatch.setenv(DEFAULT_HOST_MODE_ENV, mode)
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -1,6 +1,6 @@
 """A scripted model endpoint on 127.0.0.1 for the real agents (issue 17 item 4).
 
-One stdlib `ThreadingHTTPServer` in a daemon thread speaks the three wire dialects the
+One endpoint (tests/model_endpoint.py) speaks the three wire dialects the
 agents use: Anthropic Messages with SSE (Claude Code), OpenAI Responses with SSE (Codex)
 and Gemini `streamGenerateContent` with SSE (Gemini CLI). Every request is recorded, so a
 test asserts what the model saw.
@@ -21,8 +21,9 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from model_endpoint import ModelHandler, serving
 
 Step = dict[str, Any]
 STEP_GATE_S = 60
@@ -173,14 +174,11 @@ def _gemini(model: FakeModel, body: dict[str, Any]) -> Iterator[tuple[str, dict[
     yield "", chunk
 
 
-class _Handler(BaseHTTPRequestHandler):
-    model: FakeModel
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass  # the recorded requests are the log
+class _Handler(ModelHandler):
+    model: FakeModel  # its recorded requests are the log
 
     def _body(self) -> Any:
-        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        raw = self.read_body()
         try:
             return json.loads(raw) if raw else None
         except ValueError:
@@ -217,39 +215,20 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(200, {})  # an unknown probe: logged above, answered empty
 
     def _json(self, status: int, payload: Any) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        self.reply(json.dumps(payload).encode(), status=status)
 
     def _sse(self, events: Iterator[tuple[str, dict[str, Any]]]) -> None:
         chunks = []
         for name, data in events:
             head = f"event: {name}\n" if name else ""
             chunks.append(f"{head}data: {json.dumps(data)}\n\n")
-        payload = "".join(chunks).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
+        self.reply("".join(chunks).encode(), "text/event-stream")
 
 
 @contextmanager
 def fake_model(steps: list[Step]) -> Iterator[FakeModel]:
     """Serve `steps` on 127.0.0.1 (a free port) until the block ends."""
     model = FakeModel(steps)
-    handler = type("Handler", (_Handler,), {"model": model})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.daemon_threads = True
-    model.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(type("Handler", (_Handler,), {"model": model})) as url:
+        model.url = url
         yield model
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)

@@ -17,7 +17,8 @@ from pathlib import Path
 from e2e_scripts import ask_step, script, text_step
 
 from askbridge.testing.hosts import host_pid, stop_host
-from askbridge.testing.wire import RawServer, frame, serve_command
+from askbridge.testing.strict_frames import frame
+from askbridge.testing.wire import RawServer, serve_command
 from lsp_steps import open_session, prompt_params
 
 

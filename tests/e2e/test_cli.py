@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 
 from askbridge.cli import build_parser
-from askbridge.testing.wire import frame
+from askbridge.testing.strict_frames import frame
 
 pytestmark = pytest.mark.timeout(60)
 ROOT = Path(__file__).resolve().parents[2]

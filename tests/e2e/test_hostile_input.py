@@ -13,7 +13,8 @@ from typing import Any
 
 from e2e_scripts import DB_QUESTION, SQLITE, ask_step, script, text_step, tool_text
 
-from askbridge.testing.wire import RawServer, frame, updates_of
+from askbridge.testing.strict_frames import frame
+from askbridge.testing.wire import RawServer, updates_of
 from lsp_steps import open_session, prompt_params, start_prompt, until_ask
 
 

@@ -13,15 +13,14 @@ import json
 import os
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from askbridge.jsonrpc import RpcResponseError
+from model_endpoint import ModelHandler, serving
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -47,30 +46,16 @@ def _body(model: str) -> dict[str, Any]:
     return {"choices": [{"message": _reply(model)}]}
 
 
-class _Completions(BaseHTTPRequestHandler):
+class _Completions(ModelHandler):
     def do_POST(self) -> None:
-        request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        body = json.dumps(_body(request["model"])).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: Any) -> None:
-        pass
+        request = json.loads(self.read_body())
+        self.reply(json.dumps(_body(request["model"])).encode())
 
 
 @pytest.fixture
 def endpoint() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Completions)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}/v1"
-    finally:
-        server.shutdown()
-        thread.join()
+    with serving(_Completions) as url:
+        yield f"{url}/v1"
 
 
 def spec(endpoint: str, model: str) -> dict[str, Any]:

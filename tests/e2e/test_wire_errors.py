@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from askbridge.testing.wire import RawServer, frame
+from askbridge.testing.strict_frames import frame
+from askbridge.testing.wire import RawServer
 
 pytestmark = [
     pytest.mark.asyncio(loop_scope="module"),

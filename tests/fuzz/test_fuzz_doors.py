@@ -18,9 +18,7 @@ import asyncio
 import json
 import random
 import sys
-import threading
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +26,9 @@ import anyio
 import pytest
 
 from askbridge.testing.hosts import host_pid, stop_host
-from askbridge.testing.wire import RawServer, frame
+from askbridge.testing.strict_frames import frame
+from askbridge.testing.wire import RawServer
+from model_endpoint import ModelHandler, serving
 
 SEED = 20261201
 CASES = 80
@@ -311,44 +311,40 @@ def _hostile_completion(rng: random.Random, label_size: int) -> bytes:
     return json.dumps({"choices": [{"message": message}]}).encode()
 
 
-class _HostileEndpoint(BaseHTTPRequestHandler):
+class _HostileEndpoint(ModelHandler):
     next_body: Callable[[], bytes]
 
     def do_POST(self) -> None:
-        self.rfile.read(int(self.headers["Content-Length"]))
-        body = type(self).next_body()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: Any) -> None:
-        pass
+        self.read_body()
+        self.reply(type(self).next_body())
 
 
-@pytest.mark.timeout(300)
-async def test_S3_S4_hostile_model_output_ends_a_turn_at_most(
-    tmp_path: Path, host_mode: str
-) -> None:
+@pytest.fixture
+def hostile_model() -> Iterator[dict[str, Any]]:
+    """The model spec of an endpoint whose every completion is hostile (seeded: reproducible)."""
     rng = random.Random(SEED + 2)
     _HostileEndpoint.next_body = staticmethod(
         lambda: _hostile_completion(rng, 7_500_000 if rng.random() < 0.1 else 300)
     )
-    endpoint = HTTPServer(("127.0.0.1", 0), _HostileEndpoint)
-    threading.Thread(target=endpoint.serve_forever, daemon=True).start()
-    model = {
-        "kind": "openai",
-        "model": "m",
-        "baseUrl": f"http://127.0.0.1:{endpoint.server_port}/v1",
-        "apiKeyEnv": "ASKBRIDGE_FUZZ_KEY",
-    }
+    with serving(_HostileEndpoint) as url:
+        yield {
+            "kind": "openai",
+            "model": "m",
+            "baseUrl": f"{url}/v1",
+            "apiKeyEnv": "ASKBRIDGE_FUZZ_KEY",
+        }
+
+
+@pytest.mark.timeout(300)
+async def test_S3_S4_hostile_model_output_ends_a_turn_at_most(
+    tmp_path: Path, host_mode: str, hostile_model: dict[str, Any]
+) -> None:
     data = tmp_path / "data"
     try:
         async with RawServer.start(
             data,
             "--model",
-            json.dumps(model),
+            json.dumps(hostile_model),
             "--max-turn-requests",
             "3",
             "--ask-mode",
@@ -380,5 +376,4 @@ async def test_S3_S4_hostile_model_output_ends_a_turn_at_most(
         )
         assert db < 20 * 1024 * 1024  # S1: no 7.5 MB label was written
     finally:
-        endpoint.shutdown()
         stop_host(data)

@@ -22,12 +22,10 @@ cuts them off (their front doors get `{"exit": 1}`).
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import secrets
 import socket
-import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,12 +40,9 @@ from askbridge.hostsock import bind_host_socket, socket_path
 from askbridge.stdio import open_read_pipe, open_write_pipe
 
 from .doors import log_start, serve_door
+from .socket_lines import cancel_when_closed, close_quietly, peer_of, read_first_line, send_line
 
 log = logging.getLogger("askbridge.daemon")
-
-_MAX_HELLO = 4 * 1024 * 1024  # a hello carries the front door's environment
-_PEERCRED = struct.Struct("3i")
-
 
 @dataclass(eq=False)
 class AttachedDoor:
@@ -124,14 +119,12 @@ class HostSocket:
     async def _serve_connection(self, conn: socket.socket, tg: TaskGroup) -> None:
         conn.setblocking(False)
         try:
-            pid, uid, _ = _PEERCRED.unpack(
-                conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _PEERCRED.size)
-            )
+            pid, uid = peer_of(conn)
             if uid != os.getuid():  # H1: this user's processes only
                 log.warning("refused a connection from uid %d (pid %d)", uid, pid)
                 conn.close()
                 return
-            message, fds, rest = await _read_first_line(conn)
+            message, fds, rest = await read_first_line(conn)
         except (OSError, ValueError) as exc:
             log.info("dropped a connection to %s: %s", self.path, exc)
             conn.close()
@@ -143,16 +136,16 @@ class HostSocket:
                 self._take_relay(conn, str(message["relay"]), rest)
                 conn = None  # type: ignore[assignment]  # handed to the waiting door
             elif "status" in message:
-                await _send(conn, {"status": self.status()})
+                await send_line(conn, {"status": self.status()})
             elif "stop" in message:
-                await _send(conn, {"stopping": os.getpid()})
+                await send_line(conn, {"stopping": os.getpid()})
                 self.stopping(
                     f"--stop from pid {pid}", f"was stopped (askbridge host --stop, pid {pid})"
                 )
                 self._on_stop()
         finally:
             for fd in fds:
-                _close_quietly(fd)
+                close_quietly(fd)
             if conn is not None:
                 conn.close()
 
@@ -164,11 +157,11 @@ class HostSocket:
                 f"{__version__}, this front door is {version}; stop it with "
                 f"`askbridge host --stop --data-dir {self.data_dir}` and start again"
             )
-            await _send(conn, {"refused": {"reason": reason}})  # H7
+            await send_line(conn, {"refused": {"reason": reason}})  # H7
             return
         relay = bool(hello.get("relay"))
         if not relay and len(fds) != 2:
-            await _send(conn, {"refused": {"reason": "the hello carried no stdin and stdout"}})
+            await send_line(conn, {"refused": {"reason": "the hello carried no stdin and stdout"}})
             return
         door = AttachedDoor(
             str(hello.get("door")), int(hello.get("pid") or 0), str(hello.get("cwd"))
@@ -178,7 +171,7 @@ class HostSocket:
             token = secrets.token_hex(16)
             self._relays[token] = asyncio.get_running_loop().create_future()
             attached["token"] = token
-        await _send(conn, {"attached": attached})
+        await send_line(conn, {"attached": attached})
         self.doors.append(door)
         self._touch()
         status = 1
@@ -193,7 +186,7 @@ class HostSocket:
                 async with anyio.create_task_group() as tg:
                     # The front door process is the server its client started: when it dies
                     # (killed by its editor), its client is done.
-                    tg.start_soon(_cancel_when_closed, conn, tg.cancel_scope)
+                    tg.start_soon(cancel_when_closed, conn, tg.cancel_scope)
                     log_start(
                         door.door,
                         self.data_dir,
@@ -213,7 +206,7 @@ class HostSocket:
             self._touch()
             with anyio.CancelScope(shield=True):
                 try:
-                    await _send(conn, self._exit_message(status, served))
+                    await send_line(conn, self._exit_message(status, served))
                 except OSError:
                     pass  # the front door is gone; so is its client
 
@@ -258,58 +251,3 @@ class HostSocket:
             "clients": len(self.host.clients),
             "sessions": sorted(self.host.sessions),
         }
-
-
-async def _read_first_line(conn: socket.socket) -> tuple[dict[str, Any], list[int], bytes]:
-    """The first message of a connection, the descriptors sent with it, and what followed."""
-    buf, fds = b"", []
-    with anyio.fail_after(10):
-        while b"\n" not in buf:
-            await anyio.wait_readable(conn)
-            try:
-                data, got, _, _ = socket.recv_fds(conn, 65536, 2)
-            except BlockingIOError:
-                continue
-            fds.extend(got)
-            if not data:
-                raise ValueError("the connection closed before its first message")
-            buf += data
-            if len(buf) > _MAX_HELLO:
-                raise ValueError("first message too long")
-    line, _, rest = buf.partition(b"\n")
-    message = json.loads(line)
-    if not isinstance(message, dict):
-        raise ValueError("the first message is not an object")
-    return message, fds, rest
-
-
-async def _cancel_when_closed(conn: socket.socket, scope: anyio.CancelScope) -> None:
-    while True:
-        await anyio.wait_readable(conn)
-        try:
-            if not conn.recv(4096):
-                scope.cancel()
-                return
-        except BlockingIOError:
-            continue
-        except OSError:
-            scope.cancel()
-            return
-
-
-async def _send(conn: socket.socket, message: dict[str, Any]) -> None:
-    data = (json.dumps(message, separators=(",", ":")) + "\n").encode()
-    view = memoryview(data)
-    while view:
-        await anyio.wait_writable(conn)
-        try:
-            view = view[conn.send(view) :]
-        except BlockingIOError:
-            continue
-
-
-def _close_quietly(fd: int) -> None:
-    try:
-        os.close(fd)
-    except OSError:
-        pass

@@ -14,7 +14,8 @@ what), 130 when the person quit.
 Modules: `session` (the run), `terminal` (cards, `--auto`), `interactive`
 (the prompt_toolkit prompts), `transcript`
 (printing what the server sends), `waitclock` (countdown and claims),
-`answers` (typed text → answer items), `guide` (the JSON data), `story`
+`reading` (one question shown and its answer read), `answers` (typed text →
+answer items), `guide` (the JSON data), `story`
 (what happened, for the outro).
 """
 

@@ -38,8 +38,8 @@ from askbridge.protocol.errors import ErrorCode
 from askbridge.protocol.vocabulary import QuestionItem
 from askbridge.testing import AskbridgeClient, Claim
 
-from .answers import Choice, answer_item, check_custom, choice_hint, parse_choice, takes_numbers
 from .guide import Guide, Stage
+from .reading import AnswerReader
 from .story import Story
 from .terminal import DemoQuit, Player, question_card, show_stage
 from .transcript import Transcript
@@ -107,6 +107,7 @@ class DemoSession:
             self.client = client
             self.transcript = Transcript(self.console, client)
             self.player: Player = self._make_player(self.transcript)
+            self.reader = AnswerReader(self.console, self.player, self.story, self.line)
             client.answer_with(self._on_ask)
             async with anyio.create_task_group() as tg:
                 self.background: TaskGroup = tg
@@ -200,7 +201,7 @@ class DemoSession:
                 for question in questions:
                     self.console.print(question_card(question))
                 await self.player.watch(clock)  # ends only when the server cancels the card
-            answers = [await self._answer(q, scripted, clock) for q in questions]
+            answers = [await self.reader.read(q, scripted, clock) for q in questions]
         except anyio.get_cancelled_exc_class():
             if clock is not None:
                 clock.release()
@@ -221,43 +222,6 @@ class DemoSession:
             self.transcript.claimed.add(call_id)
             self.background.start_soon(self._release_claim_later, clock.claim)
         return {"answers": answers}
-
-    async def _answer(
-        self, question: QuestionItem, scripted: list[str], clock: WaitClock | None
-    ) -> dict[str, Any]:
-        """Show one question and read its answer item."""
-        self.console.print(question_card(question))
-        if not takes_numbers(question):
-            text = await self.player.read("your answer", lambda _t: None, clock, scripted)
-            await self._report_claim(clock)
-            return answer_item(question, Choice([], False), text.strip() or None)
-
-        def check(text: str) -> None:
-            parse_choice(text, question)
-
-        label = f"choose {choice_hint(question)}"
-        choice = parse_choice(await self.player.read(label, check, clock, scripted), question)
-        custom = None
-        if choice.other:
-            custom = (await self.player.read("Other", check_custom, clock, scripted)).strip()
-        await self._report_claim(clock)
-        return answer_item(question, choice, custom)
-
-    async def _report_claim(self, clock: WaitClock | None) -> None:
-        if clock is None:
-            return
-        await clock.settle()
-        if clock.claim is None:
-            return
-        if clock.held_with_ms is None:
-            self.line(("  the wait had already ended when this terminal tried to claim it", "dim"))
-            return
-        self.story.claimed(clock.call_id, clock.held_with_ms)
-        self.line(
-            ("  ⏸ claimed the wait", "bold yellow"),
-            " (userQuestions/attachWait) at the first keystroke: the server's clock stopped "
-            f"with {clock.held_with_ms / 1000:.1f} s left",
-        )
 
     async def _release_claim_later(self, claim: Claim) -> None:
         """The server ends the claim with the wait (attachWait answers null, TW10); should
@@ -281,7 +245,7 @@ class DemoSession:
             show_stage(self.console, Stage(title=title, hint=self.guide.late_hint))
             scripted = list(self.guide.stage(call_id).late_auto)
             questions = [QuestionItem.model_validate(q) for q in item["questions"]]
-            answers = [await self._answer(q, scripted, None) for q in questions]
+            answers = [await self.reader.read(q, scripted, None) for q in questions]
             turns_ended = len(self.client.updates(sid, "turn_ended"))
             accepted = await self.client.answer_late(sid, call_id, {"answers": answers})
             self.line(("  userQuestions/answer → ", "dim"), "accepted" if accepted else "refused")

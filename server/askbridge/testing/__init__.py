@@ -5,6 +5,8 @@
 `askbridge.testing.transcript.replay` replays a golden transcript (protocol/transcripts).
 """
 
-from .client import AskbridgeClient, Claim, PromptRun, ServerStartError
+from .client import AskbridgeClient
+from .handles import Claim, PromptRun
+from .startup import ServerStartError
 
 __all__ = ["AskbridgeClient", "Claim", "PromptRun", "ServerStartError"]

@@ -5,18 +5,13 @@
         sid = await client.new_session()
         assert await client.prompt(sid, "pick a database") == "end_turn"
 
-The client declares `experimental.userQuestions` (unless `renders_questions=False`)
-and answers `userQuestions/ask` with your callback (sync or async; return an
-Answer dict, or raise `UserQuestionError.of(ErrorCode.ASK_CANCELLED)` /
-`ASK_TIMED_OUT` to end the card without an answer). It records every
-notification, claims timed waits (`claim`) and answers late (`answer_late`).
-`prompt_soon` sends a prompt in the background (`await run.result()` later),
-`withdrawn` lists the question requests the server cancelled, and `kill()`
-crashes the server (SIGKILL) for durability tests. A client created with
-`renders_questions=False` is a generic LSP client: the server falls back to
-`window/showMessageRequest`, which the callback answers when given
-`{"showMessageRequest": params}` (return `{"title": label}` or None).
-It talks to the server over the wire only.
+The client declares `experimental.userQuestions` (unless `renders_questions=False`:
+then it is a generic LSP client, asked by `window/showMessageRequest`); how it
+answers is answering.py's `QuestionAnswerer`, what it records record.py's
+`ServerRecord`. Here: it claims timed waits (`claim`) and answers late
+(`answer_late`); `prompt_soon` sends a prompt in the background (`await
+run.result()` later), and `kill()` crashes the server (SIGKILL) for durability
+tests. It talks to the server over the wire only.
 
 Nothing waits forever: `prompt()` gives up after `timeout` seconds (60 by
 default; None waits as long as the turn runs) with a TimeoutError naming the
@@ -29,12 +24,11 @@ last lines of its stderr. The server's stderr is copied to ours line by line
 from __future__ import annotations
 
 import asyncio
-import inspect
 import itertools
 import json
 import os
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -44,41 +38,26 @@ import anyio.to_thread
 from anyio.abc import TaskGroup
 
 from askbridge.jsonrpc import Connection, ConnectionClosed, lsp_connection
-from askbridge.protocol.views import apply_view_changes, empty_view
 
+from .answering import QuestionAnswerer
 from .handles import Claim, PromptRun
 from .hosts import harness_host_mode, kill_host, stop_idle_host
-from .startup import STDERR_TAIL_LINES, ServerStartError, follow_stderr
+from .startup import DEFAULT_PROMPT_TIMEOUT_S, STDERR_TAIL_LINES, ServerStartError, follow_stderr
 from .wire import serve_command
 
-Answerer = Callable[[dict[str, Any]], Any]
-DEFAULT_PROMPT_TIMEOUT_S = 60.0
 
+class AskbridgeClient(QuestionAnswerer):
+    """The requests an editor sends; what it receives and answers is in its bases."""
 
-class AskbridgeClient:
     def __init__(self, process: asyncio.subprocess.Process, conn: Connection) -> None:
+        super().__init__(conn)
         self.process = process
         self.conn = conn
-        self.notifications: list[tuple[str, Any]] = []
-        self.asks: list[dict[str, Any]] = []
-        self.views: dict[str, dict[str, Any]] = {}
-        self.cancelled_asks = 0
-        # (method, params) of every server request the server withdrew ($/cancelRequest),
-        # or that was still open when the connection ended.
-        self.withdrawn: list[tuple[str, Any]] = []
-        self._answerer: Answerer | None = None
-        self._changed = anyio.Event()
         self._tokens = itertools.count(1)
-        self._progress: dict[Any, dict[str, Any]] = {}
         self._tg: TaskGroup | None = None
         self.stderr_tail: deque[str] = deque(maxlen=STDERR_TAIL_LINES)  # see startup.py
         self.data_dir: Path | None = None
         self.host_mode = "inline"
-        conn.on_request("userQuestions/ask", self._on_ask)
-        conn.on_request("window/showMessageRequest", self._on_show_message)
-        conn.on_request("window/workDoneProgress/create", self._on_progress_create)
-        for method in ("session/update", "userQuestions/didChange", "$/progress"):
-            conn.on_notification(method, self._recorder(method))
 
     # -- process --------------------------------------------------------------------------
 
@@ -266,67 +245,6 @@ class AskbridgeClient:
 
     # -- questions ------------------------------------------------------------------------
 
-    def answer_with(self, answerer: Answerer | None) -> None:
-        """Answer every `userQuestions/ask` with `answerer(params)` (sync or async)."""
-        self._answerer = answerer
-
-    def answer_script(self, *answers: dict[str, Any] | BaseException) -> None:
-        """Answer the next asks in order; an exception instance is raised instead."""
-        queue = list(answers)
-
-        def next_answer(params: dict[str, Any]) -> Any:
-            item = queue.pop(0)
-            if isinstance(item, BaseException):
-                raise item
-            return item
-
-        self.answer_with(next_answer)
-
-    async def _on_ask(self, params: Any) -> Any:
-        self.asks.append(params)
-        self._notify_change()
-        answerer = self._answerer
-        if answerer is None:
-            try:
-                await anyio.sleep_forever()  # leave the card open until the server cancels it
-            finally:
-                self.cancelled_asks += 1
-                self._withdrawn("userQuestions/ask", params)
-        assert answerer is not None
-        try:
-            result = answerer(params)
-            if inspect.isawaitable(result):
-                result = await result
-            return result
-        except anyio.get_cancelled_exc_class():
-            self.cancelled_asks += 1
-            self._withdrawn("userQuestions/ask", params)
-            raise
-
-    async def _on_show_message(self, params: Any) -> Any:
-        self.notifications.append(("window/showMessageRequest", params))
-        self._notify_change()
-        answerer = self._answerer
-        try:
-            if answerer is None:
-                await anyio.sleep_forever()
-            assert answerer is not None
-            result = answerer({"showMessageRequest": params})
-            if inspect.isawaitable(result):
-                result = await result
-            return result
-        except anyio.get_cancelled_exc_class():
-            self._withdrawn("window/showMessageRequest", params)
-            raise
-
-    def _withdrawn(self, method: str, params: Any) -> None:
-        self.withdrawn.append((method, params))
-        self._notify_change()
-
-    async def _on_progress_create(self, params: Any) -> None:
-        self.notifications.append(("window/workDoneProgress/create", params))
-        return None
-
     async def claim(self, session_id: str, call_id: str) -> Claim:
         """Claim a timed wait; returns once the server sent its frame or answered `null`."""
         assert self._tg is not None
@@ -362,50 +280,3 @@ class AskbridgeClient:
     async def view(self, session_id: str) -> dict[str, Any]:
         result: dict[str, Any] = await self.request("userQuestions/list", {"sessionId": session_id})
         return result
-
-    # -- notifications --------------------------------------------------------------------
-
-    def _recorder(self, method: str) -> Callable[[Any], Awaitable[None]]:
-        async def record(params: Any) -> None:
-            self.notifications.append((method, params))
-            if method == "userQuestions/didChange":
-                sid = params["sessionId"]
-                self.views[sid] = apply_view_changes(
-                    self.views.get(sid, empty_view()), params["changes"]
-                )
-            elif method == "$/progress" and isinstance(params, dict):
-                value = params.get("value")
-                if isinstance(value, dict):
-                    self._progress.setdefault(params.get("token"), value)
-            self._notify_change()
-
-        return record
-
-    def _notify_change(self) -> None:
-        self._changed.set()
-        self._changed = anyio.Event()
-
-    async def wait_changed(self) -> None:
-        await self._changed.wait()
-
-    async def wait_for(self, predicate: Callable[[], Any], timeout: float = 10) -> Any:
-        """Wait until `predicate()` is truthy (checked after every message); returns its value."""
-        with anyio.fail_after(timeout):
-            while not (value := predicate()):
-                await self.wait_changed()
-            return value
-
-    def updates(
-        self, session_id: str | None = None, kind: str | None = None
-    ) -> list[dict[str, Any]]:
-        """The `session/update` updates received, optionally of one session and kind."""
-        return [
-            p["update"]
-            for m, p in self.notifications
-            if m == "session/update"
-            and (session_id is None or p["sessionId"] == session_id)
-            and (kind is None or p["update"].get("sessionUpdate") == kind)
-        ]
-
-
-__all__ = ["Answerer", "AskbridgeClient", "Claim", "PromptRun", "ServerStartError"]

@@ -21,13 +21,12 @@ from pathlib import Path
 from askbridge.attach import DEFAULT_HOST_MODE_ENV
 from askbridge.hostsock import process_alive, request, socket_path
 
-HOST_MODE_ENV = DEFAULT_HOST_MODE_ENV
 GONE_TIMEOUT_S = 10.0
 
 
 def harness_host_mode() -> str:
     """`inline` unless `ASKBRIDGE_HOST` says `auto` (H3: tests use inline by default)."""
-    return "auto" if os.environ.get(HOST_MODE_ENV) == "auto" else "inline"
+    return "auto" if os.environ.get(DEFAULT_HOST_MODE_ENV) == "auto" else "inline"
 
 
 def host_pid(data_dir: str | Path) -> int | None:

@@ -10,9 +10,8 @@ purity, replies a well-behaved client would never send (a late answer after
         server.send_bytes(b"Content-Length: 5\\r\\n\\r\\n{nope")
         assert (await server.receive())["error"]["code"] == -32700
 
-The reader is strict: stdout must be nothing but `Content-Length: N\\r\\n\\r\\n`
-frames holding JSON (protocol.md "Command line": logs never go to stdout);
-anything else raises `StdoutCorrupted`. stderr goes to a temporary file
+The reader is strict (`strict_frames.read_frame`): anything on stdout but
+LSP frames holding JSON-RPC raises `StdoutCorrupted`. stderr goes to a temporary file
 (`stderr_text()`). `receive()` returns messages in arrival order; `expect()`
 waits for the first message that satisfies a predicate and keeps the others
 in `backlog`, where later `expect()` calls look first. On leaving the context
@@ -25,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 import sys
 import tempfile
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -37,19 +35,9 @@ import anyio
 import anyio.to_thread
 
 from .hosts import harness_host_mode, stop_idle_host
+from .strict_frames import frame, read_frame
 
 Message = dict[str, Any]
-_HEADER = re.compile(rb"Content-Length: (\d{1,10})\r\n\r\n")
-
-
-class StdoutCorrupted(AssertionError):
-    """The server wrote something on stdout that is not an LSP frame holding JSON."""
-
-
-def frame(body: bytes | str) -> bytes:
-    """`body` framed as the LSP base protocol wants it."""
-    data = body.encode() if isinstance(body, str) else body
-    return b"Content-Length: %d\r\n\r\n" % len(data) + data
 
 
 def serve_command(data_dir: str | Path, *args: str, host: str | None = None) -> list[str]:
@@ -195,29 +183,9 @@ class RawServer:
     # -- receiving ------------------------------------------------------------------------
 
     async def _read_frame(self) -> Message | None:
-        try:
-            header = await self._stdout.readuntil(b"\r\n\r\n")
-        except asyncio.IncompleteReadError as exc:
-            if exc.partial:
-                raise StdoutCorrupted(
-                    f"stdout ended inside a header: {exc.partial[:200]!r}"
-                ) from None
+        message = await read_frame(self._stdout)
+        if message is None:
             return None
-        except asyncio.LimitOverrunError as exc:
-            raise StdoutCorrupted("stdout holds a header longer than the stream limit") from exc
-        match = _HEADER.fullmatch(header)
-        if match is None:
-            raise StdoutCorrupted(f"not an LSP header on stdout: {header[:200]!r}")
-        try:
-            body = await self._stdout.readexactly(int(match.group(1)))
-        except asyncio.IncompleteReadError as exc:
-            raise StdoutCorrupted(f"stdout ended inside a body: {exc.partial[:200]!r}") from None
-        try:
-            message = json.loads(body)
-        except ValueError as exc:
-            raise StdoutCorrupted(f"a frame on stdout is not JSON: {body[:200]!r}") from exc
-        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
-            raise StdoutCorrupted(f"a frame on stdout is not a JSON-RPC message: {message!r}")
         self.received.append(message)
         self.log.append(("server", message))
         return message
