@@ -16,10 +16,10 @@ stdout: logs go to `--log-file` or stderr.
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 
 from askbridge.cli_parser import EXIT_USAGE, parse_args
+from askbridge.logsetup import setup_logging
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for Ctrl-C
 
@@ -35,19 +35,6 @@ TTY_HINTS = {
     "Codex or Gemini CLI (for example `claude mcp add askbridge -- askbridge mcp`); it waits "
     "for one now. To try askbridge by hand, run `askbridge demo`. (Ctrl-C quits.)",
 }
-
-
-def setup_logging(args: argparse.Namespace) -> None:
-    """Logs to `--log-file` or stderr; OSError when the file cannot be opened."""
-    handler: logging.Handler
-    if getattr(args, "log_file", None):
-        handler = logging.FileHandler(args.log_file, encoding="utf-8")
-    else:
-        handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(getattr(args, "log_level", "WARNING"))
 
 
 def _usage_error(command: str, message: str) -> int:
@@ -94,7 +81,7 @@ def _run(args: argparse.Namespace) -> int:
 
         return run_demo(auto=args.auto, data_dir=args.data_dir)
     try:
-        setup_logging(args)
+        setup_logging(getattr(args, "log_file", None), getattr(args, "log_level", "WARNING"))
     except OSError as exc:
         reason = exc.strerror or str(exc)
         return _usage_error(args.command, f"cannot open --log-file {args.log_file}: {reason}")
