@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -177,3 +178,57 @@ def test_S5_a_data_dir_others_may_write_is_refused_before_any_reply(
     data.chmod(0o777)
     stderr = _refused_before_any_reply(program, data)
     assert stderr.startswith(f"askbridge: data directory {data} ".encode()), stderr
+
+
+FIRST_LINES = {  # the newline-delimited doors' initialize
+    "acp": {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}},
+    "mcp": {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "test_entry", "version": "1"},
+        },
+    },
+}
+
+
+@pytest.mark.skipif(not os.access(CONSOLE_SCRIPT, os.X_OK), reason="no console script")
+@pytest.mark.parametrize("door", list(FIRST_LINES))
+def test_the_console_script_serves_acp_and_mcp_clients(tmp_path: Path, door: str) -> None:
+    """The plain command line of the other doors, inline and attached: answered, then a
+    clean end at end of input."""
+    done = subprocess.run(
+        [str(CONSOLE_SCRIPT), door, "--data-dir", str(tmp_path / "data")],
+        input=json.dumps(FIRST_LINES[door]).encode() + b"\n",
+        capture_output=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    reply = json.loads(done.stdout.splitlines()[0])
+    assert reply["id"] == 1 and "result" in reply, reply
+
+
+@pytest.mark.skipif(not os.access(CONSOLE_SCRIPT, os.X_OK), reason="no console script")
+def test_ctrl_c_ends_the_console_scripts_server_with_130_and_no_traceback(tmp_path: Path) -> None:
+    process = subprocess.Popen(
+        [str(CONSOLE_SCRIPT), "serve", "--data-dir", str(tmp_path / "data")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert process.stdin is not None and process.stdout is not None
+        process.stdin.write(INITIALIZE)
+        process.stdin.flush()
+        assert b'"result"' in process.stdout.read1()  # answered: it is serving
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=15)
+        assert process.returncode == 130
+        assert b"Traceback" not in stderr and b"KeyboardInterrupt" not in stderr, stderr
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
