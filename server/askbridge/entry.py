@@ -90,7 +90,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run_inline(door: str, data_dir_arg: str | None, data_dir: str) -> int:
     """What `cli.py` runs for this command line: logs on stderr at WARNING, then the
-    inline host with no session defaults of its own (the flags' defaults)."""
+    inline host with no session defaults (the parser's one, `--max-turn-requests` 1000,
+    is the host's own default: the attach path above leaves it out too)."""
     import argparse
 
     from askbridge.daemon.inline import run_inline

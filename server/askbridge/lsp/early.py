@@ -3,10 +3,10 @@
 Importing asyncio, anyio, pydantic, the wire models and the host takes ~150 ms,
 while an editor waits for the `initialize` response to finish starting up. The
 response does not depend on any of them unless the client sends
-`initializationOptions` (those are validated with pydantic). So `run_serve`
+`initializationOptions` (those are validated with pydantic). So `run_inline`
 calls `answer_initialize_early()` after the data directory is open (below) and
-before those imports: it reads the first frame from stdin with plain blocking reads and,
-when that frame is a well-formed `initialize` request without
+before those imports: it reads the first frame from stdin with plain blocking
+reads and, when that frame is a well-formed `initialize` request without
 `initializationOptions`, writes the response to stdout at once.
 
 Anything else (a different first message, options to validate, a header that
@@ -19,8 +19,8 @@ answers exactly as it always does. When the response was sent,
 is the same as if the regular path had answered.
 
 The data directory is opened before this answer, not after it, although the
-store's imports are most of what `serve --host inline` does before it (~40 of
-~60 ms of CPU, benchmarks/bench_bridge_startup.py): H3's lock and `host.sock`
+store's imports are most of what `serve --host inline` does before it (~35 of
+~65 ms of CPU, measured 2026-12-02; benchmarks/bench_bridge_startup.py): H3's lock and `host.sock`
 are taken, and S5/S6 refuse a directory "at start with one line", before any
 reply. So a client never gets an `initialize` result from a server that then
 exits 1 for its data directory, and once `initialize` is answered the directory
@@ -34,7 +34,8 @@ more than twice the interpreter's own start. The reply is encoded exactly as
 `json.dumps(…, separators=(",", ":"), ensure_ascii=False, allow_nan=False)`, as
 FrameWriter encodes; a body is read as `json.loads` reads it, or not at all
 (anything but strict UTF-8, too deep to decode, or an `id` UTF-8 cannot encode
-goes the regular way, which answers it as S3 says). Keep it that way.
+goes the regular way, which answers it as an attached host does, S3). Keep it
+that way.
 """
 
 from __future__ import annotations
@@ -100,10 +101,10 @@ def answer_initialize_early(in_fd: int = 0, out_fd: int = 1) -> EarlyStart:
         return EarlyStart(data)
     try:
         reply = _frame({"jsonrpc": "2.0", "id": msg_id, "result": INITIALIZE_RESULT})
-    except UnicodeEncodeError:  # a lone surrogate in the id: the regular path says so (S3)
+    except UnicodeEncodeError:  # a lone surrogate in the id: the regular path answers it (S3)
         return EarlyStart(data)
-    # Only a command line that asks for logs imports logging before now (cli.py); without
-    # it nothing set a level, so this DEBUG line would be dropped anyway.
+    # Not imported for this line: where nothing imported logging, nothing set a level
+    # below WARNING (cli.py, entry.py do it first), and this DEBUG line would be dropped.
     logging = sys.modules.get("logging")
     if logging is not None:
         logging.getLogger("askbridge.jsonrpc").debug(
