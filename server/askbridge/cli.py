@@ -1,9 +1,8 @@
-"""`askbridge serve | acp | mcp | web | demo | schema` — the command line.
+"""`askbridge serve | acp | mcp | host | web | demo | schema | sessions` — the command line.
 
 `serve` and `acp` take the same flags (protocol.md "Command line"); `mcp` takes
-`--data-dir`, `--ask-timeout` and the `--log-*` flags. Every
-command's `--help` describes it and lists each flag with its default; the top
-level lists the commands, one line each.
+`--data-dir`, `--ask-timeout` and the `--log-*` flags. The parser, with every
+command's flags and `--help`, is cli_parser.py; this module runs the command.
 
 Errors are one line on stderr that says what to do: a usage error (a bad
 flag value, `--model` that is not a ModelSpec, a `--log-file` that cannot be
@@ -17,19 +16,11 @@ stdout: logs go to `--log-file` or stderr.
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
-from typing import Any, NoReturn
 
-from askbridge import __version__
-from askbridge.protocol.defaults import (
-    ASK_TIMEOUT_DEFAULT_SECONDS,
-    ASK_TIMEOUT_MAX_SECONDS,
-    MAX_TURN_REQUESTS_DEFAULT,
-)
+from askbridge.cli_parser import EXIT_USAGE, parse_args
+from askbridge.logsetup import setup_logging
 
-DEFAULT_DATA_DIR = "$XDG_STATE_HOME/askbridge, else ~/.local/state/askbridge"
-EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for Ctrl-C
 
 # What `serve`/`acp` say when a person starts them in a terminal (they wait for a program).
@@ -46,247 +37,6 @@ TTY_HINTS = {
 }
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse with one-line errors: the usage block would bury the sentence that matters."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}; see {self.prog} --help\n")
-
-
-def _model_arg(value: str) -> dict[str, Any]:
-    """`--model`: inline ModelSpec JSON, or `script:PATH` (a ModelSpec or a bare list of steps)."""
-    # Imported here, not at the top: pydantic is ~25 ms of every start-up otherwise.
-    from askbridge.protocol.model_spec import describe_model_spec_error, parse_model_spec_option
-
-    try:
-        spec = parse_model_spec_option(value)
-    except ValueError as exc:  # pydantic's ValidationError is a ValueError
-        raise argparse.ArgumentTypeError(describe_model_spec_error(exc)) from exc
-    return spec.model_dump(mode="json", by_alias=True, exclude_none=True)
-
-
-def _timeout_arg(value: str) -> int:
-    try:
-        n = int(value)
-    except ValueError:
-        n = 0
-    if n != -1 and not 1 <= n <= ASK_TIMEOUT_MAX_SECONDS:
-        raise argparse.ArgumentTypeError(
-            f"must be -1 or an integer from 1 to {ASK_TIMEOUT_MAX_SECONDS} (seconds)"
-        )
-    return n
-
-
-def _positive_int(value: str) -> int:
-    try:
-        n = int(value)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError("must be a positive integer")
-    return n
-
-
-def _add_data_dir(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--data-dir",
-        metavar="DIR",
-        help=f"where sessions live (default: {DEFAULT_DATA_DIR})",
-    )
-
-
-def _add_ask_timeout(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--ask-timeout",
-        type=_timeout_arg,
-        default=None,
-        metavar="N",
-        help="default timeout of timed questions in seconds, -1 for none"
-        f" (default: {ASK_TIMEOUT_DEFAULT_SECONDS})",
-    )
-
-
-def _add_log_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--log-file", metavar="PATH", help="append logs here instead of stderr (default: stderr)"
-    )
-    p.add_argument(
-        "--log-level",
-        default="WARNING",
-        type=str.upper,
-        choices=["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"],
-        metavar="LEVEL",
-        help="DEBUG, INFO, WARNING, ERROR or CRITICAL (default: WARNING)",
-    )
-
-
-def add_server_flags(p: argparse.ArgumentParser) -> None:
-    _add_data_dir(p)
-    p.add_argument(
-        "--model",
-        type=_model_arg,
-        metavar="SPEC",
-        help='the model of new sessions: ModelSpec JSON such as \'{"kind": "openai", "model": '
-        '"deepseek-chat"}\', or script:PATH (default: none; the agent then answers that no '
-        "model is configured)",
-    )
-    p.add_argument(
-        "--ask-mode",
-        choices=["legacy", "timed"],
-        default=None,
-        help="the ask_user_question schema the model sees: legacy blocks until answered, timed "
-        "returns pending at its timeout (default: legacy)",
-    )
-    _add_ask_timeout(p)
-    p.add_argument(
-        "--max-turn-requests",
-        type=_positive_int,
-        default=MAX_TURN_REQUESTS_DEFAULT,
-        metavar="N",
-        help="model requests per turn before it ends with max_turn_requests (default: 1000)",
-    )
-    _add_log_flags(p)
-    p.add_argument("--stdio", action="store_true", help=argparse.SUPPRESS)
-
-
-def _seconds(value: str) -> float:
-    try:
-        n = float(value)
-    except ValueError:
-        n = -1.0
-    if not n > 0:
-        raise argparse.ArgumentTypeError("must be a positive number of seconds")
-    return n
-
-
-def add_front_door_flags(p: argparse.ArgumentParser) -> None:
-    from askbridge.attach import DEFAULT_HOST_MODE_ENV, default_host_mode
-
-    p.add_argument(
-        "--host",
-        choices=["auto", "inline"],
-        default=default_host_mode(),
-        help="auto: attach to the data directory's host, starting one when none runs; inline: "
-        f"this process is the host (default: auto, or ${DEFAULT_HOST_MODE_ENV})",
-    )
-    p.add_argument(
-        "--idle-exit",
-        type=_seconds,
-        default=60.0,
-        metavar="S",
-        help="a host this command starts exits once no front door was attached for S seconds "
-        "(default: 60)",
-    )
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog="askbridge",
-        description="Let an AI agent ask the human a structured question, wherever the human "
-        "works. New here? Run `askbridge demo`.",
-    )
-    parser.add_argument("--version", action="version", version=f"askbridge {__version__}")
-    sub = parser.add_subparsers(
-        dest="command", required=True, metavar="COMMAND", title="commands", parser_class=_Parser
-    )
-    serve = sub.add_parser(
-        "serve",
-        help="serve an editor over stdio (LSP framing): Neovim, VS Code, any LSP client",
-        description="Serve the askbridge protocol (LSP-framed JSON-RPC) on stdin/stdout for an "
-        "editor or a test harness. Not interactive: to try askbridge by hand, run "
-        "`askbridge demo`.",
-    )
-    add_server_flags(serve)
-    add_front_door_flags(serve)
-    acp = sub.add_parser(
-        "acp",
-        help="serve an ACP client over stdio (Agent Client Protocol): Zed and others",
-        description="Serve the same sessions as an Agent Client Protocol agent "
-        "(newline-delimited JSON-RPC on stdin/stdout) for a client such as Zed.",
-    )
-    add_server_flags(acp)
-    add_front_door_flags(acp)
-    host = sub.add_parser(
-        "host",
-        help="the host of a data directory (started by the front doors; --status, --stop)",
-        description="The process that owns a data directory's sessions; `serve`, `acp` and "
-        "`mcp` attach to it (one per data directory, started on demand). Its log is "
-        "<data-dir>/host.log.",
-    )
-    add_server_flags(host)
-    host.set_defaults(log_level="INFO")
-    host.add_argument(
-        "--idle-exit",
-        type=_seconds,
-        default=60.0,
-        metavar="S",
-        help="exit once no front door was attached for S seconds (default: 60)",
-    )
-    control = host.add_mutually_exclusive_group()
-    control.add_argument(
-        "--status", action="store_true", help="print the running host's pid, version, front doors"
-    )
-    control.add_argument("--stop", action="store_true", help="stop the running host now")
-    mcp = sub.add_parser(
-        "mcp",
-        help="serve an MCP client over stdio: Claude Code, Codex, Gemini CLI and others",
-        description="An MCP server on stdin/stdout whose tools (ask_user_question, get_answers, "
-        "approval_prompt) ask the human through the editors attached to askbridge.",
-    )
-    _add_data_dir(mcp)
-    _add_ask_timeout(mcp)
-    _add_log_flags(mcp)
-    mcp.add_argument("--stdio", action="store_true", help=argparse.SUPPRESS)
-    add_front_door_flags(mcp)
-    demo = sub.add_parser(
-        "demo",
-        help="try it: a guided session in this terminal",
-        description="A guided session in the terminal against a real `askbridge serve`: a "
-        "scripted agent asks four questions and you answer them.",
-    )
-    demo.add_argument(
-        "--auto",
-        action="store_true",
-        help="answer by itself and exit 0 (default: only when stdin is not a terminal)",
-    )
-    demo.add_argument(
-        "--data-dir",
-        metavar="DIR",
-        help="keep the demo's session in DIR (default: a temporary directory, removed at the end)",
-    )
-    schema = sub.add_parser(
-        "schema",
-        help="write the JSON Schema of every protocol payload",
-        description="Write one JSON Schema file per protocol payload, and index.json.",
-    )
-    schema.add_argument(
-        "--out", required=True, metavar="DIR", help="directory to write into (required)"
-    )
-    from askbridge.sessions_cli import add_sessions_parser  # `askbridge sessions`
-
-    add_sessions_parser(sub)
-    from askbridge.web import add_web_parser  # `askbridge web` (B1)
-
-    web = add_web_parser(sub)
-    _add_data_dir(web)
-    _add_log_flags(web)
-    add_front_door_flags(web)
-    return parser
-
-
-def setup_logging(args: argparse.Namespace) -> None:
-    """Logs to `--log-file` or stderr; OSError when the file cannot be opened."""
-    handler: logging.Handler
-    if getattr(args, "log_file", None):
-        handler = logging.FileHandler(args.log_file, encoding="utf-8")
-    else:
-        handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(getattr(args, "log_level", "WARNING"))
-
-
 def _usage_error(command: str, message: str) -> int:
     prog = f"askbridge {command}"
     print(f"{prog}: error: {message}; see {prog} --help", file=sys.stderr)
@@ -300,19 +50,9 @@ def _stdin_is_terminal() -> bool:
         return False
 
 
-def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    """The parsed command line; an unknown flag is an error of its command, not of the top."""
-    parser = build_parser()
-    args, unknown = parser.parse_known_args(argv)
-    if unknown:
-        commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-        commands.choices[args.command].error(f"unrecognized arguments: {' '.join(unknown)}")
-    return args
-
-
 def main(argv: list[str] | None = None) -> int:
     try:
-        return _run(parse_args(argv))
+        return _run(parse_args(sys.argv[1:] if argv is None else argv))
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED  # Ctrl-C is how a person stops a server: no traceback
 
@@ -341,7 +81,7 @@ def _run(args: argparse.Namespace) -> int:
 
         return run_demo(auto=args.auto, data_dir=args.data_dir)
     try:
-        setup_logging(args)
+        setup_logging(getattr(args, "log_file", None), getattr(args, "log_level", "WARNING"))
     except OSError as exc:
         reason = exc.strerror or str(exc)
         return _usage_error(args.command, f"cannot open --log-file {args.log_file}: {reason}")

@@ -1,14 +1,21 @@
-"""The `askbridge` console script: an editor's front door attaches before argparse loads.
+"""The `askbridge` console script: an editor's front door starts before argparse loads.
 
 `askbridge serve|acp|mcp` is what an editor runs on every start, and attaching to
 a running host is all it does (H4). Building the full command line (argparse,
 logging, every command's flags) costs more than the attach itself, so a command
-line of only `--data-dir D` and `--host auto` (what the editors pass), with stdin
-not a terminal and `ASKBRIDGE_HOST` not `inline`, goes to `attach.attach` at
+line of only `--data-dir D` and `--host auto|inline` (what the editors and the
+harnesses pass), with stdin not a terminal, needs no parser: with `--host auto`
+(or no `--host` and `ASKBRIDGE_HOST` not `inline`) it goes to `attach.attach` at
 once, with exactly the values the full parser would give (no session defaults,
-the host's own idle exit and log). Anything else — another flag, `--help`, a
-value to check — goes through `askbridge.cli.main`, which behaves the same on
-those command lines.
+the host's own idle exit and log); with `--host inline` (or `ASKBRIDGE_HOST=inline`)
+to `daemon.inline.run_inline`, with logs on stderr at WARNING, as `cli.py` would
+call it. Anything else — another flag, `--help`, a value to check — goes through
+`askbridge.cli.main`, which behaves the same on those command lines
+(tests/e2e/test_entry.py runs both).
+
+The inline host still opens its data directory before it answers anything
+(lsp/early.py says why): a directory it cannot use is one line on stderr and
+status 1, with no reply to the client, as on the full path.
 """
 
 from __future__ import annotations
@@ -21,10 +28,12 @@ _DOORS = {"serve": "lsp", "acp": "acp", "mcp": "mcp"}
 _EXIT_INTERRUPTED = 130
 
 
-def plain_front_door(argv: list[str], stdin_is_terminal: bool) -> tuple[str, str | None] | None:
-    """(door, --data-dir) when `argv` needs no parser, else None."""
-    if not argv or argv[0] not in _DOORS:
-        return None
+def plain_command_line(
+    argv: list[str], stdin_is_terminal: bool
+) -> tuple[str, str | None, str] | None:
+    """(door, --data-dir, host mode) when `argv` needs no parser, else None."""
+    if not argv or argv[0] not in _DOORS or stdin_is_terminal:
+        return None  # a terminal gets the hint for a person (cli.py)
     data_dir: str | None = None
     host = default_host_mode()
     rest = iter(argv[1:])
@@ -37,38 +46,59 @@ def plain_front_door(argv: list[str], stdin_is_terminal: bool) -> tuple[str, str
         if not value or value.startswith("-"):
             return None  # the parser's error message, not ours
         if flag == "--host":
-            if value != "auto":
+            if value not in ("auto", "inline"):
                 return None
             host = value
         else:
             data_dir = value
-    if host == "inline" or stdin_is_terminal:
-        return None  # the inline host, or the hint for a person at a terminal (cli.py)
-    return _DOORS[argv[0]], data_dir
+    return _DOORS[argv[0]], data_dir, host
+
+
+def plain_front_door(argv: list[str], stdin_is_terminal: bool) -> tuple[str, str | None] | None:
+    """(door, --data-dir) when `argv` attaches to a host (`--host auto`) and needs no parser."""
+    plain = plain_command_line(argv, stdin_is_terminal)
+    if plain is None or plain[2] != "auto":
+        return None
+    return plain[0], plain[1]
 
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    plain = plain_front_door(args, sys.stdin is None or sys.stdin.isatty())
+    plain = plain_command_line(args, sys.stdin is None or sys.stdin.isatty())
     if plain is None:
         from askbridge.cli import main as full_main
 
         return full_main(args)
-    from askbridge import __version__
-    from askbridge.attach import attach
-    from askbridge.paths import data_dir_of
+    from askbridge.paths import data_dir_of, data_dir_problem
 
-    door, data_dir = plain
-    from askbridge.paths import data_dir_problem
-
-    problem = data_dir_problem(data_dir_of(data_dir))  # S5: one line naming the path
+    door, data_dir_arg, host = plain
+    data_dir = data_dir_of(data_dir_arg)
+    problem = data_dir_problem(data_dir)  # S5: one line naming the path
     if problem is not None:
         print(f"askbridge {args[0]}: {problem}", file=sys.stderr)
         return 1
     try:
-        return attach(door, data_dir_of(data_dir), {}, __version__, 60.0)
+        if host == "inline":
+            return _run_inline(door, data_dir_arg, data_dir)
+        from askbridge import __version__
+        from askbridge.attach import attach
+
+        return attach(door, data_dir, {}, __version__, 60.0)
     except KeyboardInterrupt:
         return _EXIT_INTERRUPTED
+
+
+def _run_inline(door: str, data_dir_arg: str | None, data_dir: str) -> int:
+    """What `cli.py` runs for this command line: logs on stderr at WARNING, then the
+    inline host with no session defaults (the parser's one, `--max-turn-requests` 1000,
+    is the host's own default: the attach path above leaves it out too)."""
+    import argparse
+
+    from askbridge.daemon.inline import run_inline
+    from askbridge.logsetup import setup_logging
+
+    setup_logging()
+    return run_inline(door, argparse.Namespace(data_dir=data_dir_arg), data_dir, {})
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from askbridge.cli import build_parser
+from askbridge.cli_parser import build_parser
 from askbridge.testing.strict_frames import frame
 
 pytestmark = pytest.mark.timeout(60)

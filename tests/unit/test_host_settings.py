@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from askbridge.cli import build_parser
+from askbridge.cli_parser import build_parser
 from askbridge.daemon.front import door_defaults
 from askbridge.host.options import HostSettings
 from askbridge.protocol.defaults import (

@@ -37,6 +37,10 @@ def request(method: str, params: object = None, msg_id: object = 1) -> bytes:
 
 INITIALIZE = request("initialize", {"capabilities": {}})
 LATER = frame(request("session/list", {}, 2))
+# An initialize that `json.loads` cannot decode (RecursionError): -32700 the regular way (S3).
+TOO_DEEP = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"x":%b}}' % (
+    b"[" * 10_000 + b"]" * 10_000  # fits a pipe: run() writes before it reads
+)
 
 
 class Pipes:
@@ -134,6 +138,11 @@ def test_lifecycle_body_arriving_after_the_header_is_waited_for() -> None:
         b"garbage\n\n" + frame(INITIALIZE),
         b"\r\n" + frame(INITIALIZE),
         b"Content-Length: 10",
+        frame(TOO_DEEP),
+        frame(request("initialize", {}, msg_id="a\ud800")),
+        frame(INITIALIZE + b" {}"),
+        frame(b"\xef\xbb\xbf" + INITIALIZE),
+        frame(INITIALIZE, header=b"Content Length"),
     ],
     ids=[
         "options-to-validate",
@@ -148,6 +157,11 @@ def test_lifecycle_body_arriving_after_the_header_is_waited_for() -> None:
         "bare-lf-garbage",
         "leading-blank-line",
         "partial-header",
+        "too-deep-to-decode",
+        "lone-surrogate-id",
+        "extra-data",
+        "utf8-bom",
+        "space-in-header-name",
     ],
 )
 def test_lifecycle_anything_else_is_handed_back_unanswered(sent: bytes) -> None:
@@ -156,6 +170,26 @@ def test_lifecycle_anything_else_is_handed_back_unanswered(sent: bytes) -> None:
     early, written = run(sent)
     assert written == b""
     assert early == EarlyStart(unread=sent)
+
+
+def test_lifecycle_the_too_deep_case_is_one_json_cannot_decode() -> None:
+    with pytest.raises(RecursionError):
+        json.loads(TOO_DEEP)
+
+
+def test_lifecycle_a_body_json_reads_is_read_alike() -> None:
+    """Lifecycle: JSON whitespace around the body, escapes and a header's optional spaces:
+    read as `json.loads` reads them (lsp/early.py keeps to `_json`), answered early."""
+    body = b' \r\n\t{"jsonrpc": "2.0", "method": "initialize", "id": "\\u00e9", "params":'
+    body += (
+        b' {"clientInfo": {"name": "\\ud83d\\ude00 caf\xc3\xa9", "n": [1.5e3, -0, true, null]}}}\n '
+    )
+    early, written = run(b"Content-Length:\t%d \r\n\r\n" % len(body) + body + LATER)
+    assert early == EarlyStart(unread=LATER, initialize=json.loads(body)["params"])
+    header, _, reply = written.partition(b"\r\n\r\n")
+    expected = {"jsonrpc": "2.0", "id": "\u00e9", "result": INITIALIZE_RESULT}
+    assert reply == json.dumps(expected, separators=(",", ":"), ensure_ascii=False).encode()
+    assert header == b"Content-Length: %d" % len(reply)
 
 
 def test_lifecycle_end_of_input_hands_on_nothing() -> None:

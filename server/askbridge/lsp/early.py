@@ -3,10 +3,10 @@
 Importing asyncio, anyio, pydantic, the wire models and the host takes ~150 ms,
 while an editor waits for the `initialize` response to finish starting up. The
 response does not depend on any of them unless the client sends
-`initializationOptions` (those are validated with pydantic). So `run_serve`
-calls `answer_initialize_early()` after the store is open and before those
-imports: it reads the first frame from stdin with plain blocking reads and,
-when that frame is a well-formed `initialize` request without
+`initializationOptions` (those are validated with pydantic). So `run_inline`
+calls `answer_initialize_early()` after the data directory is open (below) and
+before those imports: it reads the first frame from stdin with plain blocking
+reads and, when that frame is a well-formed `initialize` request without
 `initializationOptions`, writes the response to stdout at once.
 
 Anything else (a different first message, options to validate, a header that
@@ -18,25 +18,43 @@ answers exactly as it always does. When the response was sent,
 `initialize` handler on them (without replying again), so the server's state
 is the same as if the regular path had answered.
 
-Only `os`, `json`, `re` and `logging` (the command line has it already) are
-imported here; keep it that way.
+The data directory is opened before this answer, not after it, although the
+store's imports are most of what `serve --host inline` does before it (~35 of
+~65 ms of CPU, measured 2026-12-02; benchmarks/bench_bridge_startup.py): H3's lock and `host.sock`
+are taken, and S5/S6 refuse a directory "at start with one line", before any
+reply. So a client never gets an `initialize` result from a server that then
+exits 1 for its data directory, and once `initialize` is answered the directory
+is held and other front doors can attach (protocol/README.md "Before the first
+reply"; tests/e2e/test_entry.py). Opening it later would change both.
+
+Only `os`, `sys` and the C module under `json` (`_json`, as hostsock.py) are
+imported here: not `json`, `re`, `logging`, `dataclasses` or `typing`, whose
+Python modules (with `enum`, `inspect`, `ast`, …) cost ~25 ms of CPU together,
+more than twice the interpreter's own start. The reply is encoded exactly as
+`json.dumps(…, separators=(",", ":"), ensure_ascii=False, allow_nan=False)`, as
+FrameWriter encodes; a body is read as `json.loads` reads it, or not at all
+(anything but strict UTF-8, too deep to decode, or an `id` UTF-8 cannot encode
+goes the regular way, which answers it as an attached host does, S3). Keep it
+that way.
 """
 
 from __future__ import annotations
 
-import json
-import logging
+import _json
 import os
-import re
-from dataclasses import dataclass
-from typing import Any
+import sys
 
 from askbridge import __version__
+
+TYPE_CHECKING = False  # not `typing`'s: see the module docstring (mypy knows the name)
+if TYPE_CHECKING:
+    from typing import Any
 
 _MAX_BODY = 8 * 1024 * 1024  # framing.MAX_BODY: larger frames go the regular way
 _MAX_HEADER = 64 * 1024
 _READ = 64 * 1024
-_HEADER_LINE = re.compile(rb"([!#$%&'*+.^_`|~0-9A-Za-z-]+):[ \t]*([^\r\n]*)")
+_TOKEN = frozenset(b"!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+_JSON_SPACE = " \t\n\r"
 
 # What BridgeServer.initialize returns when the client sends no initializationOptions;
 # tests/e2e/test_lifecycle.py checks the served response against the protocol's words.
@@ -46,12 +64,22 @@ INITIALIZE_RESULT: dict[str, Any] = {
 }
 
 
-@dataclass(frozen=True)
 class EarlyStart:
     """What happened before the event loop: bytes still to parse, and the answered params."""
 
-    unread: bytes = b""
-    initialize: dict[str, Any] | None = None
+    __slots__ = ("initialize", "unread")
+
+    def __init__(self, unread: bytes = b"", initialize: dict[str, Any] | None = None) -> None:
+        self.unread = unread
+        self.initialize = initialize
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, EarlyStart):
+            return NotImplemented
+        return (self.unread, self.initialize) == (other.unread, other.initialize)
+
+    def __repr__(self) -> str:
+        return f"EarlyStart(unread={self.unread!r}, initialize={self.initialize!r})"
 
 
 def answer_initialize_early(in_fd: int = 0, out_fd: int = 1) -> EarlyStart:
@@ -71,12 +99,19 @@ def answer_initialize_early(in_fd: int = 0, out_fd: int = 1) -> EarlyStart:
     msg_id, params = _plain_initialize(data[body_start:body_end])
     if params is None:
         return EarlyStart(data)
-    reply = {"jsonrpc": "2.0", "id": msg_id, "result": INITIALIZE_RESULT}
-    logging.getLogger("askbridge.jsonrpc").debug(
-        "← request initialize id=%r (answered early)", msg_id
-    )
     try:
-        _write_all(out_fd, _frame(reply))
+        reply = _frame({"jsonrpc": "2.0", "id": msg_id, "result": INITIALIZE_RESULT})
+    except UnicodeEncodeError:  # a lone surrogate in the id: the regular path answers it (S3)
+        return EarlyStart(data)
+    # Not imported for this line: where nothing imported logging, nothing set a level
+    # below WARNING (cli.py, entry.py do it first), and this DEBUG line would be dropped.
+    logging = sys.modules.get("logging")
+    if logging is not None:
+        logging.getLogger("askbridge.jsonrpc").debug(
+            "← request initialize id=%r (answered early)", msg_id
+        )
+    try:
+        _write_all(out_fd, reply)
     except OSError:  # the client is gone: the regular path sees that too and ends
         return EarlyStart(data)
     return EarlyStart(data[body_end:], params)
@@ -93,10 +128,9 @@ def _content_length(block: bytes) -> int | None:
     """The Content-Length of a plain header block; None for anything unusual."""
     length: int | None = None
     for line in block.split(b"\r\n"):
-        match = _HEADER_LINE.fullmatch(line)
-        if match is None:
+        name, colon, value = line.partition(b":")  # a token, `:`, a value on one line
+        if not colon or not name or not _TOKEN.issuperset(name) or b"\r" in value or b"\n" in value:
             return None
-        name, value = match.groups()
         if name.lower() == b"content-length":
             value = value.strip(b" \t")
             if length is not None or not value.isdigit() or len(value) > 9:
@@ -107,10 +141,7 @@ def _content_length(block: bytes) -> int | None:
 
 def _plain_initialize(body: bytes) -> tuple[Any, dict[str, Any] | None]:
     """(id, params) of an `initialize` request the static result answers, else (None, None)."""
-    try:
-        msg = json.loads(body)
-    except ValueError:
-        return None, None
+    msg = _loads(body)
     if not isinstance(msg, dict) or msg.get("jsonrpc") != "2.0":
         return None, None
     msg_id = msg.get("id")
@@ -127,9 +158,44 @@ def _plain_initialize(body: bytes) -> tuple[Any, dict[str, Any] | None]:
     return msg_id, params
 
 
-def _frame(msg: Any) -> bytes:
-    """Encoded as FrameWriter encodes (compact, UTF-8)."""
-    body = json.dumps(msg, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+class _Decoding:
+    """What `_json.make_scanner` reads off a `json.JSONDecoder`: its defaults."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = float  # NaN, Infinity, -Infinity, as json's own table gives them
+    memo: dict[str, str] = {}
+
+
+_scan = _json.make_scanner(_Decoding())  # type: ignore[arg-type]  # typeshed wants a scanner
+
+
+def _loads(body: bytes) -> Any:
+    """`json.loads(body)` of a strict UTF-8 body; None when it is anything else."""
+    try:
+        text = body.decode()
+        start = len(text) - len(text.lstrip(_JSON_SPACE))
+        value, end = _scan(text, start)
+    except (ValueError, StopIteration, RecursionError):  # not JSON, or too deep to decode
+        return None
+    return None if text[end:].lstrip(_JSON_SPACE) else value
+
+
+def _unencodable(value: object) -> object:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+_encode = _json.make_encoder(
+    None, _unencodable, _json.encode_basestring, None, ":", ",", False, False, False
+)
+
+
+def _frame(msg: dict[str, Any]) -> bytes:
+    """Encoded as FrameWriter encodes (compact, UTF-8); UnicodeEncodeError for a lone surrogate."""
+    body = "".join(_encode(msg, 0)).encode()
     return b"Content-Length: %d\r\n\r\n%b" % (len(body), body)
 
 
