@@ -53,7 +53,7 @@ async def test_notifications_and_replies_leave_in_the_order_queued() -> None:
         writer.write_nowait({"n": 2}, urgent=False)
         await writer.write({"n": 3})  # a reply: released at the next loop iteration
         writer.write_nowait({"n": 4}, urgent=False)
-        writer.write_nowait({"n": 5})  # urgent, like $/cancelRequest from a cancelled task
+        writer.write_nowait({"n": 5})  # urgent, like a reply or a card
         assert [await receive(frames) for _ in range(5)] == [{"n": n} for n in range(1, 6)]
 
 

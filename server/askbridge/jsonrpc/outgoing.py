@@ -273,8 +273,9 @@ class Outgoing:
             self._abandoned.popitem(last=False)
         if self._closed:
             return
-        # No await: this runs in a cancelled task and must not wait on the peer (A9).
+        # No await: this runs in a cancelled task and must not wait on the peer (A9). A
+        # notification, so it rides with whatever follows within notify_delay (writer.py).
         try:
-            self._out.write_nowait(self._dialect.cancel(msg_id))
+            self._out.write_nowait(self._dialect.cancel(msg_id), urgent=False)
         except ConnectionError as exc:
             self._on_output_error(exc, self._dialect.cancel_method)

@@ -1,17 +1,19 @@
 """Writing JSON-RPC messages to a stream, LSP-framed or one per line, coalesced and bounded.
 
 `MessageWriter(stream, frame=lsp_frame)` (or `frame=line_frame` for ACP and
-MCP) encodes each message once — compact UTF-8 JSON, NaN refused — and
-queues whole frames, so frames never interleave and leave in the order
-queued.
+MCP) encodes each message once — compact UTF-8 JSON, NaN refused, params a
+door encoded once for several peers spliced in (encoding.py) — and queues
+whole frames, so frames never interleave and leave in the order queued.
 
 Frames are coalesced: each is appended to a buffer that goes to the transport
 in one write, because every pipe write wakes the reader (a context switch on
 each side), which costs more than the encoding. Requests and replies
 (`urgent`, the default) go out on the next event-loop iteration together with
 everything else queued in the current one. Notifications (`urgent=False`)
-wait for the next urgent frame or at most `notify_delay` seconds, so a turn's
-`session/update`s ride along with the `userQuestions/ask` that follows them.
+— a withdrawn request's cancel among them — wait for the next urgent frame or
+at most `notify_delay` seconds, so a turn's `session/update`s, and the
+`$/cancelRequest` of the card another window answered, ride along with the
+`userQuestions/ask` that follows them: one write per window per question.
 `flush()` writes the buffer at once (whoever closes the stream calls it
 first). Nothing else may write to the same stream: bytes written past the
 buffer would overtake the frames held in it.
@@ -27,9 +29,10 @@ raises `OutputOverflow` (a ConnectionError), and the connection closes.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable
 from typing import Any
+
+from .encoding import encode_message
 
 PAUSE_READING_BYTES = 4 * 1024 * 1024
 MAX_QUEUED_BYTES = 64 * 1024 * 1024
@@ -45,16 +48,6 @@ def lsp_frame(body: bytes) -> bytes:
 def line_frame(body: bytes) -> bytes:
     # json.dumps escapes every control character inside strings: a body has no newline.
     return body + b"\n"
-
-
-def encode(obj: Any) -> bytes:
-    """Compact UTF-8 JSON; NaN refused (ValueError), non-JSON types refused (TypeError)."""
-    try:
-        text = json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-        return text.encode()
-    except UnicodeEncodeError:
-        # A lone surrogate slipped through: escaped, the JSON stays valid and readable.
-        return json.dumps(obj, separators=(",", ":"), allow_nan=False).encode()
 
 
 class OutputOverflow(ConnectionError):
@@ -94,7 +87,7 @@ class MessageWriter:
         Raises TypeError/ValueError if `obj` is not JSON (nothing is queued then),
         ConnectionError if the output is closed or overflowing (S7).
         """
-        data = self._frame(encode(obj))
+        data = self._frame(encode_message(obj))
         if self._writer.is_closing():
             raise ConnectionResetError("output closed")
         if self.queued() + len(data) > self._max_queued:
