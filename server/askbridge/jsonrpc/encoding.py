@@ -28,14 +28,19 @@ T = TypeVar("T")
 Tag = TypeVar("Tag")
 
 
+# What `json.dumps` with these options builds on every call, built once: it is a third of
+# the cost of encoding a small message ($/cancelRequest, an id).
+_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+_COMPACT_ASCII = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
+
+
 def encode(obj: Any) -> bytes:
     """Compact UTF-8 JSON; NaN refused (ValueError), non-JSON types refused (TypeError)."""
     try:
-        text = json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-        return text.encode()
+        return _COMPACT.encode(obj).encode()
     except UnicodeEncodeError:
         # A lone surrogate slipped through: escaped, the JSON stays valid and readable.
-        return json.dumps(obj, separators=(",", ":"), allow_nan=False).encode()
+        return _COMPACT_ASCII.encode(obj).encode()
 
 
 class Encoded:
