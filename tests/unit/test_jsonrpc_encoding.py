@@ -25,9 +25,16 @@ from hypothesis import strategies as st
 from protocol_strategies import json_value
 
 from askbridge.host.host import Host
-from askbridge.jsonrpc import Encoded, FrameReader, OncePerTurn, lsp_connection
+from askbridge.jsonrpc import (
+    Encoded,
+    FrameReader,
+    OncePerTurn,
+    line_frame,
+    lsp_connection,
+    lsp_frame,
+)
 from askbridge.jsonrpc import messages as m
-from askbridge.jsonrpc.encoding import encode, encode_message
+from askbridge.jsonrpc.encoding import Framer, encode, frame_message
 from askbridge.lsp import relay
 from askbridge.lsp.relay import LspRelay
 from askbridge.stdio import open_read_pipe, open_write_pipe
@@ -38,15 +45,18 @@ methods = st.sampled_from(["userQuestions/ask", "session/update", "é/ü", "$/ca
 ids = st.one_of(st.none(), st.integers(min_value=0), st.text(max_size=8))
 
 
-@given(methods, json_value, ids)
+@given(methods, json_value, ids, st.sampled_from([lsp_frame, line_frame]))
 def test_encoded_params_give_the_bytes_of_the_whole_message(
-    method: str, params: Any, msg_id: Any
+    method: str, params: Any, msg_id: Any, frame: Framer
 ) -> None:
     """Lone surrogates included (`text` draws them): their escaped fallback is the same."""
     msg = m.call(method, params, msg_id)
     if params is None:
         return  # `call` leaves out params that are None: nothing to splice
-    assert encode_message(m.call(method, Encoded(params), msg_id)) == encode(msg)
+    shared = Encoded(params)
+    assert frame_message(m.call(method, shared, msg_id), frame) == frame(encode(msg))
+    if msg_id is None:  # a notification: framed once, the same bytes for every peer
+        assert frame_message(m.call(method, shared), frame) is shared.notification(method, frame)
 
 
 async def test_once_per_turn_is_one_encoding_per_object_and_tag_until_the_next_turn() -> None:

@@ -4,9 +4,10 @@
 queues. A question shown in ten windows, an update told to ten followers, is
 the same params value ten times; only a request's `id` differs per peer. So a
 door may hand the connection `Encoded(params)` — the value encoded once — as
-a message's params: `encode_message` splices those bytes into each message
+a message's params: `frame_message` splices those bytes into each message
 (`{"jsonrpc":"2.0","method":…,"id":…,"params":<the bytes>}`), byte for byte
-what encoding the whole message would give.
+what encoding the whole message would give; a notification's frame is built
+once for all.
 
 `OncePerTurn` is how a door shares one `Encoded` between its connections
 without the host knowing about encodings: the host hands every window the
@@ -43,13 +44,26 @@ def encode(obj: Any) -> bytes:
         return _COMPACT_ASCII.encode(obj).encode()
 
 
-class Encoded:
-    """A message's params, encoded once (`encode`) for every peer it goes to."""
+Framer = Callable[[bytes], bytes]
 
-    __slots__ = ("json",)
+
+class Encoded:
+    """A message's params, encoded once (`encode`) for every peer it goes to; a notification
+    carrying them is framed once per framing too (its bytes are the same for every peer)."""
+
+    __slots__ = ("_frames", "json")
 
     def __init__(self, value: Any) -> None:
         self.json = encode(value)
+        self._frames: dict[tuple[str, Framer], bytes] = {}
+
+    def notification(self, method: str, frame: Framer) -> bytes:
+        framed = self._frames.get((method, frame))
+        if framed is None:
+            framed = self._frames[method, frame] = frame(
+                b'%b,"params":%b}' % (_head(method), self.json)
+            )
+        return framed
 
 
 @functools.lru_cache(maxsize=64)  # a door sends a handful of methods
@@ -57,17 +71,17 @@ def _head(method: str) -> bytes:
     return encode({"jsonrpc": "2.0", "method": method})[:-1]  # without its closing brace
 
 
-def encode_message(msg: Any) -> bytes:
-    """`encode(msg)`; a message whose params are `Encoded` (the shape `messages.call`
+def frame_message(msg: Any, frame: Framer) -> bytes:
+    """`frame(encode(msg))`; a message whose params are `Encoded` (the shape `messages.call`
     builds: jsonrpc, method, id if a request, params last) gets those bytes spliced in."""
     params = msg.get("params") if type(msg) is dict else None
     if type(params) is not Encoded:
-        return encode(msg)
-    msg_id = msg.get("id")
+        return frame(encode(msg))
     assert list(msg) == ["jsonrpc", "method", *(["id"] if "id" in msg else []), "params"], msg
-    if msg_id is None:
-        return b'%b,"params":%b}' % (_head(msg["method"]), params.json)
-    return b'%b,"id":%b,"params":%b}' % (_head(msg["method"]), encode(msg_id), params.json)
+    if "id" not in msg:
+        return params.notification(msg["method"], frame)
+    head, msg_id = _head(msg["method"]), encode(msg["id"])
+    return frame(b'%b,"id":%b,"params":%b}' % (head, msg_id, params.json))
 
 
 class OncePerTurn:
