@@ -77,8 +77,9 @@ def frame_message(msg: Any, frame: Framer) -> bytes:
     params = msg.get("params") if type(msg) is dict else None
     if type(params) is not Encoded:
         return frame(encode(msg))
-    assert list(msg) == ["jsonrpc", "method", *(["id"] if "id" in msg else []), "params"], msg
-    if "id" not in msg:
+    request = "id" in msg
+    assert len(msg) == 3 + request and next(reversed(msg)) == "params", msg  # O(1): a hot path
+    if not request:
         return params.notification(msg["method"], frame)
     head, msg_id = _head(msg["method"]), encode(msg["id"])
     return frame(b'%b,"id":%b,"params":%b}' % (head, msg_id, params.json))
