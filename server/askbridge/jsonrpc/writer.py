@@ -7,7 +7,8 @@ whole frames, so frames never interleave and leave in the order queued.
 
 Frames are coalesced: each is appended to a buffer that goes to the transport
 in one write, because every pipe write wakes the reader (a context switch on
-each side), which costs more than the encoding. Requests and replies
+each side), which costs more than the encoding; when, is flushing.py's (one
+callback and one timer per loop for all writers). Requests and replies
 (`urgent`, the default) go out on the next event-loop iteration together with
 everything else queued in the current one. Notifications (`urgent=False`)
 — a withdrawn request's cancel among them — wait for the next urgent frame or
@@ -32,6 +33,7 @@ import asyncio
 from typing import Any
 
 from .encoding import Framer, frame_message
+from .flushing import Flushes, flushes_of
 
 PAUSE_READING_BYTES = 4 * 1024 * 1024
 MAX_QUEUED_BYTES = 64 * 1024 * 1024
@@ -66,8 +68,9 @@ class MessageWriter:
         self._max_queued = max_queued
         self._buffer: list[bytes] = []
         self._buffered = 0
-        self._flush_handle: asyncio.Handle | None = None
-        self._flush_urgent = False
+        self._flushes: Flushes | None = None  # the loop's (flushing.py), once first needed
+        self._flush_urgent = False  # a flush is due in the next loop turn
+        self._holding = False  # notifications wait, at most notify_delay
         self._transport = transport = writer.transport
         # drain() waits while more than this is in the transport: it is what pauses
         # the connection's reader (wait_writable) and any task writing a reply.
@@ -95,21 +98,27 @@ class MessageWriter:
         self._buffered += size
         if self._buffered >= FLUSH_BYTES:
             self.flush()
-        elif urgent and not self._flush_urgent:
-            if self._flush_handle is not None:
-                self._flush_handle.cancel()
-            self._flush_handle = asyncio.get_running_loop().call_soon(self.flush)
+        elif self._flush_urgent:
+            pass  # whatever comes now leaves with it
+        elif urgent:
             self._flush_urgent = True
-        elif self._flush_handle is None:
-            loop = asyncio.get_running_loop()
-            self._flush_handle = loop.call_later(self._notify_delay, self.flush)
+            self._scheduler().next_turn(self)
+        elif not self._holding:
+            self._holding = True
+            self._scheduler().hold(self, self._notify_delay)
+
+    def _scheduler(self) -> Flushes:
+        if self._flushes is None:
+            self._flushes = flushes_of(asyncio.get_running_loop())
+        return self._flushes
 
     def flush(self) -> None:
         """Hand every queued frame to the transport now, in one write."""
-        if self._flush_handle is not None:
-            self._flush_handle.cancel()
-            self._flush_handle = None
-        self._flush_urgent = False
+        self._flush_urgent = False  # a flush still due in the next turn finds nothing
+        if self._holding:
+            self._holding = False
+            assert self._flushes is not None
+            self._flushes.release(self)
         if not self._buffer:
             return
         data = self._buffer[0] if len(self._buffer) == 1 else b"".join(self._buffer)
