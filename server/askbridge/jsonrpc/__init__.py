@@ -4,6 +4,7 @@
 - `lines.LineReader`: newline-delimited messages in, for ACP and MCP (8 MiB cap);
 - `frames`: what both readers share, and `read_frames`, the one read loop (S7, S8);
 - `writer.MessageWriter`: messages out in either framing, coalesced, bounded;
+  `flushing`: when, for every writer of a loop at once (one callback, one timer);
 - `encoding`: the one JSON encoding out, and params encoded once for several
   peers (`Encoded`, `OncePerTurn`: a card in ten windows);
 - `messages`: decoding, message shapes, the one exception-to-wire mapping, the
