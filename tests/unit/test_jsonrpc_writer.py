@@ -53,7 +53,7 @@ async def test_notifications_and_replies_leave_in_the_order_queued() -> None:
         writer.write_nowait({"n": 2}, urgent=False)
         await writer.write({"n": 3})  # a reply: released at the next loop iteration
         writer.write_nowait({"n": 4}, urgent=False)
-        writer.write_nowait({"n": 5})  # urgent, like $/cancelRequest from a cancelled task
+        writer.write_nowait({"n": 5})  # urgent, like a reply or a card
         assert [await receive(frames) for _ in range(5)] == [{"n": n} for n in range(1, 6)]
 
 
@@ -82,3 +82,26 @@ async def test_a_large_burst_is_written_without_waiting_for_the_loop() -> None:
         # Neither an urgent frame nor the 60 s timer can release these: only the size can.
         got = [await receive(frames) for _ in range(4)]
         assert [g["i"] for g in got] == [0, 1, 2, 3]
+
+
+async def test_writers_on_one_loop_each_release_their_notifications_by_their_own_delay() -> None:
+    """One timer serves every writer of the loop (flushing.py): a writer with a long delay
+    does not hold back one with a short delay, nor the other way round."""
+    async with (
+        writer_and_reader(notify_delay=0.2) as (slow, slow_frames),
+        writer_and_reader(notify_delay=0.001) as (fast, fast_frames),
+    ):
+        slow.write_nowait({"slow": 1}, urgent=False)
+        fast.write_nowait({"fast": 1}, urgent=False)
+        assert await receive(fast_frames) == {"fast": 1}
+        assert await receive(slow_frames) == {"slow": 1}
+
+
+async def test_a_notification_after_an_urgent_flush_still_leaves_within_the_delay() -> None:
+    """The urgent frame took what was held; what is queued after it gets its own deadline."""
+    async with writer_and_reader(notify_delay=0.001) as (writer, frames):
+        writer.write_nowait({"n": 1}, urgent=False)
+        writer.write_nowait({"n": 2})  # urgent: both leave in the next loop turn
+        assert [await receive(frames) for _ in range(2)] == [{"n": 1}, {"n": 2}]
+        writer.write_nowait({"n": 3}, urgent=False)
+        assert await receive(frames) == {"n": 3}

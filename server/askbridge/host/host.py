@@ -9,8 +9,8 @@ them (L, M5: asking/late_answers.py; agent/late_replies.py decides). When a
 session's last follower leaves it behaves as at end of input: its turn ends, open
 questions stay answerable (M6); a session nobody follows and no turn runs is
 unloaded after `unload_after` seconds (S10, agent/unloading.py). An MCP
-connection's session (`new_external_session`) is a Session that runs no turn,
-inside an agent/external.py ExternalSession.
+connection's session is a Session that runs no turn, inside an agent/external.py
+ExternalSession (`externals`); the MCP door opens it and has it followed.
 
 The host wires the rooms: the agent room reaches it through agent/ports.py's
 SessionHost, the asking room through the protocols and callables it is given
@@ -35,23 +35,19 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 
-from askbridge.core import (
-    Clock,
-    StoreLost,
-    UserQuestionService,
-)
+from askbridge.core import Clock, StoreLost, UserQuestionService
 from askbridge.protocol.defaults import ASK_MODE_DEFAULT, ASK_TIMEOUT_DEFAULT_SECONDS
 from askbridge.protocol.vocabulary import ProjectionView
 
 from .agent.agents import Agent, AgentRegistry
-from .agent.external import ExternalSession, ExternalSessions
+from .agent.external import ExternalSessions
 from .agent.late_replies import LateReplies
 from .agent.opening import create_session, new_header, open_stored
 from .agent.session import Session
 from .agent.turn_ends import TurnEnds
 from .agent.unloading import Unloader
 from .asking.clients import Client, ClientLink, Subscribers
-from .asking.external import follow_by_renderers, follow_external
+from .asking.external import follow_external
 from .asking.fanout import QuestionFanout
 from .asking.late_answers import LateAnswers
 from .asking.publishing import Publisher
@@ -222,28 +218,6 @@ class Host:
         session.max_turn_requests = max_turn_requests or self.max_turn_requests
         self.subscribe(client, session, snapshot=False)  # nothing to show yet
         return session
-
-    def new_external_session(
-        self,
-        client: Client,
-        *,
-        client_name: str,
-        cwd: str | None,
-        ask_timeout: int,
-        tools: list[dict[str, Any]],
-    ) -> ExternalSession:
-        """X1: an MCP connection's session, followed by `client` and every renderer."""
-        external = self.externals.open(
-            client,
-            client.env,
-            client_name=client_name,
-            cwd=cwd,
-            ask_timeout=ask_timeout,
-            tools=tools,
-        )
-        self.subscribe(client, external.session, snapshot=False)
-        follow_by_renderers(self, external.session, snapshot=False)  # nothing to show yet
-        return external
 
     def get_session(self, session_id: str, client: Client | None = None) -> Session:
         """The session, loaded first if needed (lazy loading); `client` follows it (M1)."""

@@ -4,6 +4,9 @@
 - `lines.LineReader`: newline-delimited messages in, for ACP and MCP (8 MiB cap);
 - `frames`: what both readers share, and `read_frames`, the one read loop (S7, S8);
 - `writer.MessageWriter`: messages out in either framing, coalesced, bounded;
+  `flushing`: when, for every writer of a loop at once (one callback, one timer);
+- `encoding`: the one JSON encoding out, and params encoded once for several
+  peers (`Encoded`, `OncePerTurn`: a card in ten windows);
 - `messages`: decoding, message shapes, the one exception-to-wire mapping, the
   one rejection of a lone surrogate (S3);
 - `outgoing.Outgoing`: the one outgoing-request engine every door's requests
@@ -30,6 +33,7 @@ from collections.abc import Callable
 import anyio
 
 from .connection import Connection
+from .encoding import Encoded, OncePerTurn
 from .frames import MAX_BODY, Frame, FrameProblem, read_frames
 from .framing import FrameReader
 from .lines import LineReader
@@ -55,6 +59,7 @@ __all__ = [
     "Connection",
     "ConnectionClosed",
     "Dialect",
+    "Encoded",
     "Frame",
     "FrameProblem",
     "FrameReader",
@@ -62,6 +67,7 @@ __all__ = [
     "LineReader",
     "MalformedReply",
     "MessageWriter",
+    "OncePerTurn",
     "Outcome",
     "Outgoing",
     "RpcError",

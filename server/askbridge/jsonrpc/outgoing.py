@@ -13,7 +13,9 @@ small record each. When the awaiting task is cancelled or times out, or the
 request is withdrawn, the peer's cancel notification (the `Dialect`: LSP
 `$/cancelRequest {id}`, ACP `$/cancel_request {requestId}`, MCP
 `notifications/cancelled {requestId, reason}`) is queued without waiting for
-the peer (A9). A reply that still comes goes, in this one place, to the
+the peer (A9), as a notification: it leaves with the next frame or within the
+writer's `notify_delay` (1 ms) — after a first answer, with the updates and the
+next card, in one write per window. A reply that still comes goes, in this one place, to the
 request's `on_late(result, error)` when it has one (the doors take a late
 answer to a question as a late reply, L7); without one, an error reply is the
 peer closing what we withdrew (first answer won elsewhere, the wait ended:
@@ -273,8 +275,9 @@ class Outgoing:
             self._abandoned.popitem(last=False)
         if self._closed:
             return
-        # No await: this runs in a cancelled task and must not wait on the peer (A9).
+        # No await: this runs in a cancelled task and must not wait on the peer (A9). A
+        # notification, so it rides with whatever follows within notify_delay (writer.py).
         try:
-            self._out.write_nowait(self._dialect.cancel(msg_id))
+            self._out.write_nowait(self._dialect.cancel(msg_id), urgent=False)
         except ConnectionError as exc:
             self._on_output_error(exc, self._dialect.cancel_method)

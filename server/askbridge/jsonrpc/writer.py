@@ -1,17 +1,20 @@
 """Writing JSON-RPC messages to a stream, LSP-framed or one per line, coalesced and bounded.
 
 `MessageWriter(stream, frame=lsp_frame)` (or `frame=line_frame` for ACP and
-MCP) encodes each message once — compact UTF-8 JSON, NaN refused — and
-queues whole frames, so frames never interleave and leave in the order
-queued.
+MCP) encodes each message once — compact UTF-8 JSON, NaN refused, params a
+door encoded once for several peers spliced in (encoding.py) — and queues
+whole frames, so frames never interleave and leave in the order queued.
 
 Frames are coalesced: each is appended to a buffer that goes to the transport
 in one write, because every pipe write wakes the reader (a context switch on
-each side), which costs more than the encoding. Requests and replies
+each side), which costs more than the encoding; when, is flushing.py's (one
+callback and one timer per loop for all writers). Requests and replies
 (`urgent`, the default) go out on the next event-loop iteration together with
 everything else queued in the current one. Notifications (`urgent=False`)
-wait for the next urgent frame or at most `notify_delay` seconds, so a turn's
-`session/update`s ride along with the `userQuestions/ask` that follows them.
+— a withdrawn request's cancel among them — wait for the next urgent frame or
+at most `notify_delay` seconds, so a turn's `session/update`s, and the
+`$/cancelRequest` of the card another window answered, ride along with the
+`userQuestions/ask` that follows them: one write per window per question.
 `flush()` writes the buffer at once (whoever closes the stream calls it
 first). Nothing else may write to the same stream: bytes written past the
 buffer would overtake the frames held in it.
@@ -27,15 +30,14 @@ raises `OutputOverflow` (a ConnectionError), and the connection closes.
 from __future__ import annotations
 
 import asyncio
-import json
-from collections.abc import Callable
 from typing import Any
+
+from .encoding import Framer, frame_message
+from .flushing import Flushes, flushes_of
 
 PAUSE_READING_BYTES = 4 * 1024 * 1024
 MAX_QUEUED_BYTES = 64 * 1024 * 1024
 FLUSH_BYTES = 64 * 1024
-
-Framer = Callable[[bytes], bytes]
 
 
 def lsp_frame(body: bytes) -> bytes:
@@ -45,16 +47,6 @@ def lsp_frame(body: bytes) -> bytes:
 def line_frame(body: bytes) -> bytes:
     # json.dumps escapes every control character inside strings: a body has no newline.
     return body + b"\n"
-
-
-def encode(obj: Any) -> bytes:
-    """Compact UTF-8 JSON; NaN refused (ValueError), non-JSON types refused (TypeError)."""
-    try:
-        text = json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-        return text.encode()
-    except UnicodeEncodeError:
-        # A lone surrogate slipped through: escaped, the JSON stays valid and readable.
-        return json.dumps(obj, separators=(",", ":"), allow_nan=False).encode()
 
 
 class OutputOverflow(ConnectionError):
@@ -76,16 +68,17 @@ class MessageWriter:
         self._max_queued = max_queued
         self._buffer: list[bytes] = []
         self._buffered = 0
-        self._flush_handle: asyncio.Handle | None = None
-        self._flush_urgent = False
-        transport = writer.transport
+        self._flushes: Flushes | None = None  # the loop's (flushing.py), once first needed
+        self._flush_urgent = False  # a flush is due in the next loop turn
+        self._holding = False  # notifications wait, at most notify_delay
+        self._transport = transport = writer.transport
         # drain() waits while more than this is in the transport: it is what pauses
         # the connection's reader (wait_writable) and any task writing a reply.
         transport.set_write_buffer_limits(high=PAUSE_READING_BYTES, low=PAUSE_READING_BYTES // 4)
 
     def queued(self) -> int:
         """Bytes waiting for the client: held here and in the transport."""
-        return self._buffered + self._writer.transport.get_write_buffer_size()
+        return self._buffered + self._transport.get_write_buffer_size()
 
     def write_nowait(self, obj: Any, *, urgent: bool = True) -> None:
         """Queue one message without waiting for the client to read it.
@@ -94,37 +87,45 @@ class MessageWriter:
         Raises TypeError/ValueError if `obj` is not JSON (nothing is queued then),
         ConnectionError if the output is closed or overflowing (S7).
         """
-        data = self._frame(encode(obj))
-        if self._writer.is_closing():
+        data = frame_message(obj, self._frame)
+        transport = self._transport  # 39 messages a question with 10 windows: no detours
+        if transport.is_closing():
             raise ConnectionResetError("output closed")
-        if self.queued() + len(data) > self._max_queued:
+        size = len(data)
+        if self._buffered + size + transport.get_write_buffer_size() > self._max_queued:
             raise OutputOverflow(f"more than {self._max_queued} bytes queued for the client")
         self._buffer.append(data)
-        self._buffered += len(data)
+        self._buffered += size
         if self._buffered >= FLUSH_BYTES:
             self.flush()
-        elif urgent and not self._flush_urgent:
-            if self._flush_handle is not None:
-                self._flush_handle.cancel()
-            self._flush_handle = asyncio.get_running_loop().call_soon(self.flush)
+        elif self._flush_urgent:
+            pass  # whatever comes now leaves with it
+        elif urgent:
             self._flush_urgent = True
-        elif self._flush_handle is None:
-            loop = asyncio.get_running_loop()
-            self._flush_handle = loop.call_later(self._notify_delay, self.flush)
+            self._scheduler().next_turn(self)
+        elif not self._holding:
+            self._holding = True
+            self._scheduler().hold(self, self._notify_delay)
+
+    def _scheduler(self) -> Flushes:
+        if self._flushes is None:
+            self._flushes = flushes_of(asyncio.get_running_loop())
+        return self._flushes
 
     def flush(self) -> None:
         """Hand every queued frame to the transport now, in one write."""
-        if self._flush_handle is not None:
-            self._flush_handle.cancel()
-            self._flush_handle = None
-        self._flush_urgent = False
+        self._flush_urgent = False  # a flush still due in the next turn finds nothing
+        if self._holding:
+            self._holding = False
+            assert self._flushes is not None
+            self._flushes.release(self)
         if not self._buffer:
             return
         data = self._buffer[0] if len(self._buffer) == 1 else b"".join(self._buffer)
         self._buffer.clear()
         self._buffered = 0
-        if not self._writer.is_closing():
-            self._writer.write(data)
+        if not self._transport.is_closing():
+            self._transport.write(data)
 
     async def write(self, obj: Any) -> None:
         """Queue one message, then wait while the transport holds more than its high mark."""

@@ -34,6 +34,7 @@ from askbridge.jsonrpc import (
     Connection,
     ConnectionClosed,
     LateReply,
+    OncePerTurn,
     Outcome,
     RpcResponseError,
     client_failure,
@@ -45,6 +46,11 @@ if TYPE_CHECKING:
     from askbridge.host.host import Host
 
 log = logging.getLogger("askbridge.lsp")
+
+# The host hands every window the same request for a card (fanout.py) and the same
+# updates and view changes (publishing.py) in one pass: their params are encoded once
+# for all of this process's LSP connections (jsonrpc/encoding.py).
+_SHARED = OncePerTurn()
 
 
 def representable(questions: list[QuestionItem]) -> bool:
@@ -74,10 +80,11 @@ class LspRelay:
 
     def send_updates(self, session_id: str, updates: list[dict[str, Any]]) -> None:
         for update in updates:
-            self.conn.notify("session/update", {"sessionId": session_id, "update": update})
+            self.conn.notify("session/update", _SHARED.get(update, session_id, _update_params))
 
     def send_view_changes(self, session_id: str, changes: list[dict[str, Any]]) -> None:
-        self.conn.notify("userQuestions/didChange", {"sessionId": session_id, "changes": changes})
+        params = _SHARED.get(changes, session_id, _changes_params)
+        self.conn.notify("userQuestions/didChange", params)
 
     def notify_fatal(self, error: HarnessError) -> None:
         self.conn.notify(
@@ -114,7 +121,8 @@ class LspRelay:
         return late_answer_callback(self.host.late_answers, self.client, request, build)
 
     async def ask(self, request: UserQuestionRequest) -> Answer:
-        result = await self._request("userQuestions/ask", _ask_params(request), self._late(request))
+        params = _ask_params(request, request.session_id)
+        result = await self._request("userQuestions/ask", params, self._late(request))
         return parse_answer(result)
 
     def ask_soon(self, request: UserQuestionRequest, on_done: Outcome) -> Callable[[], None]:
@@ -139,8 +147,9 @@ class LspRelay:
                 on_done(answer, None)
 
         try:
+            params = _SHARED.get(request, request.session_id, _ask_params)
             withdraw_request = self.conn.request_soon(
-                "userQuestions/ask", _ask_params(request), settled, self._late(request)
+                "userQuestions/ask", params, settled, self._late(request)
             )
         except ConnectionClosed as exc:
             raise client_failure(exc) from exc
@@ -212,9 +221,17 @@ class LspRelay:
             self.conn.notify("$/progress", {"token": token, "value": {"kind": "end"}})
 
 
-def _ask_params(request: UserQuestionRequest) -> dict[str, Any]:
+def _update_params(update: dict[str, Any], session_id: str) -> dict[str, Any]:
+    return {"sessionId": session_id, "update": update}
+
+
+def _changes_params(changes: list[dict[str, Any]], session_id: str) -> dict[str, Any]:
+    return {"sessionId": session_id, "changes": changes}
+
+
+def _ask_params(request: UserQuestionRequest, session_id: str | None) -> dict[str, Any]:
     params: dict[str, Any] = {
-        "sessionId": request.session_id,
+        "sessionId": session_id,
         "agentId": request.agent.id if request.agent is not None else None,
         "questions": [q.dump() for q in request.questions],
     }

@@ -81,13 +81,19 @@ class ExternalAgent:
 
     def _session(self) -> ExternalSession:
         if self.session is None:
-            self.session = self.host.new_external_session(
+            external = self.host.externals.open(
                 self.client,
+                self.client.env,
                 client_name=self._client_name(),
                 cwd=self.cwd,
                 ask_timeout=self.ask_timeout,
                 tools=self.definitions,
             )
+            # X1: followed by this connection's client and every renderer attached now
+            # (later ones: Host.attach); nothing to show yet.
+            self.host.subscribe(self.client, external.session, snapshot=False)
+            follow_by_renderers(self.host, external.session, snapshot=False)
+            self.session = external
         return self.session
 
     def disconnected(self) -> None:

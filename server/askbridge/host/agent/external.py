@@ -24,7 +24,7 @@ late replies and repair (P*, C*, L*) apply unchanged.
   once. A session whose connection ended keeps them queued; no later
   connection sees them (X6).
 - Who follows it (every renderer, M1) is the asking room's rule
-  (host/asking/external.py); host.py wires the two.
+  (host/asking/external.py); the MCP door (mcp/tools.py) applies it on opening.
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ class ExternalSessions:
         tools: list[dict[str, Any]],
     ) -> ExternalSession:
         """X1: a new connection's session; its header and the tools its agent sees are
-        committed before this returns (D1). Who follows it is host.py's to wire."""
+        committed before this returns (D1). Who follows it: the MCP door subscribes them."""
         header = external_header(client_name, cwd, ask_timeout)
         external = ExternalSession(create_session(self._host, header, env), requester, tools)
         self._by_id[external.session.id] = external

@@ -1,7 +1,7 @@
 """Who follows an external (MCP) session (M1, X1): its own connection's client, and every
 client that renders questions while the connection lives.
 
-Those attached when it is created (`follow_by_renderers`, from host.py), those
+Those attached when it is created (`follow_by_renderers`, from the MCP door), those
 attaching later (`follow_external`, from `Host.attach`; a door that learns only
 later that its client renders questions — the LSP door after `initialized` —
 calls it then), and, before each ask, any renderer not following yet (the MCP

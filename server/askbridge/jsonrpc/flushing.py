@@ -1,0 +1,92 @@
+"""When the writers' held frames leave (writer.py): one callback per event-loop turn for all
+the writers that queued an urgent frame, one timer for all those holding notifications.
+
+A question shown in ten windows queues frames on ten writers in one pass. Each writer
+arming its own `call_soon` for the card, its own `call_later` for the updates and
+cancels before it, and cancelling that timer when the card came, cost the host more
+per window than encoding the frames did. `Flushes` (one per loop) keeps the writers
+due in the next turn in the order they asked, the writers holding notifications
+with their deadlines (`notify_delay` after the first frame held), and one timer, at
+the earliest deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import weakref
+from typing import Protocol
+
+
+class Flushable(Protocol):
+    def flush(self) -> None: ...
+
+
+class Flushes:
+    __slots__ = ("_due", "_held", "_loop", "_timer", "_timer_at", "_turn_scheduled")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._due: list[Flushable] = []  # flushed in the next loop turn, in this order
+        self._turn_scheduled = False
+        self._held: dict[Flushable, float] = {}  # writer -> when its notifications must leave
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_at = math.inf
+
+    def next_turn(self, writer: Flushable) -> None:
+        """Flush `writer` in the next loop turn (it asks once until it has flushed)."""
+        self._due.append(writer)
+        if not self._turn_scheduled:
+            self._turn_scheduled = True
+            self._loop.call_soon(self._flush_due)
+
+    def hold(self, writer: Flushable, delay: float) -> None:
+        """Flush `writer` within `delay` seconds (sooner if it flushes first: `release`)."""
+        if writer in self._held:
+            return
+        deadline = self._loop.time() + delay
+        self._held[writer] = deadline
+        if deadline < self._timer_at:
+            self._arm(deadline)
+
+    def release(self, writer: Flushable) -> None:
+        """`writer` flushed: it holds nothing any more; no timer outlives the last one."""
+        self._held.pop(writer, None)
+        if not self._held and self._timer is not None:
+            self._timer.cancel()
+            self._timer, self._timer_at = None, math.inf
+
+    def _arm(self, deadline: float) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer, self._timer_at = self._loop.call_at(deadline, self._flush_held), deadline
+
+    def _flush_due(self) -> None:
+        self._turn_scheduled = False
+        due, self._due = self._due, []
+        for writer in due:
+            writer.flush()
+
+    def _flush_held(self) -> None:
+        # Every writer due by the time this timer was set for: the loop may run a timer
+        # a clock tick early, and a writer must not wait for a second timer then.
+        now = self._timer_at
+        self._timer, self._timer_at = None, math.inf
+        for writer, deadline in list(self._held.items()):
+            if deadline <= now:
+                writer.flush()  # which releases it
+        if self._held:
+            self._arm(min(self._held.values()))
+
+
+_BY_LOOP: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Flushes] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def flushes_of(loop: asyncio.AbstractEventLoop) -> Flushes:
+    """The loop's one `Flushes`."""
+    flushes = _BY_LOOP.get(loop)
+    if flushes is None:
+        flushes = _BY_LOOP[loop] = Flushes(loop)
+    return flushes
