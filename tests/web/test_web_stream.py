@@ -5,10 +5,13 @@ event written from a plain callback (as `Bridge.emit` calls stream.py's listener
 on the wire before the call returns, without a turn of the event loop (issue 20: the
 page's card must not wait for the door's other work); a client that stops reading is
 cut off once MAX_BACKLOG waits for it, and the server goes on serving the others.
+Through the door's own event stream (stream.py, on a Bridge that no host feeds), a
+view waits for the card behind it and goes out in the same write, before it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import socket
 from collections.abc import AsyncIterator
 
@@ -17,8 +20,11 @@ import anyio.lowlevel
 import httpx
 import pytest
 
+from askbridge.jsonrpc import lsp_connection
 from askbridge.web import http
+from askbridge.web.bridge import Bridge
 from askbridge.web.http import HttpServer, Request, Response, Write, json_response
+from askbridge.web.stream import event_stream
 
 HEAD_END = b"\r\n\r\n"
 
@@ -113,3 +119,57 @@ async def test_B8_a_client_that_stops_reading_is_cut_off_and_others_are_served(
         assert sent < 64 * 1024 * 1024
     async with httpx.AsyncClient(timeout=10) as other:
         assert (await other.get(f"http://127.0.0.1:{port}/ping")).json() == {"ok": True}
+
+
+@pytest.fixture
+async def door_stream() -> AsyncIterator[tuple[Bridge, int]]:
+    """The door's event stream on a Bridge whose connection nobody serves: no host."""
+    ours, theirs = socket.socketpair()
+    reader, writer = await asyncio.open_connection(sock=ours)
+    bridge = Bridge(lsp_connection(reader, writer))
+
+    async def handle(request: Request) -> Response:
+        return event_stream(bridge)
+
+    server = HttpServer(handle, max_body=1024)
+    port = await server.start("127.0.0.1", 0, None)
+    try:
+        yield bridge, port
+    finally:
+        await server.close()
+        writer.close()
+        theirs.close()
+
+
+async def read_until(sock: socket.socket, marker: bytes, got: bytes = b"") -> bytes:
+    """Read (letting the loop run) until `marker` and the end of its event are in."""
+    sock.setblocking(False)
+    with anyio.fail_after(10):
+        while marker not in got or b"\n\n" not in got.split(marker, 1)[1]:
+            await anyio.wait_readable(sock)
+            got += sock.recv(65536)
+    return got
+
+
+def view(n: int) -> dict[str, object]:
+    return {"type": "view", "sessionId": "s", "view": {"active": [], "settled": [], "n": n}}
+
+
+async def test_B6_a_view_goes_out_with_the_card_behind_it_and_alone_soon(
+    door_stream: tuple[Bridge, int],
+) -> None:
+    bridge, port = door_stream
+    sock = open_stream(port)
+    with sock:
+        await read_until(sock, b'"client":"b-')  # the state comes first (B6)
+        bridge.emit(view(1))
+        with pytest.raises(BlockingIOError):  # held: the loop has not run since
+            sock.recv(65536)
+        bridge.emit({"type": "card", "card": {"id": "c-1"}})
+        sock.setblocking(True)
+        got = b""
+        while b'"id":"c-1"' not in got:  # written by the emit itself, the view first
+            got += sock.recv(65536)
+        assert got.index(b'"n":1') < got.index(b'"id":"c-1"')
+        bridge.emit(view(2))  # nothing behind it: out after HOLD_S
+        await read_until(sock, b'"n":2')
