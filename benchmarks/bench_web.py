@@ -19,6 +19,26 @@ and the driver exactly while the card was on its way (on this 2-core machine),
 and they are the bench's work, not the page's. SETTLE_S only says when the
 observer's figure is read; it never enters it.
 
+Where the page's extra time goes (traced 2026-12-02: time.time() in every process,
+performance.now() in the page; 10-30 questions a run, load 4-11 on 2 cores), per
+question, page minus window, median 1.8-5.6 ms:
+
+- the host writes the door's ask after the window's (fan-out in subscription order,
+  two pipe writes): median 0.1-1.1 ms between them, up to 14 ms when the host is
+  descheduled after the first write (host/asking, jsonrpc/writer.py);
+- waking the door: like waking the window's client (0.2-1.4 ms vs 0.5-2.6 ms);
+- the door, first byte of the ask read -> card written (its view in the same
+  write): ~0.3-0.6 ms of CPU;
+- Chromium, the door's write -> the page's `onmessage`: 0.4-1.2 ms (two processes:
+  the network service, then the renderer);
+- the page, `onmessage` -> the card in the DOM: ~0.65 ms.
+
+Before the fixes of 2026-12-02 the door took a median ~6 ms (up to 13 ms) from the
+ask to the card, and the page 3-9 ms from `onmessage` to the DOM. What is left is
+two more processes on the page's path than on the window's, the browser's; on a
+quiet machine the window takes 3-6 ms, so they weigh 1.5-2x there, and ~1.1-1.3x
+at 10 ms and more.
+
 Prints one line:
 
     web: 10 questions, page 14 ms, window 11 ms (median); ratio 1.27x (target <= 1.5x) MET; page 14 ms (target <= 100 ms) MET
