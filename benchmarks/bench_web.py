@@ -25,7 +25,10 @@ question, page minus window, median 1.8-5.6 ms:
 
 - the host writes the door's ask after the window's (fan-out in subscription order,
   two pipe writes): median 0.1-1.1 ms between them, up to 14 ms when the host is
-  descheduled after the first write (host/asking, jsonrpc/writer.py);
+  descheduled after the first write (host/asking, jsonrpc/writer.py). Being second
+  is what costs: with the fan-out reversed (the door first; an experiment, not
+  kept) six runs gave window 13-20 ms, page 9-15 ms, ratio 0.51-0.83x (and one
+  6.5x); the window attached first, as an editor open before `askbridge web` is;
 - waking the door: like waking the window's client (0.2-1.4 ms vs 0.5-2.6 ms);
 - the door, first byte of the ask read -> card written (its view in the same
   write): ~0.3-0.6 ms of CPU;
