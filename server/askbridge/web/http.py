@@ -13,7 +13,10 @@ HTTP/2 and no websockets (the event stream is server-sent events).
 A request's head and body must arrive within REQUEST_S (a stalled client cannot
 hold a connection open forever); its body is at most `max_body` bytes (413 without
 reading it). A streaming response (the event stream) ends when the client closes
-its side, noticed at once by reading the socket, not at the next write.
+its side, noticed at once by reading the socket, not at the next write. Its writes
+are synchronous: each goes to the socket at once (asyncio sets TCP_NODELAY), so an
+event leaves in the loop step that made it; a client that lets more than
+MAX_BACKLOG pile up is cut off (a page reconnects and gets one fresh state, B6).
 """
 
 from __future__ import annotations
@@ -38,8 +41,9 @@ REQUEST_S = 60.0  # also the keep-alive idle time: a browser reconnects when it 
 MAX_HEAD = 16 * 1024
 READ_CHUNK = 64 * 1024
 LINGER_S = 2.0
+MAX_BACKLOG = 16 * 1024 * 1024
 
-Write = Callable[[bytes], Awaitable[None]]
+Write = Callable[[bytes], None]
 
 
 @dataclass
@@ -235,9 +239,13 @@ async def _stream(
     writer: asyncio.StreamWriter,
     body: Callable[[Write], Awaitable[None]],
 ) -> None:
-    async def write(data: bytes) -> None:
+    def write(data: bytes) -> None:
+        if writer.is_closing():
+            return  # the client went away: until_closed ends the body
+        if writer.transport.get_write_buffer_size() > MAX_BACKLOG:
+            writer.transport.abort()
+            return
         writer.write(conn.send(h11.Data(data=data)) or b"")
-        await writer.drain()
 
     closed = False
 
@@ -255,11 +263,7 @@ async def _stream(
         tg.cancel_scope.cancel()
 
     async def run_body() -> None:
-        nonlocal closed
-        try:
-            await body(write)
-        except OSError:  # a write to a connection the client already closed
-            closed = True
+        await body(write)
         tg.cancel_scope.cancel()
 
     async with anyio.create_task_group() as tg:

@@ -3,6 +3,21 @@
 Each connection is one browser page (`client` id `b-N`, sent in the first event); its
 claims end with it (C4), so a phone that sleeps stops holding a countdown. A page
 that reconnects gets a fresh `state` event and replaces everything it showed.
+
+An event is written to the socket inside `Bridge.emit`, in the loop step that made
+it, not handed to a task through a queue: the queue's wake-ups cost a few loop
+turns per event, and in them the door's other work for the same ask (the timed
+card's probe claim, a listing) wrote to the host first. On this 2-core machine
+under load that was a median ~6 ms (up to 13 ms) between the ask reaching the door
+and its card leaving (issue 20's page-vs-window target). The backlog bound is the
+server's (http.py MAX_BACKLOG), replacing the queue, which had none.
+
+Only what changes a card on screen is written at once (URGENT); a view or a session
+title waits up to HOLD_S, or rides in the same write as the next urgent event, in
+order. The host sends a question's `didChange` in the same pipe write as its
+`userQuestions/ask`: written on its own, the view woke the browser first, and the
+door, preempted for that, read the ask a median ~2.5 ms later (up to 14 ms, same
+trace), with the card waiting behind it in the door's own buffer.
 """
 
 from __future__ import annotations
@@ -12,10 +27,14 @@ import itertools
 import json
 from typing import Any
 
+import anyio
+
 from .bridge import Bridge
 from .http import Response, Write
 
 KEEPALIVE_S = 15.0
+URGENT = frozenset({"state", "card", "closed"})
+HOLD_S = 0.002
 _clients = itertools.count(1)
 
 
@@ -23,20 +42,40 @@ def event_stream(bridge: Bridge) -> Response:
     client = f"b-{next(_clients)}"
 
     async def body(write: Write) -> None:
-        queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-        bridge.listeners.add(queue.put_nowait)
+        loop = asyncio.get_running_loop()
+        held: list[bytes] = []
+        timer: asyncio.TimerHandle | None = None
+
+        def flush() -> None:
+            nonlocal timer
+            if timer is not None:
+                timer.cancel()
+                timer = None
+            if held:
+                write(b"".join(held))
+                held.clear()
+
+        def push(event: dict[str, Any]) -> None:
+            nonlocal timer
+            held.append(_frame(event))
+            if event.get("type") in URGENT:
+                flush()
+            elif timer is None:
+                timer = loop.call_later(HOLD_S, flush)
+
+        # The state and the listener in one step: no event falls between them.
+        push({**bridge.state(), "client": client})
+        bridge.listeners.add(push)
         bridge.browsers_changed()
         try:
-            await _send(write, {**bridge.state(), "client": client})
-            while True:
-                try:
-                    event = await asyncio.wait_for(queue.get(), KEEPALIVE_S)
-                except TimeoutError:
-                    await write(b": keepalive\n\n")
-                    continue
-                await _send(write, event)
+            while True:  # a comment line now and then keeps proxies and NAT from timing out
+                await anyio.sleep(KEEPALIVE_S)
+                held.append(b": keepalive\n\n")
+                flush()
         finally:  # the browser went away (or the door stops): its claims end (C4)
-            bridge.listeners.discard(queue.put_nowait)
+            if timer is not None:
+                timer.cancel()
+            bridge.listeners.discard(push)
             bridge.browsers_changed()
             bridge.release_all(client)
 
@@ -44,6 +83,6 @@ def event_stream(bridge: Bridge) -> Response:
     return Response(200, content_type="text/event-stream", headers=headers, stream=body)
 
 
-async def _send(write: Write, event: dict[str, Any]) -> None:
+def _frame(event: dict[str, Any]) -> bytes:
     data = json.dumps(event, separators=(",", ":"), ensure_ascii=False)
-    await write(f"data: {data}\n\n".encode())
+    return f"data: {data}\n\n".encode()

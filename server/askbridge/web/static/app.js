@@ -83,7 +83,7 @@ function handle(ev) {
   } else if (ev.type === "card") {
     const known = S.cards.has(ev.card.id);
     addCard(ev.card);
-    if (!known) announce(ev.card);
+    if (!known) { announce(ev.card); showNew(S.cards.get(ev.card.id)); }
   } else if (ev.type === "closed") {
     const c = S.cards.get(ev.cardId);
     if (c) { c.closed = ev.reason; S.claimed.delete(c.id); }
@@ -92,8 +92,18 @@ function handle(ev) {
   } else if (ev.type === "session") {
     S.sessions[ev.sessionId] = { title: ev.title, origin: ev.origin };
   }
-  syncClaims();  // a card that arrives while the page is looked at is claimed at once (B4)
-  render();
+  // A new card is drawn at once (showNew); the rest follows in the next task: the render
+  // of every card (once for the events that came together: the host sends a question's
+  // view with its card) and the claims. A card that arrives while the page is looked
+  // at is still claimed at once (B4), but starting a fetch costs more than drawing the
+  // card, and neither is what the person waits to see (issue 20: page vs window).
+  if (ev.type === "state") render(); else renderSoon();
+  setTimeout(claimChanges, 0);
+}
+function claimChanges() { if (syncClaims()) tick(); }
+let renderTimer = null;
+function renderSoon() {
+  if (renderTimer === null) renderTimer = setTimeout(() => { renderTimer = null; render(); }, 0);
 }
 
 function addCard(c) {
@@ -104,12 +114,14 @@ function addCard(c) {
 }
 
 // -- claims (B4) ------------------------------------------------------------------------
-function syncClaims() {
+function syncClaims() {  // true when it claimed or released something
+  let changed = false;
   for (const c of S.cards.values()) {
     const want = S.live && c.timed && !c.closed && !S.dismissed.has(c.id) && (focused || S.held.has(c.id));
-    if (want && !S.claimed.has(c.id)) { S.claimed.add(c.id); post(`/api/cards/${c.id}/claim`, { client: S.client }); }
-    else if (!want && S.claimed.has(c.id)) { S.claimed.delete(c.id); post(`/api/cards/${c.id}/release`, { client: S.client }); }
+    if (want && !S.claimed.has(c.id)) { S.claimed.add(c.id); changed = true; post(`/api/cards/${c.id}/claim`, { client: S.client }); }
+    else if (!want && S.claimed.has(c.id)) { S.claimed.delete(c.id); changed = true; post(`/api/cards/${c.id}/release`, { client: S.client }); }
   }
+  return changed;
 }
 function setFocus() { focused = document.visibilityState === "visible" && document.hasFocus(); syncClaims(); render(); }
 window.addEventListener("focus", () => { focused = document.visibilityState === "visible"; syncClaims(); render(); });
@@ -202,6 +214,7 @@ function cardElement(card) {
   d.onclick = () => { S.dismissed.add(card.key); if (card.id) S.dismissed.add(card.id); S.held.delete(card.id); syncClaims(); render(); };
   row.append(d);
   el.append(row, note);
+  el.parts = { note, countdown: meta.querySelector(".countdown"), sess: meta.querySelector(".sess") };
   el.addEventListener("input", () => { if (card.timed && card.id) { S.held.add(card.id); syncClaims(); } });
   return el;
 }
@@ -243,27 +256,40 @@ function settledHere(card) {
   return view && card.callId && view.settled.some((s) => s.callId === card.callId);
 }
 
+// A new open card, as render() will place it, before render() runs: unless the page
+// shows its question as continued already (then render() decides).
+function showNew(card) {
+  if (card.closed || S.els.has(card.id) || S.els.has(`late:${card.sessionId}/${card.callId}`)) return;
+  card.key = card.id;
+  place(card, $("cards"), new Set());
+  $("empty").hidden = true;
+}
+
+// Every event renders every card, closed ones included (they stay, saying why), so a
+// card that did not change costs only comparisons: no DOM writes, no queries.
+function place(card, parent, keep) {
+  keep.add(card.key);
+  let el = S.els.get(card.key);
+  if (!el) { el = cardElement(card); S.els.set(card.key, el); parent.append(el); }
+  const hide = S.dismissed.has(card.key); if (el.hidden !== hide) el.hidden = hide;
+  if (!card.late && card.closed && !card.sent) {
+    if (!el.classList.contains("closed")) {
+      el.classList.add("closed"); el.querySelectorAll("button:not(.dismiss), input, textarea").forEach((x) => { x.disabled = true; });
+    }
+    show(el.parts.note, card.closed === "answered" ? "Sent." : (settledHere(card) || !card.callId ? "Answered elsewhere." : "No longer asked."));
+  }
+  if (card.late && !S.views[card.sessionId].active.some((e) => e.callId === card.callId) && !card.sent) {
+    show(el.parts.note, "Answered elsewhere.");
+  }
+  show(el.parts.countdown, countdown(card));
+  show(el.parts.sess, sessionName(card.sessionId));  // titles come later
+}
+
 function render() {
   const { live, late } = wanted();
   const keep = new Set();
-  const place = (card, parent) => {
-    keep.add(card.key);
-    let el = S.els.get(card.key);
-    if (!el) { el = cardElement(card); S.els.set(card.key, el); parent.append(el); }
-    el.hidden = S.dismissed.has(card.key);
-    const note = el.querySelector(".note"); const cd = el.querySelector(".countdown");
-    if (!card.late && card.closed && !card.sent) {
-      el.classList.add("closed"); el.querySelectorAll("button:not(.dismiss), input, textarea").forEach((x) => { x.disabled = true; });
-      note.textContent = card.closed === "answered" ? "Sent." : (settledHere(card) || !card.callId ? "Answered elsewhere." : "No longer asked.");
-    }
-    if (card.late && !S.views[card.sessionId].active.some((e) => e.callId === card.callId) && !card.sent) {
-      note.textContent = "Answered elsewhere.";
-    }
-    if (cd) cd.textContent = countdown(card);
-    el.querySelector(".sess").textContent = sessionName(card.sessionId);  // titles come later
-  };
-  for (const c of live) place(c, $("cards"));
-  for (const c of late) { const prev = [...S.els.keys()].includes(c.key); place(c, $("continued")); if (!prev) S.els.get(c.key).dataset.late = "1"; }
+  for (const c of live) place(c, $("cards"), keep);
+  for (const c of late) { const prev = S.els.has(c.key); place(c, $("continued"), keep); if (!prev) S.els.get(c.key).dataset.late = "1"; }
   for (const [key, el] of S.els) {
     if (!keep.has(key)) {
       if (key.startsWith("late:") && !el.dataset.gone) {  // a settled continued card says so, then goes
@@ -288,7 +314,9 @@ function countdown(card) {
   if (left === 0) return holding ? "time is up: it continues when you leave" : "continuing…";
   return holding ? `${left}s left · held while you look` : `${left}s left`;
 }
-setInterval(() => { for (const c of S.cards.values()) { const el = S.els.get(c.key); const cd = el && el.querySelector(".countdown"); if (cd) cd.textContent = countdown(c); } }, 250);
+function show(el, text) { if (el.textContent !== text) el.textContent = text; }
+function tick() { for (const c of S.cards.values()) { const el = S.els.get(c.key); if (el) show(el.parts.countdown, countdown(c)); } }
+setInterval(tick, 250);
 
 // -- notifications (B7) -----------------------------------------------------------------
 function announce(card) {
