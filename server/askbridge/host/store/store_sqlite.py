@@ -32,6 +32,8 @@ Failures (S4, S5, S6), all StoreError subclasses (store_api.py):
   open (store_file.py), or for a session that is listed but has no events, lacks
   its header row, has a gap in its sequence numbers, has events but no row, or
   holds a body that is not one JSON object. Never KeyError, never an empty log.
+  `load_lazily` checks the same, except that a body it leaves undecoded is checked
+  when something first reads it (event_rows.py).
 
 Layout: `sessions` (one row per session, taken from its header), `events`
 (JSON text per event, keyed by session and a per-session sequence number
