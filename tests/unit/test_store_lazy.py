@@ -91,7 +91,7 @@ def test_D2_lazily_loaded_events_are_the_stored_events(tmp_path: Path) -> None:
     try:
         plain = store.load("s1")
         lazy = store.load_lazily("s1")
-        assert sum(type(event) is LazyEvent for event in lazy) == 8
+        assert sum(type(event) is LazyEvent for event in lazy) == 10
         assert [event.get("type") for event in lazy] == [event["type"] for event in plain]
         assert lazy == plain and plain == lazy  # a whole-event read decodes (both sides)
         assert not any(isinstance(event, LazyEvent) and event._read for event in lazy)

@@ -52,12 +52,12 @@ _NONE: Columns = (None, None)
 
 # The events whose bodies a load's folds do not read: a call (its id and name are in its
 # head; the projection reads its arguments only for an ask it tracks), a user message (read
-# only while an ask is active), a turn's end (its type is all). The others are small or
-# read whole: the header, turn/start (its id), request/header (its tools),
-# assistant/message (its text), the inbox's events, and tool/result, which the projection
-# hands whole to readers that take only a plain `dict` (`type(x) is dict`, as parsed JSON
-# always is), so a LazyEvent must not reach them.
-LAZY_TYPES = (ev.TOOL_CALL, ev.USER_MESSAGE, ev.TURN_END)
+# only while an ask is active), a turn's end (its type is all), an assistant message (the
+# session reads the text of the latest with text only). The others are small or read
+# whole: the header, turn/start (its id), request/header (its tools), the inbox's events,
+# and tool/result, which the projection hands whole to readers that take only a plain
+# `dict` (`type(x) is dict`, as parsed JSON always is), so a LazyEvent must not reach them.
+LAZY_TYPES = (ev.TOOL_CALL, ev.USER_MESSAGE, ev.TURN_END, ev.ASSISTANT_MESSAGE)
 _LAZY = frozenset(LAZY_TYPES)
 
 # Per row: its body, or the head of a LAZY_TYPES event, so that one json.loads reads all.
