@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
+from typing import Any
 
 from askbridge.host.log import events as ev
 from askbridge.testing.wire import serve_command
 
 
-def header(session_id: str, **extra: str) -> ev.Event:
-    """A root session's header with fixed, boring fields."""
+def header(session_id: str, model: dict[str, Any] | None = None, **extra: str) -> ev.Event:
+    """A root session's header with fixed, boring fields (a Host can load it with
+    `model={"kind": "script", "steps": []}`)."""
     return ev.session_header(
         session_id=session_id,
         agent_id="agent",
         origin="root",
         cwd="/w",
-        model={"kind": "script"},
+        model=model or {"kind": "script"},
         ask_user_question={"mode": "legacy"},
         created_at="2025-01-01T00:00:00Z",
         **extra,

@@ -75,10 +75,12 @@ def test_D2_journal_is_wal_with_normal_sync(tmp_path: Path) -> None:
 
 def test_a_new_file_gets_the_current_schema(tmp_path: Path) -> None:
     SQLiteEventStore(tmp_path / DB_FILE_NAME).close()
-    assert schema_version(tmp_path / DB_FILE_NAME) == SCHEMA_VERSION == 2
+    assert schema_version(tmp_path / DB_FILE_NAME) == SCHEMA_VERSION == 3
     with raw(tmp_path / DB_FILE_NAME) as conn:
         columns = [row[1] for row in conn.execute("PRAGMA table_info(sessions)")]
+        event_columns = [row[1] for row in conn.execute("PRAGMA table_info(events)")]
     assert columns == ["id", "created_at", "origin", "parent_session_id", "title"]
+    assert event_columns == ["session_id", "seq", "body", "type", "head"]
 
 
 # The first release's schema, spelled out here on purpose: this test must keep
@@ -123,7 +125,7 @@ def test_a_version_1_file_is_migrated_to_the_current_schema(tmp_path: Path) -> N
     ]
     store.close()
 
-    assert schema_version(path) == 2
+    assert schema_version(path) == SCHEMA_VERSION
     with raw(path) as conn:
         indexes = {
             name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type='index'")

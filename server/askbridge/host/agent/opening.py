@@ -17,6 +17,7 @@ from askbridge.core import SessionError, UserQuestionService, tool_outcome_unkno
 from askbridge.protocol.defaults import ASK_MODE_DEFAULT, ASK_TIMEOUT_DEFAULT_SECONDS
 
 from ..log import events as ev
+from ..log.gcpause import paused_gc
 from .agents import Agent, Origin, new_id, now_iso
 from .models.base import Model
 from .ports import SessionHost
@@ -107,13 +108,18 @@ def open_stored(
     nothing is contacted, no turn runs."""
     if not host.store.exists(session_id):
         raise SessionError.unknown(session_id)
-    events = host.store.load(session_id)
-    header = events[0]
-    if header.get("origin") not in ev.ROOT_ORIGINS:
-        raise SessionError.unknown(session_id)
-    model = make_model(header["model"], env)
-    tool = ask_tool(host.service, header.get("askUserQuestion") or default_ask)
-    session = open_session(host, header, events, model, tool)
+    # The whole log is built, folded and dropped here: with the cycle collector paused
+    # throughout, none of it is ever scanned (gcpause.py). The folds read it through
+    # `load_lazily`, which decodes only the bodies they read.
+    with paused_gc():
+        events = host.store.load_lazily(session_id)
+        header = events[0]
+        if header.get("origin") not in ev.ROOT_ORIGINS:
+            raise SessionError.unknown(session_id)
+        model = make_model(header["model"], env)
+        tool = ask_tool(host.service, header.get("askUserQuestion") or default_ask)
+        session = open_session(host, header, events, model, tool)
+        del events
     repair(session)
     return session
 

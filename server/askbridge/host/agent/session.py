@@ -146,6 +146,7 @@ class Session:
         them (the model's position is needed before its header is logged)."""
         self.inbox.apply(events)
         open_calls = self.open_calls
+        messages: list[ev.Event] = []
         for event in events:
             kind = event.get("type")
             if kind == ev.TOOL_CALL:
@@ -156,14 +157,19 @@ class Session:
                 if initial:
                     self.request_index += 1
             elif kind == ev.ASSISTANT_MESSAGE:
-                if event.get("text"):
-                    self.last_text = str(event["text"])
+                messages.append(event)
             elif kind == ev.TURN_START:
                 self.open_turn = event.get("turnId")
                 if initial:
                     self.turns += 1
             elif kind == ev.TURN_END:
                 self.open_turn = None
+        # The latest text, read from the end: a load (store.load_lazily) decodes no other
+        # assistant message.
+        for message in reversed(messages):
+            if message.get("text"):
+                self.last_text = str(message["text"])
+                break
         return self.projection.apply(events, report=not initial)
 
     def _encoded(self, event: ev.Event) -> str:

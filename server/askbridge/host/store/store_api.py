@@ -80,6 +80,13 @@ class EventStore(Protocol):
         StoreDamaged when it exists but cannot be read."""
         ...
 
+    def load_lazily(self, session_id: str) -> list[Event]:
+        """`load` for a fold of the whole log (a session's load): the same events, but
+        the store may leave a body undecoded until a key beyond `type`, `callId` and
+        `name` is read (store/event_rows.py), and a damaged one is StoreDamaged then.
+        Hand these only to code that reads events as dicts through their methods."""
+        ...
+
     def exists(self, session_id: str) -> bool:
         """True for every session the store knows of, also one whose events are damaged."""
         ...

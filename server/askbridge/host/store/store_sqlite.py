@@ -32,24 +32,30 @@ Failures (S4, S5, S6), all StoreError subclasses (store_api.py):
   open (store_file.py), or for a session that is listed but has no events, lacks
   its header row, has a gap in its sequence numbers, has events but no row, or
   holds a body that is not one JSON object. Never KeyError, never an empty log.
+  `load_lazily` checks the same, except that a body it leaves undecoded is checked
+  when something first reads it (event_rows.py).
 
 Layout: `sessions` (one row per session, taken from its header), `events`
 (JSON text per event, keyed by session and a per-session sequence number
-starting at 0 for the header) and `schema_version` (one row).
+starting at 0 for the header, with its `type` and `head` beside it: event_rows.py)
+and `schema_version` (one row). `load_lazily` reads those columns so that a
+session's load does not decode the bodies its folds never read.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 from ..log.events import SESSION_HEADER, Event
-from ..log.gcpause import paused_gc
+from .event_rows import LAZY_SELECT, BadEvent, columns, decode, decode_lazily, json_object
+from .session_rows import event_body, listed, session_rows
 from .store_api import (
     SessionInfo,
     StoreDamaged,
@@ -63,6 +69,8 @@ from .store_file import MIGRATIONS, SCHEMA_VERSION, open_connection, roll_back, 
 # StoreError lives in store_api (the memory store and the lock raise it too);
 # it is re-exported here because callers reach for it next to the SQLite store.
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "SQLiteEventStore", "StoreError"]
+
+_INSERT_EVENT = "INSERT INTO events (session_id, seq, body, type, head) VALUES (?, ?, ?, ?, ?)"
 
 
 class SQLiteEventStore:
@@ -109,17 +117,14 @@ class SQLiteEventStore:
         info = session_info_from_header(header)
         body = encode_event(header)
         with self._use("write to") as conn, self._write(conn):
-            if self._listed(conn, info.session_id):
+            if listed(conn, info.session_id):
                 raise ValueError(f"session {info.session_id!r} already exists")
             conn.execute(
                 "INSERT INTO sessions (id, created_at, origin, parent_session_id, title)"
                 " VALUES (?, ?, ?, ?, ?)",
                 (info.session_id, info.created_at, info.origin, info.parent_session_id, info.title),
             )
-            conn.execute(
-                "INSERT INTO events (session_id, seq, body) VALUES (?, 0, ?)",
-                (info.session_id, body),
-            )
+            conn.execute(_INSERT_EVENT, (info.session_id, 0, body, *columns(body)))
         self._next_seq[info.session_id] = 1
 
     def append(self, session_id: str, events: Sequence[Event]) -> None:
@@ -130,41 +135,50 @@ class SQLiteEventStore:
         """Append each session's events, given as their `encode_event` texts, in one
         transaction: all of them are committed, or none (KeyError for an unknown session)."""
         with self._use("write to") as conn, self._write(conn, [sid for sid, _ in batches]):
-            rows: list[tuple[str, int, str]] = []
+            rows: list[tuple[str, int, str, str | None, str | None]] = []
             for session_id, bodies in batches:
                 first = self._next_seq.get(session_id)
                 if first is None:
                     first = self._read_next_seq(conn, session_id)
-                rows.extend((session_id, first + i, body) for i, body in enumerate(bodies))
+                rows.extend(
+                    (session_id, first + i, body, *columns(body)) for i, body in enumerate(bodies)
+                )
                 self._next_seq[session_id] = first + len(bodies)
-            conn.executemany("INSERT INTO events (session_id, seq, body) VALUES (?, ?, ?)", rows)
+            conn.executemany(_INSERT_EVENT, rows)
 
     def _read_next_seq(self, conn: sqlite3.Connection, session_id: str) -> int:
         (last,) = conn.execute(
             "SELECT MAX(seq) FROM events WHERE session_id = ?", (session_id,)
         ).fetchone()
         if last is None:
-            if self._listed(conn, session_id):
+            if listed(conn, session_id):
                 raise self._damaged(session_id, "it is listed but has no events")
             raise KeyError(session_id)
         return int(last) + 1
 
     def load(self, session_id: str) -> list[Event]:
+        bodies = [body for (body,) in self._rows(session_id, "body")]
+        return self._headed(session_id, decode(bodies, self._bad_event(session_id)))
+
+    def load_lazily(self, session_id: str) -> list[Event]:
+        """`load`, with the bodies no fold reads decoded on first use (event_rows.py)."""
+        texts = [text for (text,) in self._rows(session_id, LAZY_SELECT)]
+        bad_event = self._bad_event(session_id)
+
+        def read(seq: int) -> Event:
+            with self._use("read", session_id) as conn:
+                event = json_object(event_body(conn, session_id, seq))
+            if event is None:
+                raise bad_event(seq)
+            return event
+
+        return self._headed(session_id, decode_lazily(texts, bad_event, read))
+
+    def _rows(self, session_id: str, what: str) -> list[Any]:
         with self._use("read", session_id) as conn, self._snapshot(conn):
-            rows = conn.execute(
-                "SELECT seq, body FROM events WHERE session_id = ? ORDER BY seq", (session_id,)
-            ).fetchall()
-            listed = self._listed(conn, session_id)
-        if not rows:
-            if listed:
-                raise self._damaged(session_id, "it is listed but has no events")
-            raise KeyError(session_id)
-        # seq is unique per session, so it runs 0..n-1 without gaps iff its ends do.
-        if rows[0][0] != 0 or rows[-1][0] != len(rows) - 1:
-            raise self._damaged(session_id, _gap(rows))
-        if not listed:
-            raise self._damaged(session_id, "it has events but no row in the sessions table")
-        events = self._decode(session_id, [body for _, body in rows])
+            return session_rows(conn, session_id, what, partial(self._damaged, session_id))
+
+    def _headed(self, session_id: str, events: list[Event]) -> list[Event]:
         if events[0].get("type") != SESSION_HEADER:
             raise self._damaged(session_id, f"its event 0 is not a {SESSION_HEADER}")
         return events
@@ -260,54 +274,8 @@ class SQLiteEventStore:
         finally:
             roll_back(conn)
 
-    @staticmethod
-    def _listed(conn: sqlite3.Connection, session_id: str) -> bool:
-        row = conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone()
-        return row is not None
-
     def _damaged(self, session_id: str, problem: str) -> StoreDamaged:
         return StoreDamaged(f"{self.path} is damaged: session {session_id!r}: {problem}")
 
-    def _decode(self, session_id: str, bodies: list[str]) -> list[Event]:
-        # Fast path: one json.loads over the joined array beats one call per row.
-        # The length and type checks catch a stored body that is not one object.
-        # Pausing the cycle collector makes a 100,000-event load 3-4x faster (gcpause.py).
-        with paused_gc():
-            try:
-                events = json.loads("[" + ",".join(bodies) + "]")
-            except (ValueError, TypeError, RecursionError):
-                events = None
-        if (
-            isinstance(events, list)
-            and len(events) == len(bodies)
-            and all(type(event) is dict for event in events)
-        ):
-            return events
-        # Slow path, only for a damaged file: find and name the bad event.
-        decoded: list[Event] = []
-        for index, body in enumerate(bodies):
-            event = _json_object(body)
-            if event is None:
-                raise self._damaged(session_id, f"event {index} is not a JSON object")
-            decoded.append(event)
-        return decoded
-
-
-def _gap(rows: list[tuple[int, str]]) -> str:
-    """Which sequence numbers are missing (slow path, damaged files only)."""
-    index, seq = next((i, seq) for i, (seq, _) in enumerate(rows) if seq != i)
-    if seq < index:
-        return f"event {index} is numbered {seq}"
-    missing = f"event {index} is" if seq == index + 1 else f"events {index}..{seq - 1} are"
-    return ("its header is missing: " if index == 0 else "") + f"{missing} missing"
-
-
-def _json_object(body: object) -> Event | None:
-    """`body` parsed, if it is the text of one JSON object; else None."""
-    if not isinstance(body, str):
-        return None
-    try:
-        event = json.loads(body)
-    except (ValueError, RecursionError):
-        return None
-    return event if type(event) is dict else None
+    def _bad_event(self, session_id: str) -> BadEvent:
+        return lambda index: self._damaged(session_id, f"event {index} is not a JSON object")
