@@ -161,3 +161,27 @@ async def test_S6_session_load_of_a_damaged_session_is_store_damaged_over_the_wi
         # The server is still there for everything else.
         assert "sessionId" in (await server.call("session/new", {}))["result"]
         assert await server.shutdown_and_exit() == 0
+
+
+async def test_S6_a_damaged_message_body_is_store_damaged_at_session_load(tmp_path: Path) -> None:
+    """A session loads lazily (its messages' bodies are read when needed), but a body that
+    is not an object is still found at `session/load`, naming the event: not a load that
+    succeeds and a turn that fails later, or never (a script model reads no history)."""
+    data_dir = tmp_path / "data"
+    async with RawServer.start(data_dir) as server:
+        await server.initialize()
+        sid = (await server.call("session/new", {}))["result"]["sessionId"]
+        assert await server.shutdown_and_exit() == 0
+    db = data_dir / DB_FILE_NAME
+    store = open_store(data_dir)
+    store.append(sid, [ev.user_message(ev.text_content("hello"))])
+    store.close()
+    tamper(db, f"UPDATE events SET body = '[' WHERE session_id = '{sid}' AND seq = 1")
+    async with RawServer.start(data_dir) as server:
+        await server.initialize()
+        damaged = await server.call("session/load", {"sessionId": sid})
+        assert damaged["error"]["data"] == {"name": "StoreError", "code": "STORE_DAMAGED"}
+        assert damaged["error"]["message"] == (
+            f"{db} is damaged: session '{sid}': event 1 is not a JSON object"
+        )
+        assert await server.shutdown_and_exit() == 0

@@ -3,7 +3,8 @@ existing data directory gets the columns that needs (schema version 3).
 
 `load_lazily` must give the folds exactly the events `load` gives, whatever they read
 (D2: nothing stored is changed or lost on the way); a damaged body stays StoreDamaged
-naming the event (S6), when it is first read; a store written by the previous release
+naming the event (S6): at load when it is damaged then, when it is first read if it
+was damaged after; a store written by the previous release
 (version 2, spelled out below) opens with every row's columns filled, and loads the
 same sessions into the same folds.
 """
@@ -142,7 +143,7 @@ def test_P1_P7_L2_folds_over_a_lazy_load_equal_folds_over_the_whole_log(tmp_path
         store.close()
 
 
-def test_S6_a_damaged_lazy_body_is_store_damaged_when_first_read(tmp_path: Path) -> None:
+def test_S6_a_damaged_lazy_body_is_store_damaged_at_load_or_when_first_read(tmp_path: Path) -> None:
     """The folds' keys come from the columns; any other read reads the body, and a bad
     one is named as `load` names it. An eager body is checked at once."""
     store = written(tmp_path / "data", a_log())
@@ -162,6 +163,8 @@ def test_S6_a_damaged_lazy_body_is_store_damaged_when_first_read(tmp_path: Path)
             len(call)  # still damaged, every time
         with pytest.raises(StoreDamaged, match="event 4 is not a JSON object"):
             store.load("s1")
+        with pytest.raises(StoreDamaged, match="event 4 is not a JSON object"):
+            store.load_lazily("s1")  # damaged before the load: S6 at load, as `load`
         with sqlite3.connect(db, isolation_level=None) as conn:
             conn.execute("UPDATE events SET body = 'null' WHERE session_id = 's1' AND seq = 2")
         conn.close()
