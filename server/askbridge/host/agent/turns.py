@@ -41,8 +41,7 @@ from askbridge.protocol.errors import ErrorCode
 
 from ..log import events as ev
 from .delegate import run_delegate
-from .model_output import CheckedCall, check_reply_size, checked_calls, clean_text
-from .models.base import ModelResponse
+from .model_output import CheckedCall, checked_reply
 from .session import DETACHED, QueuedPrompt, Session
 from .tools import ASK_TOOL, DELEGATE_TOOL, ToolContext, ToolOutcome
 
@@ -144,12 +143,12 @@ async def _steps(session: Session, signal: AbortSignal) -> str:
             session.log_soon(header)
             return "cancelled"
         try:
-            check_reply_size(response)  # S7: no frame to a client over 8 MiB
+            text, calls = checked_reply(response)  # S7: no frame over 8 MiB; S3, S1
         except ModelError:
             session.log_soon(header)
             raise
-        calls = _log_step(session, header, response)
         del response  # what the model said is in the log now; a waiting step holds none of it
+        _log_step(session, header, text, calls)
         if not calls:
             return "end_turn"
         await session.committed()  # D1: the calls are durable before anything asks
@@ -164,16 +163,13 @@ async def _steps(session: Session, signal: AbortSignal) -> str:
     return "max_turn_requests"
 
 
-def _log_step(session: Session, header: ev.Event, response: ModelResponse) -> list[CheckedCall]:
-    """The model's message and calls, made storable (S3) and logged with the header."""
-    text = clean_text(response.text)
-    calls = checked_calls(response.tool_calls)
+def _log_step(session: Session, header: ev.Event, text: str, calls: list[CheckedCall]) -> None:
+    """The model's message and calls, made storable (S3), logged with the header."""
     session.log_soon(
         header,
         ev.assistant_message(text, [c.as_json() for c in calls]),
         *[ev.tool_call(c.id, c.name, c.arguments) for c in calls],
     )
-    return calls
 
 
 class _Step:
