@@ -281,7 +281,10 @@ def setup_logging(args: argparse.Namespace) -> None:
         handler = logging.FileHandler(args.log_file, encoding="utf-8")
     else:
         handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    from askbridge.log_lines import LineFormatter, lean_records  # S12's lines, cheaply
+
+    lean_records()
+    handler.setFormatter(LineFormatter())
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(getattr(args, "log_level", "WARNING"))
