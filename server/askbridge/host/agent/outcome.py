@@ -19,9 +19,14 @@ from askbridge.protocol.vocabulary import Answer, AnswerItem, PendingResult
 
 from ..log import events as ev
 
+# json.dumps with any option set builds a new JSONEncoder on every call: this one is built once.
+_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
 
 def compact(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    """The compact JSON text a model reads: `json.dumps(value, separators=(",", ":"),
+    ensure_ascii=False)`."""
+    return _COMPACT.encode(value)
 
 
 # What a tool call came to: an ask's answer, its pending notice, a failure with its code,
