@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import anyio
@@ -43,7 +42,7 @@ from ..log import events as ev
 from .delegate import run_delegate
 from .model_output import CheckedCall, checked_reply
 from .session import DETACHED, QueuedPrompt, Session
-from .tools import ASK_TOOL, DELEGATE_TOOL, ToolContext, ToolOutcome
+from .tools import ASK_TOOL, DELEGATE_TOOL, Cancellable, ToolContext, ToolOutcome
 
 if TYPE_CHECKING:
     from ..log.inbox import InboxItem
@@ -176,16 +175,16 @@ class _Step:
     """A step's tool calls that wait as records: the turn waits on this one future.
 
     Each ask is the core's record (core/asking.py), resumed by its callback, which
-    logs the result; the step holds a count and the records' cancels, not the calls
+    logs the result; the step holds a count and the records (to cancel), not the calls
     (their arguments are in the log), nor a task or coroutine per call.
     """
 
-    __slots__ = ("_cancels", "_failure", "_future", "_left", "_session", "_signal")
+    __slots__ = ("_failure", "_future", "_left", "_session", "_signal", "_started")
 
     def __init__(self, session: Session, signal: AbortSignal) -> None:
         self._session, self._signal = session, signal
         self._left = 0
-        self._cancels: list[Callable[[], None]] = []
+        self._started: list[Cancellable] = []
         self._future: asyncio.Future[None] | None = None
         self._failure: StoreError | None = None
 
@@ -197,11 +196,11 @@ class _Step:
         session = self._session
         ctx = ToolContext(session.agent, session.id, call.id, self._signal)
         self._left += 1
-        cancel = session.ask_tool.start(ctx, call.arguments, call.questions, self._done)
-        if cancel is None:
+        started = session.ask_tool.start(ctx, call.arguments, call.questions, self._done)
+        if started is None:
             self._left -= 1
             return False
-        self._cancels.append(cancel)
+        self._started.append(started)  # the records themselves: no bound method per call
         return True
 
     def _done(self, call_id: str, outcome: ToolOutcome) -> None:
@@ -225,9 +224,9 @@ class _Step:
 
     def cancel(self) -> None:
         """The turn is gone (cancelled, or failed): withdraw what still waits, quietly."""
-        cancels, self._cancels = self._cancels, []
-        for cancel in cancels:
-            cancel()
+        started, self._started = self._started, []
+        for call in started:
+            call.cancel()
 
 
 async def _run_tools(session: Session, calls: list[CheckedCall], signal: AbortSignal) -> None:
