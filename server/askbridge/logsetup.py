@@ -9,8 +9,6 @@ from __future__ import annotations
 import logging
 import sys
 
-FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
-
 
 def setup_logging(log_file: str | None = None, level: str = "WARNING") -> None:
     """Logs to `log_file` or stderr at `level`; OSError when the file cannot be opened."""
@@ -19,7 +17,10 @@ def setup_logging(log_file: str | None = None, level: str = "WARNING") -> None:
         handler = logging.FileHandler(log_file, encoding="utf-8")
     else:
         handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter(FORMAT))
+    from askbridge.log_lines import LineFormatter, lean_records  # S12's lines, cheaply
+
+    lean_records()
+    handler.setFormatter(LineFormatter())
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)

@@ -339,6 +339,20 @@ def test_V8_question_without_options_accepts_only_custom() -> None:
     assert check_answer([q], Answer(answers=[AnswerItem(id="q1")])).answers[0].custom is None
 
 
+def test_V8_a_single_select_custom_answer_has_its_selection_emptied() -> None:
+    q = question(options=["Yes", "No"])
+    out = check_answer([q], Answer(answers=[AnswerItem(id="q1", selected=["Yes"], custom="mine")]))
+    assert out.answers[0].selected == [] and out.answers[0].custom == "mine"
+
+
+def test_V8_an_answer_normal_already_comes_back_as_it_is() -> None:
+    qs = [question("q1", options=["Yes", "No"]), question("q2", options=["Yes"], multi=True)]
+    answer = Answer(
+        answers=[AnswerItem(id="q1", selected=["No"]), AnswerItem(id="q2", selected=["Yes"])]
+    )
+    assert check_answer(qs, answer) is answer  # nothing to normalize: not rebuilt
+
+
 def test_V8_answer_comes_back_in_question_order() -> None:
     qs = [question("q1"), question("q2")]
     out = check_answer(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import anyio
 import pytest
 from core_helpers import Agent, Answerer, assert_error, first_choice, make_service, question, settle
@@ -13,7 +15,7 @@ from askbridge.core import (
     UserQuestionRequest,
     UserQuestionWaterfall,
 )
-from askbridge.core.waterfall import Listener, NextListener
+from askbridge.core.waterfall import Disposer, Listener, NextListener, Settle, SoonAsk
 from askbridge.protocol import Answer, AnswerItem, Wait
 
 # A broken rule must fail fast, not hang until the suite-wide timeout.
@@ -260,3 +262,58 @@ async def test_W4_ask_timed_supplies_private_signal_and_timed_wait() -> None:
         assert seen.session_id == "sess-1" and seen.extra == {"k": "v"}
         assert request.wait is None and request.signal is turn
         answerer.answer(first_choice(questions))
+
+
+# -- a listener that asks with a callback, first in its chain ---------------------------------
+
+
+def soon_delegating(log: list[str], name: str) -> SoonAsk:
+    """A soon listener that hands every request on (`next()`) and settles with its outcome."""
+
+    def soon(request: UserQuestionRequest, next_: NextListener, done: Settle) -> Disposer:
+        log.append(name)
+
+        async def run() -> None:
+            try:
+                done(await next_(), None)
+            except UserQuestionError as exc:
+                done(None, exc)
+
+        task = asyncio.get_running_loop().create_task(run())
+        return task.cancel
+
+    return soon
+
+
+async def test_W1_a_callback_listener_alone_finds_no_provider_past_itself() -> None:
+    s = make_service()
+    log: list[str] = []
+    s.service.register_soon(soon_delegating(log, "fan-out"))
+    with pytest.raises(UserQuestionError) as info:
+        await s.service.ask(s.request())
+    assert_error(info.value, "NO_PROVIDER")
+    assert log == ["fan-out"]
+
+
+async def test_W1_a_callback_listener_first_hands_on_to_the_rest_of_its_chain() -> None:
+    s = make_service()
+    log: list[str] = []
+    s.service.register_soon(soon_delegating(log, "fan-out"))
+    s.service.register(named("fallback", log, delegate=False))
+    answer = await s.service.ask(s.request())
+    assert log == ["fan-out", "fallback"] and answer.answers[0].custom == "fallback"
+
+
+async def test_W3_a_scoped_listener_disposed_leaves_the_global_chain_for_every_caller() -> None:
+    registry, agents = family()
+    fall = UserQuestionWaterfall(registry)
+    log: list[str] = []
+    fall.register(named("global", log, delegate=True))
+    dispose = fall.register(named("root-scope", log, delegate=True), agent_id="root")
+    assert await reached(fall, agents["child"], log) == ["global", "root-scope"]
+    dispose()
+    dispose()  # harmless twice: counted once
+    assert await reached(fall, agents["child"], log) == ["global"]
+    fall.register(named("child-scope", log, delegate=True), agent_id="child")
+    assert await reached(fall, agents["child"], log) == ["global", "child-scope"]
+    assert await reached(fall, agents["other"], log) == ["global"]

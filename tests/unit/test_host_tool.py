@@ -26,7 +26,7 @@ from host_helpers import (
 )
 
 from askbridge.core import AbortSignal, UserQuestionError
-from askbridge.host.agent.tools import AskUserQuestionTool, ToolContext
+from askbridge.host.agent.tools import AskUserQuestionTool, ToolContext, ToolOutcome
 from askbridge.host.host import Host
 from askbridge.host.log import events as ev
 from askbridge.host.store.store_memory import MemoryEventStore
@@ -328,3 +328,19 @@ async def test_T6_failure_is_error_text_with_name_and_code_in_result_and_update(
         }
         # The failure is the tool's result, not the turn's: the model goes on.
         assert of_type(env.log(sid), ev.TURN_END)[-1]["stopReason"] == "end_turn"
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        AnswerItem(id="db", selected=["SQLite"]),
+        AnswerItem(id="db", selected=["a", "b"], custom="and more"),
+        AnswerItem(id="db", custom="my own"),
+        AnswerItem(id="skipped"),
+    ],
+)
+def test_T3_the_answer_the_model_reads_is_the_checked_items_wire_form(item: AnswerItem) -> None:
+    assert set(AnswerItem.model_fields) == {"id", "selected", "custom"}  # wire_item's fields
+    outcome = ToolOutcome.answered(Answer(answers=[item]))
+    assert outcome.answers == Answer(answers=[item]).dump()["answers"]
+    assert json.loads(outcome.content) == {"answers": outcome.answers}

@@ -7,10 +7,13 @@ log; these tests drive it directly.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
+from askbridge.core.limits import CheckedQuestions
+from askbridge.host.agent.model_output import MAX_REPLY_BYTES, checked_reply
 from askbridge.host.agent.models.base import ModelResponse, ToolCallRequest
 from askbridge.host.agent.models.factory import make_model
 from askbridge.host.agent.models.openai import OpenAIChatModel
@@ -18,6 +21,8 @@ from askbridge.host.agent.models.script import ScriptModel, decode_tool_argument
 from askbridge.host.log import events
 from askbridge.protocol.base import WireModel
 
+ASK_TOOL = "ask_user_question"
+LONG_ID = {"id": "x" * 65, "question": "?"}
 ASK_ARGS = {"questions": [{"id": "db", "question": "Which database?"}]}
 STEPS: list[dict[str, Any]] = [
     {"toolCalls": [{"id": "call-1", "name": "ask_user_question", "arguments": ASK_ARGS}]},
@@ -192,3 +197,33 @@ def test_modelspec_factory_builds_an_openai_model_with_defaults_and_overrides() 
 def test_modelspec_factory_rejects_bad_specs_with_value_error(spec: Any, fragment: str) -> None:
     with pytest.raises(ValueError, match=re.escape(fragment)):
         make_model(spec)
+
+
+# S1, S3, S7 once per script step: a step passing them unchanged reaches the turn loop as
+# `checked`; any step one of them would change or refuse is walked on every request.
+HOSTILE_STEPS: list[dict[str, Any]] = [
+    {"toolCalls": [{"id": "n", "name": "x", "arguments": {"v": float("nan")}}]},  # S3
+    {"text": "lone \ud800"},  # S3: scrubbed
+    {"toolCalls": [{"id": "\udc00", "name": "x", "arguments": {}}]},
+    {"toolCalls": [{"id": "a", "name": "x", "arguments": {"k": "\ud800"}}]},
+    {"toolCalls": [{"id": "q", "name": ASK_TOOL, "arguments": {"questions": 1}}]},  # T4
+    {"toolCalls": [{"id": "q", "name": ASK_TOOL, "arguments": {"questions": [LONG_ID]}}]},  # S1
+    {"text": "x" * MAX_REPLY_BYTES + "x"},  # S7
+]
+
+
+@pytest.mark.parametrize("step", HOSTILE_STEPS, ids=range(len(HOSTILE_STEPS)))
+async def test_S1_S3_S7_a_script_step_a_check_would_change_is_checked_on_every_request(
+    step: dict[str, Any],
+) -> None:
+    assert not (await ScriptModel([step]).complete([], [], 0)).checked
+
+
+async def test_S1_S3_a_clean_script_step_is_checked_once_with_the_same_outcome() -> None:
+    model = ScriptModel(STEPS)
+    for index in range(len(STEPS)):
+        reply = await model.complete([], [], index)
+        assert reply.checked
+        assert checked_reply(reply) == checked_reply(replace(reply, checked=False))
+    ask = checked_reply(await model.complete([], [], 0))[1][0]
+    assert type(ask.questions) is CheckedQuestions and ask.questions[0].id == "db"

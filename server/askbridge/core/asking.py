@@ -132,17 +132,17 @@ class PendingAsk:
             return
         self._listening = True
         try:
-            withdraw = soon(request, self.settle)
+            withdraw = soon(request, self)  # the record is its own settle: no bound method
         except Exception as exc:  # the listener failed before it could ask: as if it raised
-            self.settle(None, exc)
+            self(None, exc)
             return
         if self._listening:
             self._withdraw = withdraw
 
     # -- what resumes it ------------------------------------------------------------------
 
-    def settle(self, answer: Answer | None, error: Exception | None) -> None:
-        """The listener's outcome (its answer checked, V8); ignored once withdrawn."""
+    def __call__(self, answer: Answer | None, error: Exception | None) -> None:
+        """Settle: the listener's outcome (its answer checked, V8); ignored once withdrawn."""
         if not self._listening:
             return
         self._listening, self._withdraw = False, None

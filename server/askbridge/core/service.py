@@ -1,12 +1,12 @@
 """UserQuestionService: `ask` (A1–A9), `ask_timed` (TW1–TW10), `attach_wait` (C1–C5).
 
-The service validates a request, dispatches it on the waterfall, races the
-answerers against the caller's signal (and, for timed asks, the wait's private
-signal), checks the answer (V8) and maps every failure onto the error table.
-When the first listener asks with a callback (the host's fan-out) the ask is a
-record instead (`start_ask`, `start_ask_timed`; asking.py), which the
-coroutine `ask`/`ask_timed` await on one future; the race below is the path of
-a chain of plain async listeners.
+The service validates a request, dispatches it on the waterfall, checks the
+answer (V8) and maps every failure onto the error table. When the first
+listener asks with a callback (the host's fan-out) the ask is a record
+(`start_ask`, `start_ask_timed`; asking.py), which the coroutine
+`ask`/`ask_timed` await on one future; a chain of plain async listeners is
+raced against the caller's signal (and, for timed asks, the wait's private
+signal) instead (racing.py).
 Late replies (`answer`) are decided by the host, which installs a
 `LateReplyHandler`; without one every late reply is refused (`False`).
 """
@@ -15,8 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from typing import Protocol
-
-import anyio
 
 from askbridge.protocol.errors import ErrorCode
 from askbridge.protocol.vocabulary import Answer, AnswerItem, PendingResult, Wait
@@ -34,6 +32,7 @@ from .clock import Clock, MonotonicClock
 from .errors import UserQuestionError
 from .identity import AgentIdentity, AgentLike
 from .limits import checked_questions
+from .racing import Aborted, race, wait_for_deadline
 from .signal import AbortSignal
 from .timed_wait import ClaimStream, TimedQuestionWait
 from .validation import check_answer, validate_intents
@@ -53,10 +52,6 @@ class LateReplyHandler(Protocol):
     async def answer(
         self, agent_id: str, session_id: str, call_id: str, batch: Sequence[AnswerItem]
     ) -> bool: ...
-
-
-class _Aborted(Exception):
-    """A signal fired while answerers were still working (internal)."""
 
 
 class UserQuestionService:
@@ -94,29 +89,6 @@ class UserQuestionService:
             raise UserQuestionError.of(ErrorCode.CALLER_NOT_LIVE)  # A3
         if self.identity.is_subagent(agent):
             raise UserQuestionError.of(ErrorCode.DELEGATED_CALLER)  # A4
-
-    async def _race(self, request: UserQuestionRequest, signals: Sequence[AbortSignal]) -> Answer:
-        """Dispatch on the waterfall; cancel the answerers the moment a signal aborts (A9).
-
-        The signals cancel the dispatch's scope from their abort callbacks: no watcher
-        task per ask, which matters with thousands of questions pending at once.
-        """
-        result: Answer | None = None
-        failure: Exception | None = None
-        with anyio.CancelScope() as scope:
-            removers = [signal.on_abort(scope.cancel) for signal in signals]
-            try:
-                result = await self.waterfall.dispatch(request)
-            except Exception as exc:  # cancellation is not an Exception: it propagates (E3)
-                failure = exc
-            finally:
-                for remove in removers:
-                    remove()
-        if failure is not None:
-            raise failure
-        if result is None:
-            raise _Aborted()
-        return result
 
     # -- ask ------------------------------------------------------------------------------
 
@@ -158,8 +130,8 @@ class UserQuestionService:
         signal = request.signal
         call_id = request.wait.call_id if request.wait else None
         try:
-            answer = await self._race(request, [signal] if signal is not None else [])
-        except _Aborted:
+            answer = await race(self.waterfall, request, [signal] if signal is not None else [])
+        except Aborted:
             raise abort_error() from None  # A9
         except Exception as exc:
             # A8 / E2: an answerer's own HarnessError is re-raised as is, keeping its own
@@ -246,8 +218,8 @@ class UserQuestionService:
         try:
             signals = [wait.signal] + ([turn] if turn is not None else [])
             try:
-                answer = await self._race(timed_request, signals)
-            except _Aborted:
+                answer = await race(self.waterfall, timed_request, signals)
+            except Aborted:
                 if (turn is not None and turn.aborted) or wait.shutdown:
                     raise abort_error() from None  # TW9, TW10
                 return pending  # TW6
@@ -256,7 +228,8 @@ class UserQuestionService:
                 if verdict is PENDING:
                     return pending  # TW7, or the deadline passed meanwhile
                 if verdict is WAIT_FOR_DEADLINE:
-                    return await self._wait_for_deadline(wait, turn, pending)  # TW8
+                    await wait_for_deadline(wait, turn)  # TW8
+                    return pending
                 assert isinstance(verdict, Exception)
                 if verdict is exc:
                     raise  # TW9: raised unchanged (its own cause kept, as in ask)
@@ -264,22 +237,6 @@ class UserQuestionService:
             return check_answer(request.questions, answer, call_id)
         finally:
             self._close_wait(request, call_id, wait)
-
-    async def _wait_for_deadline(
-        self, wait: TimedQuestionWait, turn: AbortSignal | None, pending: PendingResult
-    ) -> PendingResult:
-        async with anyio.create_task_group() as tg:
-
-            async def watch(signal: AbortSignal) -> None:
-                await signal.wait()
-                tg.cancel_scope.cancel()
-
-            tg.start_soon(watch, wait.signal)
-            if turn is not None:
-                tg.start_soon(watch, turn)
-        if (turn is not None and turn.aborted) or wait.shutdown:
-            raise abort_error()
-        return pending
 
     # -- claims ---------------------------------------------------------------------------
 

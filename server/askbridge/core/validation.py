@@ -117,12 +117,15 @@ def check_answer(
     """V8: validate an answer against its questions and return it normalized.
 
     Normalizing means a single-select item with `custom` has `selected` emptied,
-    and items come back in question order.
+    and items come back in question order. An answer that is so already (the common
+    case) is returned as it is, not rebuilt.
     """
-    check_batch_ids(questions, answer.answers, call_id)
-    by_id = {a.id: a for a in answer.answers}
-    out: list[AnswerItem] = []
-    for q in questions:
+    items = answer.answers
+    check_batch_ids(questions, items, call_id)
+    by_id = {a.id: a for a in items}
+    out: list[tuple[AnswerItem, list[str]]] = []
+    normal = True
+    for index, q in enumerate(questions):
         item = by_id[q.id]
         labels = q.option_labels()
         selected = list(item.selected)
@@ -146,5 +149,8 @@ def check_answer(
                     raise _bad_answer(f"question {q.id} is single-select but has several choices")
                 if item.custom is not None:
                     selected = []
-        out.append(AnswerItem(id=q.id, selected=selected, custom=item.custom))
-    return Answer(answers=out)
+        normal = normal and item is items[index] and len(selected) == len(item.selected)
+        out.append((item, selected))
+    if normal:
+        return answer
+    return Answer(answers=[AnswerItem(id=i.id, selected=s, custom=i.custom) for i, s in out])

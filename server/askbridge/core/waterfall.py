@@ -99,6 +99,7 @@ class UserQuestionWaterfall:
     def __init__(self, identity: AgentIdentity) -> None:
         self._identity = identity
         self._entries: list[_Entry] = []
+        self._scoped = 0  # how many entries are scoped to an agent (W3)
 
     def register(
         self, listener: Listener, *, agent_id: str | None = None, prepend: bool = False
@@ -117,15 +118,19 @@ class UserQuestionWaterfall:
             self._entries.insert(0, entry)
         else:
             self._entries.append(entry)
+        self._scoped += entry.agent_id is not None
 
         def dispose() -> None:
             if entry in self._entries:
                 self._entries.remove(entry)
+                self._scoped -= entry.agent_id is not None
 
         return dispose
 
     def _chain(self, request: UserQuestionRequest) -> list[_Entry]:
         """W3: global listeners always; scoped ones when the caller descends from their agent."""
+        if self._scoped == 0:  # the host's case: no caller's lineage to look up
+            return self._entries.copy()
         lineage: Sequence[str] = ()
         if request.agent is not None:
             lineage = self._identity.lineage(request.agent.id)
@@ -141,6 +146,12 @@ class UserQuestionWaterfall:
         soon = chain[0].soon if chain else None
         if soon is None:
             return None
+        if len(chain) == 1:  # the common case: nobody after it, and nothing to hold per ask
+
+            def start_alone(request: UserQuestionRequest, settle: Settle) -> Callable[[], None]:
+                return soon(request, _no_provider, settle)
+
+            return start_alone
         listeners = [e.listener for e in chain]
 
         def start(request: UserQuestionRequest, settle: Settle) -> Callable[[], None]:
@@ -166,7 +177,12 @@ class _Rest:
         return _call(self._chain, self._request, 1)
 
 
+async def _no_provider() -> Answer:
+    """`next()` past the last listener (W4)."""
+    raise UserQuestionError.of(ErrorCode.NO_PROVIDER)
+
+
 async def _call(chain: list[Listener], request: UserQuestionRequest, index: int) -> Answer:
     if index >= len(chain):
-        raise UserQuestionError.of(ErrorCode.NO_PROVIDER)
+        return await _no_provider()
     return await chain[index](request, lambda: _call(chain, request, index + 1))

@@ -115,6 +115,39 @@ def checked_calls(calls: Sequence[ToolCallRequest]) -> list[CheckedCall]:
     return [check_call(call) for call in calls]
 
 
+def checked_reply(response: ModelResponse) -> tuple[str, list[CheckedCall]]:
+    """S7, then S3 and S1: the reply's text and calls as they may be logged (ModelError when
+    the reply is over size). A reply its model marked `checked` is taken as it is; its ask
+    calls are parsed (fresh models, as the arguments are a fresh copy) but not re-checked."""
+    if response.checked:
+        return response.text, [_passed(call) for call in response.tool_calls]
+    check_reply_size(response)
+    return clean_text(response.text), checked_calls(response.tool_calls)
+
+
+def _passed(call: ToolCallRequest) -> CheckedCall:
+    if call.name != ASK_TOOL:
+        return CheckedCall(call.id, call.name, call.arguments)
+    questions = CheckedQuestions(parse_questions(call.arguments))  # S1 passed when built
+    return CheckedCall(call.id, call.name, call.arguments, questions=questions)
+
+
+def passes_checks(response: ModelResponse) -> bool:
+    """Whether `checked_reply` leaves `response` as it is, with no problem and every ask
+    parsed: a model whose replies never change (a script) marks such a reply `checked`."""
+    try:
+        text, calls = checked_reply(response)
+    except ModelError:
+        return False
+    return text == response.text and all(
+        c.problem is None
+        and (c.id, c.name) == (r.id, r.name)
+        and c.arguments is r.arguments
+        and (c.name != ASK_TOOL or c.questions is not None)
+        for c, r in zip(calls, response.tool_calls, strict=True)
+    )
+
+
 def _wire_bytes(value: Any) -> int:
     """How many bytes `value` takes in a frame (the writer's JSON: UTF-8, no ASCII escaping)."""
     try:

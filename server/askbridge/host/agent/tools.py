@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Final, Literal, Protocol
 
 from askbridge.core import (
     AbortSignal,
@@ -149,10 +149,11 @@ class AskUserQuestionTool:
         arguments: Any,
         questions: Sequence[QuestionItem] | None,
         done: Callable[[str, ToolOutcome], None],
-    ) -> Callable[[], None] | None:
+    ) -> Cancellable | None:
         """`run` as a record (architecture: "A pending question is a record"): `done(call id,
-        outcome)` is called once, maybe before this returns; the result cancels it quietly
-        (its asker is gone). None when the core cannot ask without a coroutine: await `run`."""
+        outcome)` is called once, maybe before this returns; the result's `cancel()` ends it
+        quietly (its asker is gone). None when the core cannot ask without a coroutine: await
+        `run`."""
         call_id = ctx.call_id
         try:
             request, timeout_ms = self._request(ctx, arguments, questions)
@@ -163,8 +164,8 @@ class AskUserQuestionTool:
                 pending = self.service.start_ask_timed(request, call_id, timeout_ms, settle)
         except HarnessError as exc:
             done(call_id, ToolOutcome.failure(exc))
-            return _nothing
-        return None if pending is None else pending.cancel
+            return ENDED
+        return pending
 
     def _request(
         self, ctx: ToolContext, arguments: Any, questions: Sequence[QuestionItem] | None
@@ -194,8 +195,22 @@ class AskUserQuestionTool:
         return request, timeout * 1000
 
 
-def _nothing() -> None:
-    """The cancel of a call that ended before it was asked."""
+class Cancellable(Protocol):
+    """What a started call is while it waits (the core's PendingAsk): it can be cancelled."""
+
+    def cancel(self) -> None: ...
+
+
+class _Ended:
+    """A call that ended before it was asked: nothing to cancel."""
+
+    __slots__ = ()
+
+    def cancel(self) -> None:
+        pass
+
+
+ENDED: Final = _Ended()
 
 
 def parse_questions(arguments: Any) -> list[QuestionItem]:

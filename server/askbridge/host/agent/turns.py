@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import anyio
@@ -41,10 +40,9 @@ from askbridge.protocol.errors import ErrorCode
 
 from ..log import events as ev
 from .delegate import run_delegate
-from .model_output import CheckedCall, check_reply_size, checked_calls, clean_text
-from .models.base import ModelResponse
+from .model_output import CheckedCall, checked_reply
 from .session import DETACHED, QueuedPrompt, Session
-from .tools import ASK_TOOL, DELEGATE_TOOL, ToolContext, ToolOutcome
+from .tools import ASK_TOOL, DELEGATE_TOOL, Cancellable, ToolContext, ToolOutcome
 
 if TYPE_CHECKING:
     from ..log.inbox import InboxItem
@@ -144,12 +142,12 @@ async def _steps(session: Session, signal: AbortSignal) -> str:
             session.log_soon(header)
             return "cancelled"
         try:
-            check_reply_size(response)  # S7: no frame to a client over 8 MiB
+            text, calls = checked_reply(response)  # S7: no frame over 8 MiB; S3, S1
         except ModelError:
             session.log_soon(header)
             raise
-        calls = _log_step(session, header, response)
         del response  # what the model said is in the log now; a waiting step holds none of it
+        _log_step(session, header, text, calls)
         if not calls:
             return "end_turn"
         await session.committed()  # D1: the calls are durable before anything asks
@@ -164,32 +162,29 @@ async def _steps(session: Session, signal: AbortSignal) -> str:
     return "max_turn_requests"
 
 
-def _log_step(session: Session, header: ev.Event, response: ModelResponse) -> list[CheckedCall]:
-    """The model's message and calls, made storable (S3) and logged with the header."""
-    text = clean_text(response.text)
-    calls = checked_calls(response.tool_calls)
+def _log_step(session: Session, header: ev.Event, text: str, calls: list[CheckedCall]) -> None:
+    """The model's message and calls, made storable (S3), logged with the header."""
     session.log_soon(
         header,
         ev.assistant_message(text, [c.as_json() for c in calls]),
         *[ev.tool_call(c.id, c.name, c.arguments) for c in calls],
     )
-    return calls
 
 
 class _Step:
     """A step's tool calls that wait as records: the turn waits on this one future.
 
     Each ask is the core's record (core/asking.py), resumed by its callback, which
-    logs the result; the step holds a count and the records' cancels, not the calls
+    logs the result; the step holds a count and the records (to cancel), not the calls
     (their arguments are in the log), nor a task or coroutine per call.
     """
 
-    __slots__ = ("_cancels", "_failure", "_future", "_left", "_session", "_signal")
+    __slots__ = ("_failure", "_future", "_left", "_session", "_signal", "_started")
 
     def __init__(self, session: Session, signal: AbortSignal) -> None:
         self._session, self._signal = session, signal
         self._left = 0
-        self._cancels: list[Callable[[], None]] = []
+        self._started: list[Cancellable] = []
         self._future: asyncio.Future[None] | None = None
         self._failure: StoreError | None = None
 
@@ -201,11 +196,11 @@ class _Step:
         session = self._session
         ctx = ToolContext(session.agent, session.id, call.id, self._signal)
         self._left += 1
-        cancel = session.ask_tool.start(ctx, call.arguments, call.questions, self._done)
-        if cancel is None:
+        started = session.ask_tool.start(ctx, call.arguments, call.questions, self._done)
+        if started is None:
             self._left -= 1
             return False
-        self._cancels.append(cancel)
+        self._started.append(started)  # the records themselves: no bound method per call
         return True
 
     def _done(self, call_id: str, outcome: ToolOutcome) -> None:
@@ -229,9 +224,9 @@ class _Step:
 
     def cancel(self) -> None:
         """The turn is gone (cancelled, or failed): withdraw what still waits, quietly."""
-        cancels, self._cancels = self._cancels, []
-        for cancel in cancels:
-            cancel()
+        started, self._started = self._started, []
+        for call in started:
+            call.cancel()
 
 
 async def _run_tools(session: Session, calls: list[CheckedCall], signal: AbortSignal) -> None:

@@ -30,6 +30,10 @@ class ToolCallRequest:
 class ModelResponse:
     text: str = ""
     tool_calls: list[ToolCallRequest] = field(default_factory=list)
+    # The reply passed every check of model_output.py unchanged when its model was built
+    # (a script's fixed steps): the turn loop does not walk it again on every request.
+    # A verdict on the content, not content: equal replies are equal either way.
+    checked: bool = field(default=False, compare=False)
 
 
 # The shapes of `Model.complete`'s arguments, named once for every adapter's signature.

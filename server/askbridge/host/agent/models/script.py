@@ -26,6 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ..model_output import passes_checks
 from .base import History, ModelResponse, ToolCallRequest, Tools
 
 
@@ -96,6 +97,9 @@ class ScriptModel:
         if not isinstance(steps, Sequence) or isinstance(steps, str):
             raise ValueError("script model steps must be a list")
         self._steps = [parse_step(step, i) for i, step in enumerate(steps)]
+        # S3, S1 and S7 once per step, here: a step that passes them unchanged is answered
+        # as `checked`, and the turn loop does not walk it on every request.
+        self._checked = [passes_checks(step) for step in self._steps]
         # Arguments kept as JSON text: each answer decodes a fresh copy (the caller may
         # change what it got without changing what a reload would replay), and
         # json.loads is several times cheaper than copy.deepcopy on the hot path.
@@ -117,4 +121,6 @@ class ScriptModel:
             ToolCallRequest(id=call_id, name=name, arguments=json.loads(arguments))
             for call_id, name, arguments in self._encoded[request_index]
         ]
-        return ModelResponse(text=self._steps[request_index].text, tool_calls=calls)
+        return ModelResponse(
+            self._steps[request_index].text, calls, checked=self._checked[request_index]
+        )
