@@ -232,23 +232,23 @@ def _tool_result(event: dict[str, Any]) -> Iterable[str]:
 
 def _user_message(event: dict[str, Any]) -> Iterable[str]:
     from askbridge.host.log.events import REPLY_SOURCE_KIND
-    from askbridge.host.log.projection_parse import read_reply_answers
+    from askbridge.host.log.projection_parse import read_reply
 
     source = _dict(event.get("source"))
     if source.get("kind") == REPLY_SOURCE_KIND:
-        answers = read_reply_answers(event.get("content"))
+        answers = read_reply(event)
         return [f"user: late reply to {source.get('callId')} admitted: {_answers(answers)}"]
     return _block("user: ", _text(event.get("content")))
 
 
 def _inbox_inserted(event: dict[str, Any]) -> Iterable[str]:
     from askbridge.host.log.events import REPLY_SOURCE_KIND
-    from askbridge.host.log.projection_parse import read_reply_answers
+    from askbridge.host.log.projection_parse import read_reply
 
     message = _dict(event.get("message"))
     source = _dict(message.get("source"))
     if source.get("kind") == REPLY_SOURCE_KIND:
-        answers = read_reply_answers(message.get("content"))
+        answers = read_reply(message)
         return [f"late reply to {source.get('callId')} queued: {_answers(answers)}"]
     return _block(f"user (queued, {event.get('delivery')}): ", _text(message.get("content")))
 

@@ -41,7 +41,7 @@ from ..store.store_api import encode_event
 from .agents import Agent, new_id
 from .history import LazyHistory
 from .models.base import Model
-from .tools import AskUserQuestionTool, StepTools
+from .tools import AskUserQuestionTool, StepTools, reply_text
 
 if TYPE_CHECKING:
     from .ports import Requester, SessionHost
@@ -195,9 +195,18 @@ class Session:
         self.wake()
         return prompt
 
-    def enqueue_reply(self, call_id: str, text: str, client: Requester | None = None) -> None:
-        """L4: commit the reply to the inbox, then wake an idle agent."""
-        self.enqueue_inbox(ev.text_content(text), ev.reply_source(call_id), "next-step", client)
+    def enqueue_reply(
+        self,
+        call_id: str,
+        questions: list[dict[str, Any]],
+        answers: list[dict[str, Any]],
+        client: Requester | None = None,
+    ) -> None:
+        """L4: commit the reply to the inbox, then wake an idle agent. It is logged with
+        its answers (P4 folds them) and the model's text, rendered from them once."""
+        content = ev.text_content(reply_text(call_id, questions, answers))
+        source = ev.reply_source(call_id)
+        self.enqueue_inbox(content, source, "next-step", client, answers=answers)
 
     def steer(self, text: str, client: Requester | None = None) -> None:
         """A user message for the running agent, admitted at its next step boundary."""
@@ -210,12 +219,14 @@ class Session:
         source: dict[str, Any] | None,
         delivery: Literal["next-turn", "next-step"],
         client: Requester | None = None,
+        *,
+        answers: list[dict[str, Any]] | None = None,
     ) -> None:
         """Commit an inbox item (durable), then wake an idle agent."""
         # New inbox work after a user cancel wakes the agent, and the items held since the
         # cancel go with it in arrival order (L4, L5).
         inbox_id = new_id("in")
-        self.log(ev.inbox_inserted(inbox_id, delivery, content, source))
+        self.log(ev.inbox_inserted(inbox_id, delivery, content, source, answers))
         self.hold_replies = False
         self.reply_arrival[inbox_id] = next(_arrivals)
         if client is not None:

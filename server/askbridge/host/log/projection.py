@@ -44,7 +44,7 @@ from .projection_parse import (
     Questions,
     declares_timed_tool,
     parse_questions,
-    read_reply_answers,
+    read_reply,
     read_tool_outcome,
 )
 
@@ -136,7 +136,7 @@ class Projection:
                 call_id = source.get("callId")
                 if type(call_id) is not str or call_id not in active:
                     continue  # P4: a reply naming an inactive call changes nothing
-                answers = read_reply_answers(event.get("content"))
+                answers = read_reply(event)
                 change = self._settle(call_id, answers, report)
                 if change is not None:
                     changes.append(change)

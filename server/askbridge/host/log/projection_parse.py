@@ -20,8 +20,11 @@ non-empty strings, `selected` holds strings.
   kind (the previous version's stores) have only the model's text: for a result
   without `outcome` and not an error, that text is read as it was then (`{"pending":
   true}` or an answer batch), so an old store loads into the same view.
-- `read_reply_answers(content)` — P4: the batch inside a late reply's text (`[]`
-  when none is readable).
+- `read_reply(message)` — P4: the batch a late reply answers with (`[]` when none
+  is readable), from the `answers` its user/message (or inbox item's message)
+  carries since replies carried them (host/log/events.py `user_message`). A reply
+  logged before has only the model's text: without `answers`, that text is read
+  as it was then, so an old store loads into the same view.
 """
 
 from __future__ import annotations
@@ -256,8 +259,22 @@ def _untyped_outcome(event: dict[str, Any]) -> Literal[Continued.CONTINUED] | An
     return read_answers(payload)
 
 
-def read_reply_answers(content: Any) -> Answers:
-    """P4: the batch in a late reply's text blocks (L4), or `[]` when none is readable."""
+def read_reply(message: dict[str, Any]) -> Answers:
+    """P4: a late reply's typed batch (L4), checked like any batch; `[]` when unreadable.
+
+    `message` is a user/message event or an inbox item's message: both carry the
+    reply's `content` and, since replies carried it, its `answers`.
+    """
+    if "answers" in message:
+        answers = read_answers(message)
+        return answers if answers is not None else []
+    return _untyped_reply(message.get("content"))
+
+
+def _untyped_reply(content: Any) -> Answers:
+    """The fallback for a reply logged before replies carried `answers` (old stores only):
+    the batch in its text blocks (L4's JSON), or `[]` when none is readable. New events
+    are never read this way: their text is rendered from their answers, not parsed back."""
     if not isinstance(content, list):
         return []
     for block in content:
