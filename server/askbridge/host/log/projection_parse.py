@@ -140,43 +140,63 @@ def read_questions(arguments: Any) -> tuple[Questions | None, str | None]:
 
 
 def _valid_questions(raw: list[Any]) -> Questions | None:
-    """`read_questions` of a batch that T4 accepts whole (the usual case), in one tight
-    loop; None as soon as anything is off, for the careful pass to say what."""
-    questions: Questions = []
+    """`read_questions` of a batch that T4 accepts whole (the usual case); None as soon as
+    anything is off, for the careful pass to say what."""
+    return view_questions(raw) if questions_valid(raw) else None
+
+
+def questions_valid(raw: list[Any]) -> bool:
+    """Whether T4 accepts the (non-empty) batch whole, checked in one tight loop without
+    building anything: the fold builds a call's view form only when it is read
+    (projection.py `ActiveCall.questions`), and most calls of a loaded log settle unread."""
+    if not raw:
+        return False
     for item in raw:
         if type(item) is not dict:
-            return None
-        qid, text = item.get("id"), item.get("question")
+            return False
+        qid, text, header = item.get("id"), item.get("question"), item.get("header")
         if type(qid) is not str or not qid or type(text) is not str:
-            return None
-        question: dict[str, Any] = {"id": qid, "question": text}
-        header = item.get("header")
-        if header is not None:
-            if type(header) is not str:
-                return None
-            question["header"] = header
+            return False
+        if header is not None and type(header) is not str:
+            return False
         raw_options = item.get("options")
         if raw_options is not None:
             if type(raw_options) is not list:
-                return None
-            options: list[dict[str, str]] = []
+                return False
             for option in raw_options:
                 if type(option) is not dict:
-                    return None
+                    return False
                 label, description = option.get("label"), option.get("description")
                 if type(label) is not str or not label:
-                    return None
+                    return False
+                if description is not None and type(description) is not str:
+                    return False
+        multi = item.get("multi_select")
+        if multi is not None and type(multi) is not bool:
+            return False
+    return True
+
+
+def view_questions(raw: list[dict[str, Any]]) -> Questions:
+    """The view form of a batch `questions_valid` takes (new objects; nothing re-checked)."""
+    questions: Questions = []
+    for item in raw:
+        question: dict[str, Any] = {"id": item["id"], "question": item["question"]}
+        header = item.get("header")
+        if header is not None:
+            question["header"] = header
+        raw_options = item.get("options")
+        if raw_options is not None:
+            options: list[dict[str, str]] = []
+            for option in raw_options:
+                description = option.get("description")
                 if description is None:
-                    options.append({"label": label})
-                elif type(description) is str:
-                    options.append({"label": label, "description": description})
+                    options.append({"label": option["label"]})
                 else:
-                    return None
+                    options.append({"label": option["label"], "description": description})
             question["options"] = options
         multi = item.get("multi_select")
         if multi is not None:
-            if type(multi) is not bool:
-                return None
             question["multiSelect"] = multi
         questions.append(question)
     return questions
