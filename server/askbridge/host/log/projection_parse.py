@@ -229,31 +229,44 @@ def parse_questions(arguments: Any) -> Questions | None:
     return read_questions(arguments)[0]
 
 
+_ANSWER_KEYS: Final = ("id", "selected")
+_CUSTOM_ANSWER_KEYS: Final = ("id", "selected", "custom")
+
+
 def read_answers(payload: Any) -> Answers | None:
-    """The V4 batch of `{"answers": [...]}`, or None when it is not one."""
+    """The V4 batch of `{"answers": [...]}`, or None when it is not one.
+
+    A batch already in view form (each item's keys exactly these, in this order: what
+    the host logs and renders) is the payload's own list, not a copy: the log's objects
+    are read-only like the fold's, and a load keeps every settled batch.
+    """
     if type(payload) is not dict:
         return None
     raw = payload.get("answers")
     if type(raw) is not list:
         return None
-    items: Answers = []
+    exact = True
     for answer in raw:
         if type(answer) is not dict:
             return None
-        qid, selected = answer.get("id"), answer.get("selected")
+        qid, selected, custom = answer.get("id"), answer.get("selected"), answer.get("custom")
         if type(qid) is not str or type(selected) is not list:
             return None
         for label in selected:
             if type(label) is not str:
                 return None
-        custom = answer.get("custom")
-        if custom is None:
-            items.append({"id": qid, "selected": selected})
-        elif type(custom) is str:
-            items.append({"id": qid, "selected": selected, "custom": custom})
-        else:
+        if custom is not None and type(custom) is not str:
             return None
-    return items
+        if exact and tuple(answer) != (_ANSWER_KEYS if custom is None else _CUSTOM_ANSWER_KEYS):
+            exact = False
+    if exact:
+        return raw
+    return [
+        {"id": item["id"], "selected": item["selected"]}
+        if item.get("custom") is None
+        else {"id": item["id"], "selected": item["selected"], "custom": item["custom"]}
+        for item in raw
+    ]
 
 
 def read_tool_outcome(event: dict[str, Any]) -> Literal[Continued.CONTINUED] | Answers | None:
