@@ -281,11 +281,8 @@ def read_tool_outcome(event: dict[str, Any]) -> Literal[Continued.CONTINUED] | A
         return read_answers(event)  # the event's own `answers`, checked like any batch
     if outcome == OUTCOME_PENDING:
         return CONTINUED
-    return _untyped_outcome(event)
-
-
-def _untyped_outcome(event: dict[str, Any]) -> Literal[Continued.CONTINUED] | Answers | None:
-    """A result logged before results carried their kind: what its text says (module doc)."""
+    # A result logged before results carried their kind: what its text says (module doc).
+    # Here, not in a helper: the fold of an old store pays this for every ask's result.
     payload = _loads(event.get("content"))
     if type(payload) is dict and payload.get("pending") is True:
         return CONTINUED
