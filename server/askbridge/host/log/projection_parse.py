@@ -5,7 +5,8 @@ model or a crash produced, so every reader here is total: malformed input
 yields None (or `[]` for reply texts, P4), never an exception. Results are
 normalized to the wire vocabulary (V1, V2, V4) and are safe to build a
 `ProjectionView` from: question ids are non-empty strings, option labels are
-non-empty strings, `selected` holds strings.
+non-empty strings, `selected` holds strings. An answer batch already in that
+form is the log's own list, not a copy (`read_answers`): events are read-only.
 
 - `declares_timed_tool(tools)` — P1: a request/header's tools include
   `ask_user_question` whose JSON Schema `parameters.properties` has `timeout`.
@@ -14,6 +15,10 @@ non-empty strings, `selected` holds strings.
 - `read_questions(arguments)` — the same pass, which also says what T4 finds
   wrong with them (the tool's input error, host/agent/tools.py): one reader of the
   tool's arguments for the tool and the view alike.
+- `questions_valid(raw)`, `view_questions(raw)` — that reader's usual case in two
+  steps: whether T4 takes a batch whole (checked without building anything), and
+  its view form. The fold checks every ask when it is folded but builds a call's
+  view form only when someone reads it (projection.py `ActiveCall`).
 - `read_tool_outcome(event)` — P3: CONTINUED, the answer batch, or None (drop),
   from the kind the result carries (`outcome`, `answers`, `isError`, `error.code`;
   host/log/events.py `tool_result`). Logs written before results carried their
