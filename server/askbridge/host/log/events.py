@@ -116,7 +116,7 @@ def tool_result(
     """`outcome` says what an ask came to, so that no reader parses `content` back (P3):
     "answered" (with `answers`) or "pending". A failure needs none: `isError` and its
     `error.code` say it all. Any other outcome (another tool's own text) is not written.
-    Logs written before `outcome` existed carry only the text (projection_parse.py)."""
+    Logs written before `outcome` existed carry only the text (projection_outcomes.py)."""
     event: Event = {
         "type": TOOL_RESULT,
         "callId": call_id,
@@ -147,7 +147,7 @@ def user_message(
 ) -> Event:
     """`answers`: a late reply's checked batch (L4), so that no reader parses `content` back
     (P4); the call it answers is `source.callId`. Logs written before replies carried it
-    have only the text (projection_parse.py)."""
+    have only the text (projection_outcomes.py)."""
     event: Event = {"type": USER_MESSAGE, "content": content}
     if source is not None:
         event["source"] = source

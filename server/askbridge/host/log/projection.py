@@ -24,8 +24,8 @@ in order (`askbridge.protocol.views.apply_view_changes`) holds the same view,
 so every change costs bytes in proportion to what changed (S2), never the
 whole view.
 
-Parsing what the log carries (tool arguments, results, reply texts) lives in
-projection_parse.py.
+Parsing what the log carries lives in projection_parse.py (tool arguments) and
+projection_outcomes.py (results, late replies).
 """
 
 from __future__ import annotations
@@ -37,16 +37,13 @@ from askbridge.protocol.vocabulary import ProjectionView
 
 from .events import REPLY_SOURCE_KIND, REQUEST_HEADER, TOOL_CALL, TOOL_RESULT, USER_MESSAGE, Event
 from .gcpause import paused_gc
+from .projection_outcomes import CONTINUED, Answers, read_reply, read_tool_outcome
 from .projection_parse import (
     ASK_USER_QUESTION,
-    CONTINUED,
-    Answers,
     Questions,
     declares_timed_tool,
     parse_questions,
     questions_valid,
-    read_reply,
-    read_tool_outcome,
     view_questions,
 )
 

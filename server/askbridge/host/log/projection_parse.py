@@ -1,12 +1,10 @@
-"""Reading the parts of logged events the `userQuestions` projection cares about (P1–P4).
+"""Reading the asks of logged events the `userQuestions` projection cares about (P1, P2).
 
 The projection (projection.py) folds whatever the log holds, including what a
 model or a crash produced, so every reader here is total: malformed input
-yields None (or `[]` for reply texts, P4), never an exception. Results are
-normalized to the wire vocabulary (V1, V2, V4) and are safe to build a
-`ProjectionView` from: question ids are non-empty strings, option labels are
-non-empty strings, `selected` holds strings. An answer batch already in that
-form is the log's own list, not a copy (`read_answers`): events are read-only.
+yields None, never an exception. Questions are normalized to the wire
+vocabulary (V1, V2) and are safe to build a `ProjectionView` from: question
+ids are non-empty strings, option labels are non-empty strings.
 
 - `declares_timed_tool(tools)` — P1: a request/header's tools include
   `ask_user_question` whose JSON Schema `parameters.properties` has `timeout`.
@@ -19,45 +17,21 @@ form is the log's own list, not a copy (`read_answers`): events are read-only.
   steps: whether T4 takes a batch whole (checked without building anything), and
   its view form. The fold checks every ask when it is folded but builds a call's
   view form only when someone reads it (projection.py `ActiveCall`).
-- `read_tool_outcome(event)` — P3: CONTINUED, the answer batch, or None (drop),
-  from the kind the result carries (`outcome`, `answers`, `isError`, `error.code`;
-  host/log/events.py `tool_result`). Logs written before results carried their
-  kind (the previous version's stores) have only the model's text: for a result
-  without `outcome` and not an error, that text is read as it was then (`{"pending":
-  true}` or an answer batch), so an old store loads into the same view.
-- `read_reply(message)` — P4: the batch a late reply answers with (`[]` when none
-  is readable), from the `answers` its user/message (or inbox item's message)
-  carries since replies carried them (host/log/events.py `user_message`). A reply
-  logged before has only the model's text: without `answers`, that text is read
-  as it was then, so an old store loads into the same view.
+- `json_value(text)` — `json.loads(text)`, or None for anything that is not JSON text.
+
+What a call came to (results, late replies: P3, P4) is read in projection_outcomes.py.
 """
 
 from __future__ import annotations
 
 import json
-from enum import Enum
-from typing import Any, Final, Literal
-
-from askbridge.protocol.errors import ErrorCode
-
-from .events import OUTCOME_ANSWERED, OUTCOME_PENDING
+from typing import Any, Final
 
 ASK_USER_QUESTION: Final = "ask_user_question"
 
-# Question or answer items in wire form. Read-only once parsed: the fold keeps them and
+# Question items in wire form. Read-only once parsed: the fold keeps them and
 # hands the same objects to the changes it reports (host/log/projection.py).
 Questions = list[dict[str, Any]]
-Answers = list[dict[str, Any]]
-
-
-class Continued(Enum):
-    """P3: the call returned pending or its outcome is unknown; it stays answerable."""
-
-    CONTINUED = "continued"
-
-
-CONTINUED: Final = Continued.CONTINUED
-_OUTCOME_UNKNOWN: Final = str(ErrorCode.TOOL_OUTCOME_UNKNOWN)
 
 
 def declares_timed_tool(tools: Any) -> bool:
@@ -75,7 +49,7 @@ def declares_timed_tool(tools: Any) -> bool:
 _scan_once: Any = getattr(json.JSONDecoder(), "scan_once")  # noqa: B009
 
 
-def _loads(text: Any) -> Any:
+def json_value(text: Any) -> Any:
     """`json.loads(text)`, or None for anything that is not JSON text.
 
     What the log holds is compact JSON without surrounding whitespace, which the
@@ -104,7 +78,7 @@ def read_questions(arguments: Any) -> tuple[Questions | None, str | None]:
     are left out of the view, while the tool refuses them naming the first one.
     """
     if isinstance(arguments, str):  # some adapters log the model's raw JSON text
-        arguments = _loads(arguments)
+        arguments = json_value(arguments)
     if not isinstance(arguments, dict):
         return None, "arguments must be a JSON object"
     raw = arguments.get("questions")
@@ -232,89 +206,3 @@ def _read_options(raw: Any, index: int) -> tuple[list[dict[str, Any]] | None, st
 def parse_questions(arguments: Any) -> Questions | None:
     """P2: the question items of an ask_user_question call, or None when unparseable."""
     return read_questions(arguments)[0]
-
-
-_ANSWER_KEYS: Final = ("id", "selected")
-_CUSTOM_ANSWER_KEYS: Final = ("id", "selected", "custom")
-
-
-def read_answers(payload: Any) -> Answers | None:
-    """The V4 batch of `{"answers": [...]}`, or None when it is not one.
-
-    A batch already in view form (each item's keys exactly these, in this order: what
-    the host logs and renders) is the payload's own list, not a copy: the log's objects
-    are read-only like the fold's, and a load keeps every settled batch.
-    """
-    if type(payload) is not dict:
-        return None
-    raw = payload.get("answers")
-    if type(raw) is not list:
-        return None
-    exact = True
-    for answer in raw:
-        if type(answer) is not dict:
-            return None
-        qid, selected, custom = answer.get("id"), answer.get("selected"), answer.get("custom")
-        if type(qid) is not str or type(selected) is not list:
-            return None
-        for label in selected:
-            if type(label) is not str:
-                return None
-        if custom is not None and type(custom) is not str:
-            return None
-        if exact and tuple(answer) != (_ANSWER_KEYS if custom is None else _CUSTOM_ANSWER_KEYS):
-            exact = False
-    if exact:
-        return raw
-    return [
-        {"id": item["id"], "selected": item["selected"]}
-        if item.get("custom") is None
-        else {"id": item["id"], "selected": item["selected"], "custom": item["custom"]}
-        for item in raw
-    ]
-
-
-def read_tool_outcome(event: dict[str, Any]) -> Literal[Continued.CONTINUED] | Answers | None:
-    """P3: CONTINUED (pending, or outcome unknown), the answer batch, or None (drop the call)."""
-    error = event.get("error")
-    if error is not None and type(error) is dict and error.get("code") == _OUTCOME_UNKNOWN:
-        return CONTINUED  # P7's synthetic result after a crash
-    if event.get("isError"):
-        return None
-    outcome = event.get("outcome")
-    if outcome == OUTCOME_ANSWERED:
-        return read_answers(event)  # the event's own `answers`, checked like any batch
-    if outcome == OUTCOME_PENDING:
-        return CONTINUED
-    # A result logged before results carried their kind: what its text says (module doc).
-    # Here, not in a helper: the fold of an old store pays this for every ask's result.
-    payload = _loads(event.get("content"))
-    if type(payload) is dict and payload.get("pending") is True:
-        return CONTINUED
-    return read_answers(payload)
-
-
-def read_reply(message: dict[str, Any]) -> Answers:
-    """P4: a late reply's typed batch (L4), checked like any batch; `[]` when unreadable.
-
-    `message` is a user/message event or an inbox item's message: both carry the
-    reply's `content` and, since replies carried it, its `answers`.
-    """
-    if "answers" in message:
-        answers = read_answers(message)
-        return answers if answers is not None else []
-    return _untyped_reply(message.get("content"))
-
-
-def _untyped_reply(content: Any) -> Answers:
-    """The fallback for a reply logged before replies carried `answers` (old stores only):
-    the batch in its text blocks (L4's JSON), or `[]` when none is readable. New events
-    are never read this way: their text is rendered from their answers, not parsed back."""
-    if not isinstance(content, list):
-        return []
-    for block in content:
-        if isinstance(block, dict) and block.get("type") == "text":
-            answers = read_answers(_loads(block.get("text")))
-            if answers is not None:
-                return answers
-    return []
