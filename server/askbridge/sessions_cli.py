@@ -12,7 +12,8 @@ admitted), other tool calls and results, and turn ends.
 It reads through `open_store_read_only`: no lock, nothing written, so it works
 while a server holds the directory and sees everything that server has
 committed. The decoding, damage checks and event vocabulary are the store's
-(store_sqlite.py, host/log/events.py, projection_parse.py); nothing is re-parsed here.
+(store_sqlite.py, host/log/events.py, projection_parse.py, projection_outcomes.py);
+nothing is re-parsed here.
 Exit status 0; 1 with one line on stderr when the directory or the session does
 not exist or the store is damaged (a damaged session in a listing is shown as
 such, the others still listed, and the status is 1).
@@ -117,11 +118,8 @@ def _question_states(events: list[dict[str, Any]]) -> dict[str, str]:
     view's fold tracks timed calls only; a blocking question answered in its turn is
     settled too, so the listing walks the log itself (same readers as the fold, P3/P4)."""
     from askbridge.host.log import events as ev
-    from askbridge.host.log.projection_parse import (
-        ASK_USER_QUESTION,
-        parse_questions,
-        read_tool_outcome,
-    )
+    from askbridge.host.log.projection_outcomes import read_tool_outcome
+    from askbridge.host.log.projection_parse import ASK_USER_QUESTION, parse_questions
 
     states: dict[str, str] = {}
     for event in events:
@@ -212,7 +210,8 @@ def _tool_call(event: dict[str, Any]) -> Iterable[str]:
 
 
 def _tool_result(event: dict[str, Any]) -> Iterable[str]:
-    from askbridge.host.log.projection_parse import ASK_USER_QUESTION, read_tool_outcome
+    from askbridge.host.log.projection_outcomes import read_tool_outcome
+    from askbridge.host.log.projection_parse import ASK_USER_QUESTION
     from askbridge.protocol.errors import ErrorCode
 
     call_id = event.get("callId")
@@ -232,23 +231,23 @@ def _tool_result(event: dict[str, Any]) -> Iterable[str]:
 
 def _user_message(event: dict[str, Any]) -> Iterable[str]:
     from askbridge.host.log.events import REPLY_SOURCE_KIND
-    from askbridge.host.log.projection_parse import read_reply_answers
+    from askbridge.host.log.projection_outcomes import read_reply
 
     source = _dict(event.get("source"))
     if source.get("kind") == REPLY_SOURCE_KIND:
-        answers = read_reply_answers(event.get("content"))
+        answers = read_reply(event)
         return [f"user: late reply to {source.get('callId')} admitted: {_answers(answers)}"]
     return _block("user: ", _text(event.get("content")))
 
 
 def _inbox_inserted(event: dict[str, Any]) -> Iterable[str]:
     from askbridge.host.log.events import REPLY_SOURCE_KIND
-    from askbridge.host.log.projection_parse import read_reply_answers
+    from askbridge.host.log.projection_outcomes import read_reply
 
     message = _dict(event.get("message"))
     source = _dict(message.get("source"))
     if source.get("kind") == REPLY_SOURCE_KIND:
-        answers = read_reply_answers(message.get("content"))
+        answers = read_reply(message)
         return [f"late reply to {source.get('callId')} queued: {_answers(answers)}"]
     return _block(f"user (queued, {event.get('delivery')}): ", _text(message.get("content")))
 

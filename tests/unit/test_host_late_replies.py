@@ -220,6 +220,7 @@ async def test_L4_idle_agent_wakes_with_the_exact_reply_message() -> None:
         assert inserted["message"] == {
             "content": [{"type": "text", "text": REPLY_TEXT}],
             "source": SOURCE,
+            "answers": [{"id": "db", "selected": ["y"]}],  # P4 folds these, not the text
         }
         await settle()
         log = env.log(sid)
@@ -236,6 +237,7 @@ async def test_L4_idle_agent_wakes_with_the_exact_reply_message() -> None:
             "content": [{"type": "text", "text": REPLY_TEXT}],
             "source": SOURCE,
             "inboxId": inserted["inboxId"],
+            "answers": [{"id": "db", "selected": ["y"]}],
         }
         assert turn2[2]["inboxId"] == inserted["inboxId"]
         assert of_type(log, ev.ASSISTANT_MESSAGE)[-1]["text"] == "thanks"  # the next script step

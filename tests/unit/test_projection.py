@@ -168,6 +168,28 @@ def test_P2_asks_append_in_order_and_reask_moves_to_end_with_new_questions() -> 
     assert view_dict(state)["active"][2]["questions"] == [DB_VIEW]
 
 
+def test_P2_a_load_builds_a_call_s_view_form_when_read_the_same_as_a_live_fold() -> None:
+    """A load keeps an asked call's batch and builds its view form on first read (the
+    log's objects untouched); the view is the one a live fold reports."""
+    call = ask("c1", DB_RAW, NAME_RAW)
+    logged = json.dumps(call)
+    loaded, live = fold_all([TIMED, call]), Projection([TIMED])
+    (change,) = live.apply([call])
+    assert loaded.snapshot()[0]["questions"] == change["questions"] == [DB_VIEW, NAME_RAW]
+    assert json.dumps(view_dict(loaded)) == json.dumps(view_dict(live))  # key order too
+    assert json.dumps(call) == logged
+
+
+def test_P3_a_batch_in_view_form_is_kept_and_any_other_is_copied_in_view_order() -> None:
+    kept = [{"id": "db", "selected": ["y"]}, {"id": "n", "selected": [], "custom": "x"}]
+    other = [{"selected": ["y"], "id": "db", "note": 1}]
+    for batch, shown in ((kept, kept), (other, [{"id": "db", "selected": ["y"]}])):
+        result = ev.tool_result("c1", ASK, "", outcome="answered", answers=batch)
+        (settled,) = fold_all([TIMED, ask("c1"), result]).settled
+        assert json.dumps(settled[1]) == json.dumps(shown)
+        assert (settled[1] is batch) == (batch is kept)
+
+
 def test_P2_reask_of_a_continued_call_reopens_it() -> None:
     state = fold_all([TIMED, ask("c1"), pending("c1"), ask("c1")])
     assert active_of(state) == [("c1", "open")]

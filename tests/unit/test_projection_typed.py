@@ -1,16 +1,20 @@
-"""Results carry their kind (architecture.md): an ask's `tool/result` says what it came to.
+"""Results carry their kind (architecture.md): an ask's `tool/result` says what it came to,
+and a late reply's user/message (and its inbox item) the batch it answers with.
 
-The tool renders the model's text once; the log records the outcome beside it
-(`outcome`, `answers`), and the projection (P3) and `askbridge sessions` fold
-that, never the text. A store written before results carried their kind still
-loads into the same view (its results are read from their text, as then).
+The tool (and the late reply) renders the model's text once; the log records the
+outcome beside it (`outcome`, `answers`), and the projection (P3, P4) and
+`askbridge sessions` fold that, never the text. A store written before results
+and replies carried their kind still loads into the same view (they are read
+from their text, as then).
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from host_helpers import ANY, answer, ask_step, host_env, q, result_of, script, settle, text_step
+from store_helpers import header
 
 from askbridge.core import UserQuestionError, tool_outcome_unknown
 from askbridge.core import limits as core_limits
@@ -18,6 +22,7 @@ from askbridge.host.agent.tools import ToolOutcome
 from askbridge.host.log import events as ev
 from askbridge.host.log.projection import Projection
 from askbridge.protocol import ErrorCode
+from askbridge.sessions_cli import transcript
 
 ASK = "ask_user_question"
 TIMED = ev.request_header(
@@ -99,3 +104,66 @@ async def test_S1_a_model_call_is_checked_against_the_limits_once(monkeypatch: A
         await settle()
         assert result_of(env.log(s.id), "call-1")["outcome"] == "answered"
     assert checks == [1]
+
+
+def reply(text: str, **typed: Any) -> list[ev.Event]:
+    """call-1 went pending, then a late reply to it was queued and admitted (L4, L6)."""
+    content, source = ev.text_content(text), ev.reply_source("call-1")
+    return [
+        ev.tool_result("call-1", ASK, "{}", outcome="pending"),
+        ev.inbox_inserted("in-1", "next-step", content, source, **typed),
+        ev.inbox_claimed("in-1"),
+        ev.user_message(content, source=source, inbox_id="in-1", **typed),
+    ]
+
+
+OLD_REPLY_TEXT = (
+    '{"kind":"answer_to_pending_question","tool":"ask_user_question","callId":"call-1",'
+    '"questions":[],"answers":[{"id":"db","selected":["y"]}]}'
+)
+
+
+def test_P4_a_late_reply_settles_with_its_typed_answers_not_its_text() -> None:
+    """The text says x (or is not JSON at all): the fold takes the logged batch, y."""
+    says_x = OLD_REPLY_TEXT.replace('["y"]', '["x"]')
+    for text in (says_x, "not JSON"):
+        settled = folded(*reply(text, answers=CHOSEN)).view_dict()["settled"]
+        assert settled == [{"callId": "call-1", "answers": CHOSEN}]
+
+
+def test_P4_a_malformed_typed_batch_settles_empty_without_reading_the_text() -> None:
+    assert folded(*reply(OLD_REPLY_TEXT, answers=[{"id": 1}])).settled == [("call-1", [])]
+
+
+def test_P4_a_reply_logged_before_replies_carried_answers_loads_the_same() -> None:
+    """The previous version logged only the text (no `answers` key): it is read from it."""
+    old = reply(OLD_REPLY_TEXT)
+    assert "answers" not in old[-1] and "answers" not in old[1]["message"]
+    assert folded(*old).settled == [("call-1", CHOSEN)]
+    new = reply(OLD_REPLY_TEXT, answers=CHOSEN)
+    assert folded(*new).view_dict() == folded(*old).view_dict()
+
+
+def test_P4_L4_askbridge_sessions_shows_the_typed_answers_of_a_reply() -> None:
+    says_x = OLD_REPLY_TEXT.replace('["y"]', '["x"]')
+    for events, shown in ((reply(says_x, answers=CHOSEN), "y"), (reply(OLD_REPLY_TEXT), "y")):
+        lines = [line for line in transcript([header("s-1"), *events]) if "late reply" in line]
+        assert len(lines) == 2 and all(line.endswith(f"db: {shown}") for line in lines), lines
+
+
+async def test_L4_a_taken_reply_is_logged_with_the_batch_its_text_renders() -> None:
+    async with host_env(mode="timed") as env:
+        s = env.host.new_session(model=script(ask_step("call-1", [q("db")]), text_step("ok")))
+        env.prompt(s.id, "go")
+        await settle()
+        env.clock.advance(5000)  # the timed wait ends: call-1 went pending
+        await settle()
+        assert await env.host.late_answers.answer_reply(s.id, "call-1", answer(db="y"))
+        await settle()
+        log = env.log(s.id)
+        (inserted,) = [e for e in log if e["type"] == ev.INBOX_INSERTED]
+        (admitted,) = [e for e in log if e["type"] == ev.USER_MESSAGE and "source" in e]
+        for message in (inserted["message"], admitted):
+            assert message["answers"] == CHOSEN
+            rendered = json.loads(message["content"][0]["text"])
+            assert (rendered["callId"], rendered["answers"]) == ("call-1", CHOSEN)

@@ -18,7 +18,6 @@ from askbridge.protocol.vocabulary import Answer, AnswerItem, QuestionItem
 
 from .ports import Requester
 from .session import Session
-from .tools import reply_text
 
 
 class LateReplies:
@@ -57,8 +56,7 @@ class LateReplies:
             raise UserQuestionError.of(ErrorCode.REPLY_QUEUED)  # L2, before BAD_ANSWER
         questions = [QuestionItem.model_validate(q) for q in active.questions]
         checked = check_answer(questions, Answer(answers=list(batch)), call_id)  # L3, V8
-        text = reply_text(
-            call_id, [q.dump() for q in questions], [a.dump() for a in checked.answers]
-        )
-        session.enqueue_reply(call_id, text, client)  # L4: committed before True
+        answers = [a.dump() for a in checked.answers]
+        # L4: logged with its answers (and the text rendered from them), committed before True
+        session.enqueue_reply(call_id, [q.dump() for q in questions], answers, client)
         return True

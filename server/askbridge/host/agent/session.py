@@ -1,12 +1,11 @@
-"""A loaded session: its folds, its root agent, its queue; its turns run in turns.py.
+"""A loaded session: its root agent, its log, its queue; its turns run in turns.py.
 
-Everything a restart needs is a fold of the log: the projection, the inbox
-(queued late replies), the model's position (`request_index`), the calls
-without a result and the open turn (P7), the last text (a child's result,
-T8). A loaded session keeps these folds, never its events (S10): `history()`
-reads the log from the store for the one reader that needs all of it (an
-endpoint model's conversation, an ACP replay). Only queued prompts live in
-memory: their `session/prompt` callers are gone after a restart anyway.
+What it knows from its log (the projection, the inbox, the model's position, the
+open calls and turn, the last text) are its folds (session_folds.py), never its
+events (S10): `history()` reads the log from the store for the one reader that
+needs all of it (an endpoint model's conversation, an ACP replay). Only queued
+prompts live in memory: their `session/prompt` callers are gone after a restart
+anyway.
 
 A session changes only by appending events, in one of two ways:
 - `log(*events)` commits at once (with whatever else is pending, commits.py);
@@ -35,13 +34,13 @@ from askbridge.core import AbortSignal, HarnessError, SessionError, StoreError
 from askbridge.protocol.errors import ErrorCode
 
 from ..log import events as ev
-from ..log.inbox import Inbox, InboxItem
-from ..log.projection import Projection
+from ..log.inbox import InboxItem
 from ..store.store_api import encode_event
 from .agents import Agent, new_id
 from .history import LazyHistory
 from .models.base import Model
-from .tools import AskUserQuestionTool, StepTools
+from .session_folds import SessionFolds
+from .tools import AskUserQuestionTool, StepTools, reply_text
 
 if TYPE_CHECKING:
     from .ports import Requester, SessionHost
@@ -66,7 +65,7 @@ class QueuedPrompt:
     error: HarnessError | None = None
 
 
-class Session:
+class Session(SessionFolds):
     def __init__(
         self,
         host: SessionHost,
@@ -81,14 +80,7 @@ class Session:
         self.ask_tool = ask_tool
         self._step_tools: StepTools | None = None
         self.commit_error: StoreError | None = None  # a failed log_soon not yet raised
-        self.request_index = 0  # model requests so far: request/header events
-        self.turns = 0  # turn/start events
-        self.open_calls: dict[str, str] = {}  # P7: tool calls without a result → their name
-        self.open_turn: str | None = None  # P7: a turn/start without its turn/end
-        self.last_text = ""  # the latest assistant text (a child's final result, T8)
-        self.projection = Projection()
-        self.inbox = Inbox()
-        self._fold(events, initial=True)
+        super().__init__(events)
         self.prompts: deque[QueuedPrompt] = deque()
         self.reply_arrival = {item.inbox_id: next(_arrivals) for item in self.inbox.items.values()}
         self.running = False
@@ -136,41 +128,9 @@ class Session:
 
     def committed_events(self, events: list[ev.Event], publish: bool) -> None:
         """The events are durable: fold them, then tell the followers (D1)."""
-        changes = self._fold(events, initial=False)
+        changes = self.fold(events, initial=False)
         if publish and self.is_root:  # P6: a delegated child has no followers
             self.host.publisher.publish(self.id, events, changes)
-
-    def _fold(self, events: list[ev.Event], *, initial: bool) -> list[dict[str, Any]]:
-        """Every fold a loaded session keeps; the view's changes, unless `initial` (a load:
-        nobody needs them). Live, the turn loop counts requests and turns as it makes
-        them (the model's position is needed before its header is logged)."""
-        self.inbox.apply(events)
-        open_calls = self.open_calls
-        messages: list[ev.Event] = []
-        for event in events:
-            kind = event.get("type")
-            if kind == ev.TOOL_CALL:
-                open_calls[event["callId"]] = event.get("name", "")
-            elif kind == ev.TOOL_RESULT:
-                open_calls.pop(event.get("callId", ""), None)
-            elif kind == ev.REQUEST_HEADER:
-                if initial:
-                    self.request_index += 1
-            elif kind == ev.ASSISTANT_MESSAGE:
-                messages.append(event)
-            elif kind == ev.TURN_START:
-                self.open_turn = event.get("turnId")
-                if initial:
-                    self.turns += 1
-            elif kind == ev.TURN_END:
-                self.open_turn = None
-        # The latest text, read from the end: a load (store.load_lazily) decodes no other
-        # assistant message.
-        for message in reversed(messages):
-            if message.get("text"):
-                self.last_text = str(message["text"])
-                break
-        return self.projection.apply(events, report=not initial)
 
     def _encoded(self, event: ev.Event) -> str:
         step = self._step_tools
@@ -201,9 +161,18 @@ class Session:
         self.wake()
         return prompt
 
-    def enqueue_reply(self, call_id: str, text: str, client: Requester | None = None) -> None:
-        """L4: commit the reply to the inbox, then wake an idle agent."""
-        self.enqueue_inbox(ev.text_content(text), ev.reply_source(call_id), "next-step", client)
+    def enqueue_reply(
+        self,
+        call_id: str,
+        questions: list[dict[str, Any]],
+        answers: list[dict[str, Any]],
+        client: Requester | None = None,
+    ) -> None:
+        """L4: commit the reply to the inbox, then wake an idle agent. It is logged with
+        its answers (P4 folds them) and the model's text, rendered from them once."""
+        content = ev.text_content(reply_text(call_id, questions, answers))
+        source = ev.reply_source(call_id)
+        self.enqueue_inbox(content, source, "next-step", client, answers=answers)
 
     def steer(self, text: str, client: Requester | None = None) -> None:
         """A user message for the running agent, admitted at its next step boundary."""
@@ -216,12 +185,14 @@ class Session:
         source: dict[str, Any] | None,
         delivery: Literal["next-turn", "next-step"],
         client: Requester | None = None,
+        *,
+        answers: list[dict[str, Any]] | None = None,
     ) -> None:
         """Commit an inbox item (durable), then wake an idle agent."""
         # New inbox work after a user cancel wakes the agent, and the items held since the
         # cancel go with it in arrival order (L4, L5).
         inbox_id = new_id("in")
-        self.log(ev.inbox_inserted(inbox_id, delivery, content, source))
+        self.log(ev.inbox_inserted(inbox_id, delivery, content, source, answers))
         self.hold_replies = False
         self.reply_arrival[inbox_id] = next(_arrivals)
         if client is not None:

@@ -52,7 +52,9 @@ log = logging.getLogger("askbridge.host")
 
 def _admit(item: InboxItem) -> list[ev.Event]:
     return [
-        ev.user_message(item.content, source=item.source, inbox_id=item.inbox_id),
+        ev.user_message(
+            item.content, source=item.source, inbox_id=item.inbox_id, answers=item.answers
+        ),
         ev.inbox_claimed(item.inbox_id),
     ]
 

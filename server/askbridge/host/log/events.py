@@ -17,8 +17,10 @@ know every key an event can carry.
 | tool/call | callId, name, arguments |
 | tool/result | callId, name, content (text the model gets), isError, error? {name, code}, |
 |   | outcome? ("answered"/"pending"), answers? (answered: the checked batch) |
-| user/message | content [{type: "text", text}], source? {kind, callId, outcome}, inboxId? |
-| agent/inbox/inserted | inboxId, delivery ("next-turn"/"next-step"), message {content, source?} |
+| user/message | content [{type: "text", text}], source? {kind, callId, outcome}, inboxId?, |
+|   | answers? (a late reply: the checked batch answering `source.callId`) |
+| agent/inbox/inserted | inboxId, delivery ("next-turn"/"next-step"), message {content, source?, |
+|   | answers?} (what its user/message will carry) |
 | agent/inbox/claimed | inboxId |
 | agent/inbox/discarded | inboxId, reason |
 | turn/end | turnId, stopReason, error? {name, code, message} |
@@ -114,7 +116,7 @@ def tool_result(
     """`outcome` says what an ask came to, so that no reader parses `content` back (P3):
     "answered" (with `answers`) or "pending". A failure needs none: `isError` and its
     `error.code` say it all. Any other outcome (another tool's own text) is not written.
-    Logs written before `outcome` existed carry only the text (projection_parse.py)."""
+    Logs written before `outcome` existed carry only the text (projection_outcomes.py)."""
     event: Event = {
         "type": TOOL_RESULT,
         "callId": call_id,
@@ -141,12 +143,18 @@ def user_message(
     *,
     source: dict[str, Any] | None = None,
     inbox_id: str | None = None,
+    answers: list[dict[str, Any]] | None = None,
 ) -> Event:
+    """`answers`: a late reply's checked batch (L4), so that no reader parses `content` back
+    (P4); the call it answers is `source.callId`. Logs written before replies carried it
+    have only the text (projection_outcomes.py)."""
     event: Event = {"type": USER_MESSAGE, "content": content}
     if source is not None:
         event["source"] = source
     if inbox_id is not None:
         event["inboxId"] = inbox_id
+    if answers is not None:
+        event["answers"] = answers
     return event
 
 
@@ -155,10 +163,15 @@ def inbox_inserted(
     delivery: Literal["next-turn", "next-step"],
     content: list[dict[str, Any]],
     source: dict[str, Any] | None = None,
+    answers: list[dict[str, Any]] | None = None,
 ) -> Event:
+    """`message` is what the item's user/message carries when it is admitted (`answers`
+    as in `user_message`)."""
     message: dict[str, Any] = {"content": content}
     if source is not None:
         message["source"] = source
+    if answers is not None:
+        message["answers"] = answers
     return {"type": INBOX_INSERTED, "inboxId": inbox_id, "delivery": delivery, "message": message}
 
 

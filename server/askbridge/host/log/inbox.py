@@ -21,6 +21,7 @@ class InboxItem:
     delivery: str
     content: list[dict[str, Any]]
     source: dict[str, Any] | None
+    answers: list[dict[str, Any]] | None = None  # a late reply's checked batch (events.py)
 
     @property
     def reply_call_id(self) -> str | None:
@@ -45,6 +46,7 @@ class Inbox:
                     event.get("delivery", "next-turn"),
                     list(message.get("content") or []),
                     message.get("source"),
+                    message.get("answers"),
                 )
                 self.items[item.inbox_id] = item
                 if item.reply_call_id is not None:

@@ -24,8 +24,8 @@ in order (`askbridge.protocol.views.apply_view_changes`) holds the same view,
 so every change costs bytes in proportion to what changed (S2), never the
 whole view.
 
-Parsing what the log carries (tool arguments, results, reply texts) lives in
-projection_parse.py.
+Parsing what the log carries lives in projection_parse.py (tool arguments) and
+projection_outcomes.py (results, late replies).
 """
 
 from __future__ import annotations
@@ -37,15 +37,14 @@ from askbridge.protocol.vocabulary import ProjectionView
 
 from .events import REPLY_SOURCE_KIND, REQUEST_HEADER, TOOL_CALL, TOOL_RESULT, USER_MESSAGE, Event
 from .gcpause import paused_gc
+from .projection_outcomes import CONTINUED, Answers, read_reply, read_tool_outcome
 from .projection_parse import (
     ASK_USER_QUESTION,
-    CONTINUED,
-    Answers,
     Questions,
     declares_timed_tool,
     parse_questions,
-    read_reply_answers,
-    read_tool_outcome,
+    questions_valid,
+    view_questions,
 )
 
 QuestionState = Literal["open", "continued"]
@@ -53,14 +52,34 @@ Change = dict[str, Any]
 
 
 class ActiveCall:
-    """An asked, unsettled call (read-only for everyone but the fold)."""
+    """An asked, unsettled call (read-only for everyone but the fold).
 
-    __slots__ = ("call_id", "questions", "state")
+    A call folded from a batch T4 accepts whole keeps that batch (the event's own,
+    read-only like every event) and builds its view form when `questions` is first
+    read: a load folds every ask of the log, yet most of them settle unread.
+    """
 
-    def __init__(self, call_id: str, questions: Questions, state: QuestionState) -> None:
+    __slots__ = ("_questions", "_raw", "call_id", "state")
+
+    def __init__(
+        self,
+        call_id: str,
+        questions: Questions | None,
+        state: QuestionState,
+        raw: list[dict[str, Any]] | None = None,
+    ) -> None:
         self.call_id = call_id
-        self.questions = questions
+        self._questions = questions
+        self._raw = raw  # when `questions` is None: a batch `questions_valid` accepts
         self.state: QuestionState = state
+
+    @property
+    def questions(self) -> Questions:
+        questions = self._questions
+        if questions is None:
+            questions = self._questions = view_questions(self._raw or [])
+            self._raw = None
+        return questions
 
 
 def _copy_question(question: dict[str, Any]) -> dict[str, Any]:
@@ -97,17 +116,33 @@ class Projection:
         """
         changes: list[Change] = []
         active = self.active
+        settled = self.settled
         for event in events:
             kind = event.get("type")
             if kind == TOOL_RESULT:
                 if not active:
                     continue
                 call_id = event.get("callId")
-                entry = active.get(call_id) if type(call_id) is str else None
-                if entry is not None:
-                    change = self._on_result(entry, event, report)
-                    if change is not None:
-                        changes.append(change)
+                if type(call_id) is not str:
+                    continue
+                entry = active.get(call_id)
+                if entry is None:
+                    continue
+                outcome = read_tool_outcome(event)  # P3
+                if outcome is CONTINUED:
+                    if entry.state != "continued":
+                        entry.state = "continued"  # in place: its position does not change
+                        if report:
+                            changes.append({"callId": call_id, "state": "continued"})
+                elif outcome is None:
+                    del active[call_id]
+                    if report:
+                        changes.append({"callId": call_id, "state": "removed"})
+                else:
+                    del active[call_id]
+                    settled.append((call_id, outcome))
+                    if report:
+                        changes.append({"callId": call_id, "state": "settled", "answers": outcome})
             elif kind == TOOL_CALL:
                 # P1: a call is tracked only while the latest header declares the timed
                 # schema. The header gates what starts being tracked; a call already
@@ -115,13 +150,24 @@ class Projection:
                 if not self.timed or event.get("name") != ASK_USER_QUESTION:
                     continue
                 call_id = event.get("callId")
-                questions = parse_questions(event.get("arguments"))
-                if type(call_id) is not str or questions is None:
-                    continue  # P2: unparseable arguments change nothing
-                active.pop(call_id, None)  # a re-ask moves to the end (P2)
-                active[call_id] = ActiveCall(call_id, questions, "open")
+                if type(call_id) is not str:
+                    continue
+                arguments = event.get("arguments")
+                raw = arguments.get("questions") if type(arguments) is dict else None
+                if type(raw) is list and questions_valid(raw):
+                    entry = ActiveCall(call_id, None, "open", raw)  # built when read
+                else:
+                    questions = parse_questions(arguments)  # the careful (lenient) pass
+                    if questions is None:
+                        continue  # P2: unparseable arguments change nothing
+                    entry = ActiveCall(call_id, questions, "open")
+                if call_id in active:
+                    del active[call_id]  # a re-ask moves to the end (P2)
+                active[call_id] = entry
                 if report:
-                    changes.append({"callId": call_id, "state": "open", "questions": questions})
+                    changes.append(
+                        {"callId": call_id, "state": "open", "questions": entry.questions}
+                    )
             elif kind == REQUEST_HEADER:
                 tools = event.get("tools")
                 if tools is not self._tools:
@@ -136,30 +182,14 @@ class Projection:
                 call_id = source.get("callId")
                 if type(call_id) is not str or call_id not in active:
                     continue  # P4: a reply naming an inactive call changes nothing
-                answers = read_reply_answers(event.get("content"))
-                change = self._settle(call_id, answers, report)
-                if change is not None:
-                    changes.append(change)
+                answers = read_reply(event)
+                del active[call_id]
+                settled.append((call_id, answers))
+                if report:
+                    changes.append({"callId": call_id, "state": "settled", "answers": answers})
             # P5: every other event (inbox events included: an admitted reply is its
             # user/message) never changes the view.
         return changes
-
-    def _settle(self, call_id: str, answers: Answers, report: bool) -> Change | None:
-        del self.active[call_id]
-        self.settled.append((call_id, answers))
-        return {"callId": call_id, "state": "settled", "answers": answers} if report else None
-
-    def _on_result(self, entry: ActiveCall, event: Event, report: bool) -> Change | None:
-        outcome = read_tool_outcome(event)  # P3
-        if outcome is CONTINUED:
-            if entry.state == "continued":
-                return None
-            entry.state = "continued"  # in place: its position does not change
-            return {"callId": entry.call_id, "state": "continued"} if report else None
-        if outcome is None:
-            del self.active[entry.call_id]
-            return {"callId": entry.call_id, "state": "removed"} if report else None
-        return self._settle(entry.call_id, outcome, report)
 
     # -- reading --------------------------------------------------------------------------
 

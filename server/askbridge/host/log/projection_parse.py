@@ -1,11 +1,10 @@
-"""Reading the parts of logged events the `userQuestions` projection cares about (P1–P4).
+"""Reading the asks of logged events the `userQuestions` projection cares about (P1, P2).
 
 The projection (projection.py) folds whatever the log holds, including what a
 model or a crash produced, so every reader here is total: malformed input
-yields None (or `[]` for reply texts, P4), never an exception. Results are
-normalized to the wire vocabulary (V1, V2, V4) and are safe to build a
-`ProjectionView` from: question ids are non-empty strings, option labels are
-non-empty strings, `selected` holds strings.
+yields None, never an exception. Questions are normalized to the wire
+vocabulary (V1, V2) and are safe to build a `ProjectionView` from: question
+ids are non-empty strings, option labels are non-empty strings.
 
 - `declares_timed_tool(tools)` — P1: a request/header's tools include
   `ask_user_question` whose JSON Schema `parameters.properties` has `timeout`.
@@ -14,42 +13,25 @@ non-empty strings, `selected` holds strings.
 - `read_questions(arguments)` — the same pass, which also says what T4 finds
   wrong with them (the tool's input error, host/agent/tools.py): one reader of the
   tool's arguments for the tool and the view alike.
-- `read_tool_outcome(event)` — P3: CONTINUED, the answer batch, or None (drop),
-  from the kind the result carries (`outcome`, `answers`, `isError`, `error.code`;
-  host/log/events.py `tool_result`). Logs written before results carried their
-  kind (the previous version's stores) have only the model's text: for a result
-  without `outcome` and not an error, that text is read as it was then (`{"pending":
-  true}` or an answer batch), so an old store loads into the same view.
-- `read_reply_answers(content)` — P4: the batch inside a late reply's text (`[]`
-  when none is readable).
+- `questions_valid(raw)`, `view_questions(raw)` — that reader's usual case in two
+  steps: whether T4 takes a batch whole (checked without building anything), and
+  its view form. The fold checks every ask when it is folded but builds a call's
+  view form only when someone reads it (projection.py `ActiveCall`).
+- `json_value(text)` — `json.loads(text)`, or None for anything that is not JSON text.
+
+What a call came to (results, late replies: P3, P4) is read in projection_outcomes.py.
 """
 
 from __future__ import annotations
 
 import json
-from enum import Enum
-from typing import Any, Final, Literal
-
-from askbridge.protocol.errors import ErrorCode
-
-from .events import OUTCOME_ANSWERED, OUTCOME_PENDING
+from typing import Any, Final
 
 ASK_USER_QUESTION: Final = "ask_user_question"
 
-# Question or answer items in wire form. Read-only once parsed: the fold keeps them and
+# Question items in wire form. Read-only once parsed: the fold keeps them and
 # hands the same objects to the changes it reports (host/log/projection.py).
 Questions = list[dict[str, Any]]
-Answers = list[dict[str, Any]]
-
-
-class Continued(Enum):
-    """P3: the call returned pending or its outcome is unknown; it stays answerable."""
-
-    CONTINUED = "continued"
-
-
-CONTINUED: Final = Continued.CONTINUED
-_OUTCOME_UNKNOWN: Final = str(ErrorCode.TOOL_OUTCOME_UNKNOWN)
 
 
 def declares_timed_tool(tools: Any) -> bool:
@@ -67,7 +49,7 @@ def declares_timed_tool(tools: Any) -> bool:
 _scan_once: Any = getattr(json.JSONDecoder(), "scan_once")  # noqa: B009
 
 
-def _loads(text: Any) -> Any:
+def json_value(text: Any) -> Any:
     """`json.loads(text)`, or None for anything that is not JSON text.
 
     What the log holds is compact JSON without surrounding whitespace, which the
@@ -96,7 +78,7 @@ def read_questions(arguments: Any) -> tuple[Questions | None, str | None]:
     are left out of the view, while the tool refuses them naming the first one.
     """
     if isinstance(arguments, str):  # some adapters log the model's raw JSON text
-        arguments = _loads(arguments)
+        arguments = json_value(arguments)
     if not isinstance(arguments, dict):
         return None, "arguments must be a JSON object"
     raw = arguments.get("questions")
@@ -137,43 +119,63 @@ def read_questions(arguments: Any) -> tuple[Questions | None, str | None]:
 
 
 def _valid_questions(raw: list[Any]) -> Questions | None:
-    """`read_questions` of a batch that T4 accepts whole (the usual case), in one tight
-    loop; None as soon as anything is off, for the careful pass to say what."""
-    questions: Questions = []
+    """`read_questions` of a batch that T4 accepts whole (the usual case); None as soon as
+    anything is off, for the careful pass to say what."""
+    return view_questions(raw) if questions_valid(raw) else None
+
+
+def questions_valid(raw: list[Any]) -> bool:
+    """Whether T4 accepts the (non-empty) batch whole, checked in one tight loop without
+    building anything: the fold builds a call's view form only when it is read
+    (projection.py `ActiveCall.questions`), and most calls of a loaded log settle unread."""
+    if not raw:
+        return False
     for item in raw:
         if type(item) is not dict:
-            return None
-        qid, text = item.get("id"), item.get("question")
+            return False
+        qid, text, header = item.get("id"), item.get("question"), item.get("header")
         if type(qid) is not str or not qid or type(text) is not str:
-            return None
-        question: dict[str, Any] = {"id": qid, "question": text}
-        header = item.get("header")
-        if header is not None:
-            if type(header) is not str:
-                return None
-            question["header"] = header
+            return False
+        if header is not None and type(header) is not str:
+            return False
         raw_options = item.get("options")
         if raw_options is not None:
             if type(raw_options) is not list:
-                return None
-            options: list[dict[str, str]] = []
+                return False
             for option in raw_options:
                 if type(option) is not dict:
-                    return None
+                    return False
                 label, description = option.get("label"), option.get("description")
                 if type(label) is not str or not label:
-                    return None
+                    return False
+                if description is not None and type(description) is not str:
+                    return False
+        multi = item.get("multi_select")
+        if multi is not None and type(multi) is not bool:
+            return False
+    return True
+
+
+def view_questions(raw: list[dict[str, Any]]) -> Questions:
+    """The view form of a batch `questions_valid` takes (new objects; nothing re-checked)."""
+    questions: Questions = []
+    for item in raw:
+        question: dict[str, Any] = {"id": item["id"], "question": item["question"]}
+        header = item.get("header")
+        if header is not None:
+            question["header"] = header
+        raw_options = item.get("options")
+        if raw_options is not None:
+            options: list[dict[str, str]] = []
+            for option in raw_options:
+                description = option.get("description")
                 if description is None:
-                    options.append({"label": label})
-                elif type(description) is str:
-                    options.append({"label": label, "description": description})
+                    options.append({"label": option["label"]})
                 else:
-                    return None
+                    options.append({"label": option["label"], "description": description})
             question["options"] = options
         multi = item.get("multi_select")
         if multi is not None:
-            if type(multi) is not bool:
-                return None
             question["multiSelect"] = multi
         questions.append(question)
     return questions
@@ -204,65 +206,3 @@ def _read_options(raw: Any, index: int) -> tuple[list[dict[str, Any]] | None, st
 def parse_questions(arguments: Any) -> Questions | None:
     """P2: the question items of an ask_user_question call, or None when unparseable."""
     return read_questions(arguments)[0]
-
-
-def read_answers(payload: Any) -> Answers | None:
-    """The V4 batch of `{"answers": [...]}`, or None when it is not one."""
-    if type(payload) is not dict:
-        return None
-    raw = payload.get("answers")
-    if type(raw) is not list:
-        return None
-    items: Answers = []
-    for answer in raw:
-        if type(answer) is not dict:
-            return None
-        qid, selected = answer.get("id"), answer.get("selected")
-        if type(qid) is not str or type(selected) is not list:
-            return None
-        for label in selected:
-            if type(label) is not str:
-                return None
-        custom = answer.get("custom")
-        if custom is None:
-            items.append({"id": qid, "selected": selected})
-        elif type(custom) is str:
-            items.append({"id": qid, "selected": selected, "custom": custom})
-        else:
-            return None
-    return items
-
-
-def read_tool_outcome(event: dict[str, Any]) -> Literal[Continued.CONTINUED] | Answers | None:
-    """P3: CONTINUED (pending, or outcome unknown), the answer batch, or None (drop the call)."""
-    error = event.get("error")
-    if error is not None and type(error) is dict and error.get("code") == _OUTCOME_UNKNOWN:
-        return CONTINUED  # P7's synthetic result after a crash
-    if event.get("isError"):
-        return None
-    outcome = event.get("outcome")
-    if outcome == OUTCOME_ANSWERED:
-        return read_answers(event)  # the event's own `answers`, checked like any batch
-    if outcome == OUTCOME_PENDING:
-        return CONTINUED
-    return _untyped_outcome(event)
-
-
-def _untyped_outcome(event: dict[str, Any]) -> Literal[Continued.CONTINUED] | Answers | None:
-    """A result logged before results carried their kind: what its text says (module doc)."""
-    payload = _loads(event.get("content"))
-    if type(payload) is dict and payload.get("pending") is True:
-        return CONTINUED
-    return read_answers(payload)
-
-
-def read_reply_answers(content: Any) -> Answers:
-    """P4: the batch in a late reply's text blocks (L4), or `[]` when none is readable."""
-    if not isinstance(content, list):
-        return []
-    for block in content:
-        if isinstance(block, dict) and block.get("type") == "text":
-            answers = read_answers(_loads(block.get("text")))
-            if answers is not None:
-                return answers
-    return []
