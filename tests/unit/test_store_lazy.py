@@ -76,6 +76,15 @@ def a_log() -> list[ev.Event]:
             inbox_id="i1",
         ),
         ev.user_message(ev.text_content("and then?")),
+        ev.tool_call("c5", ASK, {"questions": [QUESTION]}),
+        ev.tool_result("c5", ASK, '{"pending":true}', outcome=ev.OUTCOME_PENDING),
+        # A late reply as logged since replies carry their batch typed (P4): a lazy event
+        # whose `answers` the fold reads from its body.
+        ev.user_message(
+            ev.text_content("rendered once, never read back"),
+            source=ev.reply_source("c5"),
+            answers=ANSWERS,
+        ),
         {"n": 1, "type": "x/untyped-first"},  # a body that does not start with its type
     ]
 
@@ -92,7 +101,7 @@ def test_D2_lazily_loaded_events_are_the_stored_events(tmp_path: Path) -> None:
     try:
         plain = store.load("s1")
         lazy = store.load_lazily("s1")
-        assert sum(type(event) is LazyEvent for event in lazy) == 10
+        assert sum(type(event) is LazyEvent for event in lazy) == 12  # 2 more: c5 and its reply
         assert [event.get("type") for event in lazy] == [event["type"] for event in plain]
         assert lazy == plain and plain == lazy  # a whole-event read decodes (both sides)
         assert not any(isinstance(event, LazyEvent) and event._read for event in lazy)

@@ -55,7 +55,7 @@ def read_answers(payload: Any) -> Answers | None:
     the host logs and renders) is the payload's own list, not a copy: the log's objects
     are read-only like the fold's, and a load keeps every settled batch.
     """
-    if type(payload) is not dict:
+    if not isinstance(payload, dict):  # a lazily loaded event (store/event_rows.py) too
         return None
     raw = payload.get("answers")
     if type(raw) is not list:
