@@ -141,7 +141,7 @@ def test_P1_P7_L2_folds_over_a_lazy_load_equal_folds_over_the_whole_log(tmp_path
         assert lazy_state == plain_state
         view, _, open_calls, open_turn, *_ = lazy_state
         assert [entry["callId"] for entry in view["active"]] == ["c3"]
-        assert [entry["callId"] for entry in view["settled"]] == ["c2", "c1"]
+        assert [entry["callId"] for entry in view["settled"]] == ["c2", "c1", "c5"]
         assert open_calls == {} and open_turn is None  # repaired on the first load
         events = store.load_lazily("s1")
         assert Projection(events).view_dict() == Projection(store.load("s1")).view_dict()
