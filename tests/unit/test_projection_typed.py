@@ -18,6 +18,7 @@ from store_helpers import header
 
 from askbridge.core import UserQuestionError, tool_outcome_unknown
 from askbridge.core import limits as core_limits
+from askbridge.host.agent.external import ExternalSession
 from askbridge.host.agent.tools import ToolOutcome
 from askbridge.host.log import events as ev
 from askbridge.host.log.projection import Projection
@@ -167,3 +168,21 @@ async def test_L4_a_taken_reply_is_logged_with_the_batch_its_text_renders() -> N
             assert message["answers"] == CHOSEN
             rendered = json.loads(message["content"][0]["text"])
             assert (rendered["callId"], rendered["answers"]) == ("call-1", CHOSEN)
+
+
+async def test_X4_P4_get_answers_gives_a_replys_typed_batch_not_its_text() -> None:
+    """An MCP session's `get_answers` entry: the queued reply's logged batch (y) and its
+    call's questions, though the text says x; a reply queued before replies carried their
+    answers is still read from its text."""
+    says_x = OLD_REPLY_TEXT.replace('["y"]', '["x"]')
+    for typed, text in (({"answers": CHOSEN}, says_x), ({}, OLD_REPLY_TEXT)):
+        async with host_env() as env:
+            s = env.host.new_session(model=script(text_step("ok")))
+            external = ExternalSession(s, object(), TIMED["tools"])  # a timed ask
+            queued = reply(text, **typed)[:2]  # pending, then queued: not yet admitted
+            s.log(ev.tool_call("call-1", ASK, {"questions": [DB]}), *queued)
+            [entry] = external.take_replies()
+            assert (entry["callId"], entry["answers"]) == ("call-1", CHOSEN)
+            if typed:
+                assert [question["id"] for question in entry["questions"]] == ["db"]
+            assert external.take_replies() == []  # delivered once (L6)

@@ -45,8 +45,10 @@ from askbridge.core import (
 )
 from askbridge.protocol.errors import ErrorCode
 from askbridge.protocol.text import scrub
+from askbridge.protocol.vocabulary import QuestionItem
 
 from ..log import events as ev
+from ..log.inbox import InboxItem
 from .agents import new_id, now_iso
 from .model_output import CheckedCall, check_call
 from .models.base import ToolCallRequest
@@ -211,8 +213,20 @@ class ExternalSession:
         ]
         if not items:
             return []
+        entries = [self._reply_entry(item) for item in items]  # while their calls are active
         self.session.log(*[event for item in items for event in admission_events(item)])
-        return [_reply_entry(item.reply_call_id or "", item.content) for item in items]
+        return entries
+
+    def _reply_entry(self, item: InboxItem) -> dict[str, Any]:
+        """`{callId, questions, answers}`: the reply's typed batch and its call's questions
+        as the projection holds them, dumped as `late_replies` dumped them into the text
+        (never read back from that text: P4)."""
+        call_id = item.reply_call_id or ""
+        active = self.session.projection.entry(call_id)
+        if item.answers is None or active is None:
+            return _untyped_reply_entry(call_id, item.content)
+        questions = [QuestionItem.model_validate(q).dump() for q in active.questions]
+        return {"callId": call_id, "questions": questions, "answers": item.answers}
 
     def pending_calls(self) -> list[str]:
         """Calls that returned pending (or outcome-unknown) and have no reply yet."""
@@ -224,8 +238,9 @@ class ExternalSession:
         ]
 
 
-def _reply_entry(call_id: str, content: list[dict[str, Any]]) -> dict[str, Any]:
-    """The `{callId, questions, answers}` a late reply's text (tools.reply_text) holds."""
+def _untyped_reply_entry(call_id: str, content: list[dict[str, Any]]) -> dict[str, Any]:
+    """The `{callId, questions, answers}` a late reply's text (tools.reply_text) holds: the
+    fallback for a reply queued before replies carried their answers (old stores only)."""
     text = next((c.get("text") for c in content if isinstance(c, dict)), None)
     try:
         body = json.loads(text) if isinstance(text, str) else {}
