@@ -21,8 +21,6 @@ from .store.datadir import open_store, resolve_data_dir
 from .store.store_api import StoreError
 
 if TYPE_CHECKING:
-    import argparse
-
     from .store.store_api import EventStore
 
 
@@ -53,8 +51,9 @@ class HostSettings:
         )
 
 
-def open_data_store(args: argparse.Namespace) -> EventStore | None:
-    """The store of --data-dir, or None after printing why it cannot be used (exit 1).
+def open_data_store(data_dir_arg: str | None) -> EventStore | None:
+    """The store of --data-dir (`data_dir_arg`, None when not given), or None after
+    printing why it cannot be used (exit 1).
 
     "Why" is the StoreError's one line (datadir.py): in use by another process
     (also one that still holds a deleted or replaced directory), not private
@@ -62,7 +61,7 @@ def open_data_store(args: argparse.Namespace) -> EventStore | None:
     from a newer askbridge, or a filesystem that refuses writes.
     """
     try:
-        return open_store(resolve_data_dir(args.data_dir))
+        return open_store(resolve_data_dir(data_dir_arg))
     except StoreError as exc:
         print(f"askbridge: {exc}", file=sys.stderr)
         return None

@@ -18,9 +18,7 @@ says "start this directory over".
 
 from __future__ import annotations
 
-import datetime
 import os
-import secrets
 from pathlib import Path
 
 from .private_files import check_existing_file
@@ -71,6 +69,12 @@ def lost_message(data_dir: Path, db_path: Path, what: str) -> str:
 
 def write_identity(data_dir: Path) -> None:
     """Write `askbridge.store` once (0600, never through a link); no-op if it exists."""
+    # Imported here, not at the top: only a new store writes its identity, and an inline
+    # host opens an existing one before it answers `initialize` (issue 19): `secrets`
+    # brings `random`, `base64`, `hmac` (a few ms). (sqlite3 imports datetime anyway.)
+    import datetime
+    import secrets
+
     path = identity_path(data_dir)
     created = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     text = f"askbridge store {secrets.token_hex(16)}\ncreated {created}\n"
