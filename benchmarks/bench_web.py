@@ -36,6 +36,25 @@ question, page minus window, median 1.8-5.6 ms:
   the network service, then the renderer);
 - the page, `onmessage` -> the card in the DOM: ~0.65 ms.
 
+Traced again (2026-12-02 05:20-05:40 UTC, load ~0, 10-25 questions a run; an
+EventSource wrapper in the page stamping `message` with performance.timeOrigin +
+performance.now(), `strace -ttt` on the door for its socket reads and writes):
+
+- the clocks agree: Date.now() and timeOrigin+now() lie inside a time.time()
+  round trip through `evaluate` (within ~1 ms, Date.now() floored), so the
+  page's figure is not skewed against it;
+- the observer does not fire late: `onmessage` -> card in the DOM 0.1-0.8 ms
+  (medians: window 4.3, onmessage 8.9, DOM 9.3 ms, 25 questions);
+- the unaccounted time is Chromium's, between the door's `sendto` of the card
+  (the view in the same write) and the renderer's `onmessage`: 0.4-7.9 ms, median
+  ~3.5 ms (9 questions), not the 0.4-1.2 ms assumed above. It varies with what
+  else runs at that moment on 2 cores: the door's own follow-up for a timed card
+  (its probe claim: a request to the host, its reply, a second card event) and the
+  host, the bench and Playwright. Two experiments, not kept: the probe deferred by
+  10 ms (ratio 1.73-2.27x, 3 runs) and the network service in Chromium's browser
+  process (`--enable-features=NetworkServiceInProcess`, 1.74-2.04x, 3 runs) did
+  not move it beyond the noise of unchanged main (1.83-2.45x, 4 runs).
+
 Before the fixes of 2026-12-02 the door took a median ~6 ms (up to 13 ms) from the
 ask to the card, and the page 3-9 ms from `onmessage` to the DOM. What is left is
 two more processes on the page's path than on the window's, the browser's; on a
