@@ -130,10 +130,20 @@ INITIALIZE = {
 }
 
 
+# The console script takes its own path for a plain command line (entry.py, no parser).
+CONSOLE_SCRIPT = Path(sys.executable).parent / "askbridge"
+PROGRAMS = {"module": ASKBRIDGE, "console-script": [str(CONSOLE_SCRIPT)]}
+
+
+@pytest.mark.parametrize("program", list(PROGRAMS))
 @pytest.mark.parametrize("command", ["serve", "acp"])
-def test_ctrl_c_ends_the_server_with_130_and_no_traceback(command: str, tmp_path: Path) -> None:
+def test_ctrl_c_ends_the_server_with_130_and_no_traceback(
+    command: str, program: str, tmp_path: Path
+) -> None:
+    if not os.access(PROGRAMS[program][0], os.X_OK):
+        pytest.skip("no console script")
     process = subprocess.Popen(
-        [*ASKBRIDGE, command, "--data-dir", str(tmp_path / "data")],
+        [*PROGRAMS[program], command, "--data-dir", str(tmp_path / "data")],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
