@@ -62,11 +62,17 @@ def many_asks(n: int) -> dict[str, Any]:
     return {"toolCalls": calls}
 
 
+def window_session(env: Any, asks: int) -> tuple[CallbackWindow, Any]:
+    """An attached CallbackWindow and a session it created, whose model asks `asks`
+    questions in one step, then says ok."""
+    window = CallbackWindow()
+    client = env.host.attach(window, {})  # type: ignore[arg-type]
+    return window, env.host.new_session(client, model=script(many_asks(asks), text_step("ok")))
+
+
 async def test_M2_a_step_of_asks_waits_as_records_not_tasks() -> None:
     async with host_env(mode="timed", timeout_s=60) as env:
-        window = CallbackWindow()
-        client = env.host.attach(window, {})  # type: ignore[arg-type]
-        s = env.host.new_session(client, model=script(many_asks(50), text_step("ok")))
+        window, s = window_session(env, 50)
         await settle()
         before = len(asyncio.all_tasks())
         run = env.prompt(s.id, "go")
@@ -84,9 +90,7 @@ async def test_M2_a_step_of_asks_waits_as_records_not_tasks() -> None:
 
 async def test_A9_cancelling_the_turn_withdraws_every_card_and_records_the_abort() -> None:
     async with host_env(mode="legacy") as env:
-        window = CallbackWindow()
-        client = env.host.attach(window, {})  # type: ignore[arg-type]
-        s = env.host.new_session(client, model=script(many_asks(3), text_step("ok")))
+        window, s = window_session(env, 3)
         run = env.prompt(s.id, "go")
         await settle()
         assert len(window.cards) == 3
@@ -100,9 +104,7 @@ async def test_A9_cancelling_the_turn_withdraws_every_card_and_records_the_abort
 
 async def test_TW6_the_deadline_makes_a_record_pending_and_withdraws_its_card() -> None:
     async with host_env(mode="timed", timeout_s=5) as env:
-        window = CallbackWindow()
-        client = env.host.attach(window, {})  # type: ignore[arg-type]
-        s = env.host.new_session(client, model=script(many_asks(2), text_step("ok")))
+        window, s = window_session(env, 2)
         run = env.prompt(s.id, "go")
         await settle()
         window.answer("call-0", "x")  # one answered before the deadline, one not
@@ -118,9 +120,7 @@ async def test_TW6_the_deadline_makes_a_record_pending_and_withdraws_its_card() 
 
 async def test_TW10_stopping_the_host_withdraws_what_still_waits() -> None:
     async with host_env(mode="timed", timeout_s=60) as env:
-        window = CallbackWindow()
-        client = env.host.attach(window, {})  # type: ignore[arg-type]
-        s = env.host.new_session(client, model=script(many_asks(2), text_step("ok")))
+        window, s = window_session(env, 2)
         env.prompt(s.id, "go")
         await settle()
         assert len(window.cards) == 2
@@ -142,9 +142,7 @@ async def test_V8_an_answer_is_checked_once(monkeypatch: Any) -> None:
     monkeypatch.setattr(open_question, "check_answer", counted)
     monkeypatch.setattr(core_service, "check_answer", counted)
     async with host_env(mode="timed", timeout_s=60) as env:
-        window = CallbackWindow()
-        client = env.host.attach(window, {})  # type: ignore[arg-type]
-        s = env.host.new_session(client, model=script(many_asks(1), text_step("ok")))
+        window, s = window_session(env, 1)
         run = env.prompt(s.id, "go")
         await settle()
         window.answer("call-0", "y")
