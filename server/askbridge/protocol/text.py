@@ -9,8 +9,14 @@ model output and peers' error messages are kept with U+FFFD instead (`scrub`).
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
+
+# The compact JSON of what we write, frames (jsonrpc/encoding.py) and stored events
+# (store_api.encode_event) alike: UTF-8 kept, NaN refused. Built once, since json.dumps
+# with any option set builds a new JSONEncoder on every call.
+COMPACT_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 

@@ -28,7 +28,6 @@ replaced (every later write too, S5), STORE_DAMAGED for unreadable data (S6).
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 from collections.abc import Sequence
@@ -36,6 +35,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from askbridge.core.errors import StoreDamaged, StoreError, StoreLost
+from askbridge.protocol.text import COMPACT_JSON
 
 from ..log.events import SESSION_HEADER, Event
 
@@ -104,15 +104,10 @@ class EventStore(Protocol):
     def close(self) -> None: ...
 
 
-# json.dumps with any option set builds a new JSONEncoder on every call (a fifth of an
-# event's encoding): every event of every commit goes through this one, built once.
-_STORED = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-
-
 def encode_event(event: Event) -> str:
     """The stored text of an event: compact JSON, non-ASCII kept; StoreError when it has none."""
     try:
-        text = _STORED.encode(event)
+        text = COMPACT_JSON.encode(event)
         if not text.isascii():
             text.encode()  # UnicodeEncodeError on a lone surrogate, which UTF-8 cannot hold
     except (TypeError, ValueError, RecursionError) as exc:
