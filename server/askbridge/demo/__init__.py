@@ -71,7 +71,9 @@ def _run_in(console: Console, auto: bool, path: Path, note: str) -> int:
     # The client's own log lines go to the server's host.log, in its format (S12): the
     # terminal is the UI, and one file tells the whole story.
     handler = logging.StreamHandler(log_file)
-    handler.setFormatter(logging.Formatter(LOG_FORMAT))
+    from askbridge.log_lines import LineFormatter
+
+    handler.setFormatter(LineFormatter())
     logging.basicConfig(handlers=[handler], level=logging.INFO, force=True)
 
     def make_player(transcript: Transcript) -> Player:
@@ -90,9 +92,6 @@ def _run_in(console: Console, auto: bool, path: Path, note: str) -> int:
     except ServerStartError as exc:
         print(f"askbridge demo: {_start_failure(exc, path)}", file=sys.stderr)
         return 1
-
-
-LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"  # the server's (cli.py)
 
 
 def _private_dir(path: Path) -> TextIO:
