@@ -32,6 +32,7 @@ from typing import TextIO
 import anyio
 from rich.console import Console
 
+from askbridge.log_lines import LineFormatter
 from askbridge.testing import ServerStartError
 
 from .guide import load_guide, load_script
@@ -71,8 +72,6 @@ def _run_in(console: Console, auto: bool, path: Path, note: str) -> int:
     # The client's own log lines go to the server's host.log, in its format (S12): the
     # terminal is the UI, and one file tells the whole story.
     handler = logging.StreamHandler(log_file)
-    from askbridge.log_lines import LineFormatter
-
     handler.setFormatter(LineFormatter())
     logging.basicConfig(handlers=[handler], level=logging.INFO, force=True)
 
