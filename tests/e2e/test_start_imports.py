@@ -19,6 +19,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from askbridge.host.store.datadir import open_store
 
 CHILD = r"""
@@ -65,6 +67,7 @@ def _frame(message: dict[str, object]) -> bytes:
     return b"Content-Length: %d\r\n\r\n" % len(body) + body
 
 
+@pytest.mark.inline_only  # what `--host inline` imports; the attach path is attach.py's
 def test_an_inline_start_answers_initialize_before_the_store_modules_load(
     tmp_path: Path,
 ) -> None:
