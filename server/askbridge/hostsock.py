@@ -18,7 +18,7 @@ import _json
 import _socket
 import os
 import sys
-from struct import pack
+from _struct import pack  # `struct` is this module re-exported
 
 TYPE_CHECKING = False  # not `typing`'s: see the module docstring (mypy knows the name)
 if TYPE_CHECKING:

@@ -36,8 +36,8 @@ same digest (private_files.py says why start-up imports count).
 from __future__ import annotations
 
 import _socket
+import _struct
 import os
-import struct
 import sys
 
 TYPE_CHECKING = False  # not `typing`'s (private_files.py; mypy knows the name)
@@ -52,7 +52,7 @@ else:
         from hashlib import sha256
 
 _ABSTRACT = sys.platform.startswith("linux")
-_UCRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
+_UCRED = _struct.Struct("3i")  # struct ucred: pid, uid, gid
 _BACKLOG = 64  # only claimants asking who holds the name ever connect
 _MAX_COMMAND_CHARS = 200
 
