@@ -251,7 +251,12 @@ def _migrate(conn: Connection, db_path: Where) -> None:
 
 def open_store(data_dir: Where) -> SQLiteEventStore:
     """Lock `data_dir` (creating it) and open its `askbridge.db`; `close()` unlocks."""
-    return open_checked(data_dir).store()
+    checked = open_checked(data_dir)
+    try:
+        return checked.store()
+    except BaseException:
+        checked.close()
+        raise
 
 
 def open_store_read_only(data_dir: Where) -> SQLiteEventStore:
