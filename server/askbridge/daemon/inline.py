@@ -23,7 +23,6 @@ import sys
 
 TYPE_CHECKING = False  # not `typing`'s: see the module docstring (mypy knows the name)
 if TYPE_CHECKING:
-    import argparse
     from collections.abc import Callable
     from pathlib import Path
     from typing import Any
@@ -37,18 +36,14 @@ if TYPE_CHECKING:
     from .listener import HostSocket
 
 
-def run_inline(door: str, args: argparse.Namespace, data_dir: str, defaults: dict[str, Any]) -> int:
-    return serve_inline(door, args.data_dir, data_dir, defaults)
-
-
 def serve_inline(
     door: str,
-    data_dir_arg: str | None,
     data_dir: str,
     defaults: dict[str, Any],
     after_answer: Callable[[], None] | None = None,
 ) -> int:
-    """`run_inline` on the `--data-dir` flag's value; `after_answer` runs once the data
+    """Be `data_dir`'s host and serve `door` on this process's stdio, the host's session
+    defaults `defaults` (the front door's flags); `after_answer` runs once the data
     directory is held and the early answer (if any) is sent, before the heavy imports."""
     checked = _open_checked(data_dir)
     if checked is None:

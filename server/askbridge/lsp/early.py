@@ -3,7 +3,7 @@
 Importing asyncio, anyio, pydantic, the wire models and the host takes ~150 ms,
 while an editor waits for the `initialize` response to finish starting up. The
 response does not depend on any of them unless the client sends
-`initializationOptions` (those are validated with pydantic). So `run_inline`
+`initializationOptions` (those are validated with pydantic). So `serve_inline`
 calls `answer_initialize_early()` after the data directory is open (below) and
 before those imports: it reads the first frame from stdin with plain blocking
 reads and, when that frame is a well-formed `initialize` request without
