@@ -29,8 +29,8 @@ per-commit check is what stops the first process (it stops acknowledging).
 
 The guard is claimed before an inline host answers `initialize`, so this module keeps
 to the C modules: `_socket`, not `socket` (which brings `enum` and `selectors`), and
-`_sha256`, not `hashlib` (whose OpenSSL module alone is ~2 ms of CPU to load) — the
-same digest (private_files.py says why start-up imports count).
+`_sha2` (`_sha256` in 3.11), not `hashlib` (whose OpenSSL module alone is ~2 ms of CPU
+to load) — the same digest (private_files.py says why start-up imports count).
 """
 
 from __future__ import annotations
@@ -47,9 +47,12 @@ if TYPE_CHECKING:
     from .private_files import Where
 else:
     try:
-        from _sha256 import sha256
-    except ImportError:  # a Python built without its own sha256: OpenSSL's, the same digest
-        from hashlib import sha256
+        from _sha2 import sha256  # Python 3.12 and later
+    except ImportError:
+        try:
+            from _sha256 import sha256  # Python 3.11
+        except ImportError:  # built without its own sha256: OpenSSL's, the same digest
+            from hashlib import sha256
 
 _ABSTRACT = sys.platform.startswith("linux")
 _UCRED = _struct.Struct("3i")  # struct ucred: pid, uid, gid
