@@ -17,6 +17,13 @@ Baseline, measured in the same run: spawn → exit of `python -c "import pygls"`
 (the same interpreter), median of 9 runs. For scale the line also shows the
 echo server's spawn → first response (asyncio only, no askbridge).
 
+The baseline, the echo server, inline and attached are measured in turn, one run of
+each per round (inline and attached on two data directories, so the host of one does
+not hold the other), rather than nine of one and then nine of the next: on a shared
+machine the load drifts within seconds, and a ratio of medians taken a few seconds
+apart swung 1.1–4.2x for the same code (2026-12-02, load average 2–5 on 2 cores),
+while the CPU time of the same start stayed within 1.6–1.75x.
+
 Bytecode: this environment sets PYTHONDONTWRITEBYTECODE=1 and the editable
 source tree has no `__pycache__`, so every start would compile askbridge from
 source, which an installed package never does. All children therefore run with
@@ -77,10 +84,18 @@ async def import_pygls(env: dict[str, str]) -> float:
     return time.perf_counter() - start
 
 
-async def median_of(runs: int, measure: Callable[[], Awaitable[float]]) -> float:
+async def medians_of(
+    runs: int, measures: dict[str, Callable[[], Awaitable[float]]]
+) -> dict[str, float]:
+    """The median of `runs` runs of each measure, taken in turn (one of each per round)."""
     for _ in range(WARMUP):
-        await measure()
-    return statistics.median([await measure() for _ in range(runs)])
+        for measure in measures.values():
+            await measure()
+    times: dict[str, list[float]] = {name: [] for name in measures}
+    for _ in range(runs):
+        for name, measure in measures.items():
+            times[name].append(await measure())
+    return {name: statistics.median(seconds) for name, seconds in times.items()}
 
 
 async def main() -> None:
@@ -90,15 +105,20 @@ async def main() -> None:
     with tempfile.TemporaryDirectory(prefix="askbridge-bench-") as tmp:
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         env["PYTHONPYCACHEPREFIX"] = os.path.join(tmp, "pycache")
+        inline = serve_command("inline", os.path.join(tmp, "inline"))
         data_dir = os.path.join(tmp, "data")
-        pygls = await median_of(RUNS, lambda: import_pygls(env))
-        echo = await median_of(RUNS, lambda: first_response(echo_command(), env, initialize))
-        inline = serve_command("inline", data_dir)
-        inline_s = await median_of(RUNS, lambda: first_response(inline, env, initialize))
         attach = serve_command("attached", data_dir)
         host = start_host(data_dir, env=env)
         try:
-            attached_s = await median_of(RUNS, lambda: first_response(attach, env, initialize))
+            medians = await medians_of(
+                RUNS,
+                {
+                    "pygls": lambda: import_pygls(env),
+                    "echo": lambda: first_response(echo_command(), env, initialize),
+                    "inline": lambda: first_response(inline, env, initialize),
+                    "attached": lambda: first_response(attach, env, initialize),
+                },
+            )
         finally:
             stop_host(data_dir, host)
 
@@ -108,9 +128,13 @@ async def main() -> None:
             finally:
                 await asyncio.to_thread(stop_host, data_dir)
 
-        cold_s = await median_of(RUNS, from_nothing)
-    scale = f'python -c "import pygls" {pygls * 1e3:.1f} ms; echo server {echo * 1e3:.1f} ms'
-    for name, seconds, bound in (("attached", attached_s, 1.5), ("inline", inline_s, 2.0)):
+        cold_s = (await medians_of(RUNS, {"cold": from_nothing}))["cold"]
+    pygls = medians["pygls"]
+    scale = (
+        f'python -c "import pygls" {pygls * 1e3:.1f} ms; echo server {medians["echo"] * 1e3:.1f} ms'
+    )
+    for name, bound in (("attached", 1.5), ("inline", 2.0)):
+        seconds = medians[name]
         print(
             f"bridge_startup[{name}]: initialize answered after {seconds * 1e3:.1f} ms; {scale}; "
             f"ratio {against(seconds / pygls, '<=', bound, digits=1)}"

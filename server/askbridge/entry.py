@@ -8,7 +8,7 @@ harnesses pass), with stdin not a terminal, needs no parser: with `--host auto`
 (or no `--host` and `ASKBRIDGE_HOST` not `inline`) it goes to `attach.attach` at
 once, with exactly the values the full parser would give (no session defaults,
 the host's own idle exit and log); with `--host inline` (or `ASKBRIDGE_HOST=inline`)
-to `daemon.inline.run_inline`, with logs on stderr at WARNING, as `cli.py` would
+to `daemon.inline.serve_inline`, with logs on stderr at WARNING, as `cli.py` would
 call it. Anything else — another flag, `--help`, a value to check — goes through
 `askbridge.cli.main`, which behaves the same on those command lines
 (tests/e2e/test_entry.py runs both).
@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     try:
         if host == "inline":
-            return _run_inline(door, data_dir_arg, data_dir)
+            return _run_inline(door, data_dir)
         from askbridge import __version__
         from askbridge.attach import attach
 
@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         return _EXIT_INTERRUPTED
 
 
-def _run_inline(door: str, data_dir_arg: str | None, data_dir: str) -> int:
+def _run_inline(door: str, data_dir: str) -> int:
     """What `cli.py` runs for this command line: the inline host with no session defaults
     (the parser's one, `--max-turn-requests` 1000, is the host's own default: the attach
     path above leaves it out too), logs on stderr at WARNING. Those are set up once the
@@ -96,7 +96,7 @@ def _run_inline(door: str, data_dir_arg: str | None, data_dir: str) -> int:
     ~15 ms of CPU, and nothing before the answer logs (a refusal is one printed line)."""
     from askbridge.daemon.inline import serve_inline
 
-    return serve_inline(door, data_dir_arg, data_dir, {}, after_answer=_setup_logging)
+    return serve_inline(door, data_dir, {}, after_answer=_setup_logging)
 
 
 def _setup_logging() -> None:

@@ -18,12 +18,11 @@ import _json
 import _socket
 import os
 import sys
-from struct import pack
+from _struct import pack  # `struct` is this module re-exported
 
 TYPE_CHECKING = False  # not `typing`'s: see the module docstring (mypy knows the name)
 if TYPE_CHECKING:
     import socket
-    from pathlib import Path
     from typing import Any
 
     Socket = _socket.socket
@@ -83,19 +82,31 @@ def socket_path(data_dir: str, create: bool = False) -> str:
     return os.path.join(folder, f"{digest}.sock")
 
 
-def bind_host_socket(data_dir: Path) -> socket.socket:
+def bind_host_socket(data_dir: str | os.PathLike[str]) -> socket.socket:
     """The host socket, bound 0600 and listening (H1). Call it holding the lock: a socket
-    file found there is a dead host's (H2). AttachError when its folder is refused.
-    An inline front door binds it before it answers its client's first `initialize`
-    (before the heavy imports)."""
+    file found there is a dead host's (H2). AttachError when its folder is refused."""
+    return listening_socket(bind_raw_host_socket(data_dir))
+
+
+def listening_socket(raw: Socket) -> socket.socket:
+    """The `socket.socket` (non-blocking) of a socket `bind_raw_host_socket` bound."""
     import socket
 
-    path = socket_path(str(data_dir), create=True)
+    sock = socket.socket(fileno=raw.detach())
+    sock.setblocking(False)  # a socket made from a descriptor starts in blocking mode
+    return sock
+
+
+def bind_raw_host_socket(data_dir: str | os.PathLike[str]) -> Socket:
+    """`bind_host_socket` on `_socket` alone, as an inline front door binds it before it
+    answers its client's first `initialize` (`socket` brings `enum` and `selectors`, ~5 ms
+    of CPU); `listening_socket` makes it the listener's after that answer."""
+    path = socket_path(os.fspath(data_dir), create=True)
     try:
         os.unlink(path)
     except FileNotFoundError:
         pass
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     old = os.umask(0o177)
     try:
         sock.bind(path)

@@ -3,7 +3,7 @@
 `--host auto` (the default; `ASKBRIDGE_HOST` changes the default) attaches to
 the host of `--data-dir`, starting one when none runs, and hands it this
 process's stdio (`askbridge.attach`); `--host inline` makes this process the
-host (`inline.run_inline`). Nothing heavy is imported on the attach path: it
+host (`inline.serve_inline`). Nothing heavy is imported on the attach path: it
 is what an editor waits for on every start.
 
 The front door's flags travel with it: `--model`, `--ask-mode`,
@@ -45,9 +45,9 @@ def run_front_door(door: str, args: argparse.Namespace) -> int:
 
     data_dir = data_dir_of(args.data_dir)
     if args.host == "inline":
-        from .inline import run_inline
+        from .inline import serve_inline
 
-        return run_inline(door, args, data_dir, door_defaults(args))
+        return serve_inline(door, data_dir, door_defaults(args))
     log = []
     if getattr(args, "log_file", None):
         log += ["--log-file", os.path.abspath(args.log_file)]

@@ -11,51 +11,49 @@ Nothing here is imported at module level that the early answer does not need
 (argparse, the host's settings): the console script's plain `--host inline`
 command line (entry.py) comes here without building a parser, and sets its
 logging up only after the answer (`after_answer`), since nothing before it logs.
+Before that answer the data directory is held and checked and `host.sock` bound on
+os-level modules only (`datadir.open_checked`, `hostsock.bind_raw_host_socket`: no
+`pathlib`, `typing`, `socket` or error taxonomy); the store is built after it.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-from askbridge.host.options import open_data_store
-
+TYPE_CHECKING = False  # not `typing`'s: see the module docstring (mypy knows the name)
 if TYPE_CHECKING:
-    import argparse
     from collections.abc import Callable
+    from pathlib import Path
+    from typing import Any
 
     from anyio.abc import TaskGroup
 
     from askbridge.host.host import Host
     from askbridge.host.options import HostSettings
+    from askbridge.host.store.datadir import CheckedStore
 
     from .listener import HostSocket
 
 
-def run_inline(door: str, args: argparse.Namespace, data_dir: str, defaults: dict[str, Any]) -> int:
-    return serve_inline(door, args.data_dir, data_dir, defaults)
-
-
 def serve_inline(
     door: str,
-    data_dir_arg: str | None,
     data_dir: str,
     defaults: dict[str, Any],
     after_answer: Callable[[], None] | None = None,
 ) -> int:
-    """`run_inline` on the `--data-dir` flag's value; `after_answer` runs once the data
+    """Be `data_dir`'s host and serve `door` on this process's stdio, the host's session
+    defaults `defaults` (the front door's flags); `after_answer` runs once the data
     directory is held and the early answer (if any) is sent, before the heavy imports."""
-    store = open_data_store(data_dir_arg)
-    if store is None:
+    checked = _open_checked(data_dir)
+    if checked is None:
         return 1
-    from askbridge.hostsock import AttachError, bind_host_socket  # bound before any answer (H3)
+    from askbridge.hostsock import AttachError, bind_raw_host_socket, listening_socket
 
     try:
-        sock = bind_host_socket(Path(data_dir))
+        raw = bind_raw_host_socket(data_dir)  # bound before any answer (H3)
     except AttachError as exc:  # H1: the socket's folder refused
-        store.close()
+        checked.close()
         print(f"askbridge: {exc}", file=sys.stderr)
         return 1
     try:
@@ -66,6 +64,14 @@ def serve_inline(
             early = answer_initialize_early()
         if after_answer is not None:
             after_answer()
+        store = checked.store()  # only now: the store's modules are most of a start's imports
+    except BaseException:
+        raw.close()
+        checked.close()
+        raise
+    try:
+        from pathlib import Path
+
         import anyio  # only now: the early answer does not wait for it
 
         from askbridge.host.options import HostSettings
@@ -78,10 +84,29 @@ def serve_inline(
             Path(data_dir),
             defaults,
             early,
-            sock,
+            listening_socket(raw),
         )
     finally:
         store.close()
+
+
+def _open_checked(data_dir: str) -> CheckedStore | None:
+    """`data_dir` held and checked (datadir.py), or None after printing why it cannot be
+    used (exit 1): the StoreError's one line — in use by another process (also one that
+    still holds a deleted or replaced directory), not private (S5), a symbolic link where
+    the lock or database should be, damaged or lost (S6), from a newer askbridge, or a
+    filesystem that refuses writes."""
+    from askbridge.host.store.datadir import open_checked
+
+    try:
+        return open_checked(data_dir)
+    except Exception as exc:
+        from askbridge.core.errors import StoreError  # its class loads only for a refusal
+
+        if not isinstance(exc, StoreError):
+            raise
+        print(f"askbridge: {exc}", file=sys.stderr)
+        return None
 
 
 async def _serve(

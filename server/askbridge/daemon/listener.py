@@ -44,6 +44,7 @@ from .socket_lines import cancel_when_closed, close_quietly, peer_of, read_first
 
 log = logging.getLogger("askbridge.daemon")
 
+
 @dataclass(eq=False)
 class AttachedDoor:
     door: str

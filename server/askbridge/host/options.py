@@ -1,5 +1,6 @@
-"""What `askbridge serve` and `askbridge acp` share at start-up: the flags, turned into a store
-and a Host's settings (protocol.md "Command line").
+"""What `askbridge serve` and `askbridge acp` share at start-up: the flags, turned into a Host's
+settings (protocol.md "Command line"); the store is opened by `datadir.open_checked`
+(daemon/inline.py), which imports none of this before the first answer.
 
 Kept here, light and argparse-agnostic beyond attribute names, so that both front
 doors use one reading of the flags without importing each other.
@@ -7,21 +8,14 @@ doors use one reading of the flags without importing each other.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from askbridge.protocol.defaults import (
     ASK_MODE_DEFAULT,
     ASK_TIMEOUT_DEFAULT_SECONDS,
     MAX_TURN_REQUESTS_DEFAULT,
 )
-
-from .store.datadir import open_store, resolve_data_dir
-from .store.store_api import StoreError
-
-if TYPE_CHECKING:
-    from .store.store_api import EventStore
 
 
 def _default_ask() -> dict[str, Any]:
@@ -49,22 +43,6 @@ class HostSettings:
             ask_user_question=merged["ask_user_question"],
             max_turn_requests=merged.get("max_turn_requests", MAX_TURN_REQUESTS_DEFAULT),
         )
-
-
-def open_data_store(data_dir_arg: str | None) -> EventStore | None:
-    """The store of --data-dir (`data_dir_arg`, None when not given), or None after
-    printing why it cannot be used (exit 1).
-
-    "Why" is the StoreError's one line (datadir.py): in use by another process
-    (also one that still holds a deleted or replaced directory), not private
-    (S5), a symbolic link where the lock or database should be, damaged (S6),
-    from a newer askbridge, or a filesystem that refuses writes.
-    """
-    try:
-        return open_store(resolve_data_dir(data_dir_arg))
-    except StoreError as exc:
-        print(f"askbridge: {exc}", file=sys.stderr)
-        return None
 
 
 def session_settings(model: Any, ask: Any) -> dict[str, Any]:

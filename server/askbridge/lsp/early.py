@@ -3,7 +3,7 @@
 Importing asyncio, anyio, pydantic, the wire models and the host takes ~150 ms,
 while an editor waits for the `initialize` response to finish starting up. The
 response does not depend on any of them unless the client sends
-`initializationOptions` (those are validated with pydantic). So `run_inline`
+`initializationOptions` (those are validated with pydantic). So `serve_inline`
 calls `answer_initialize_early()` after the data directory is open (below) and
 before those imports: it reads the first frame from stdin with plain blocking
 reads and, when that frame is a well-formed `initialize` request without
@@ -18,14 +18,20 @@ answers exactly as it always does. When the response was sent,
 `initialize` handler on them (without replying again), so the server's state
 is the same as if the regular path had answered.
 
-The data directory is opened before this answer, not after it, although the
-store's imports are most of what `serve --host inline` does before it (~35 of
-~65 ms of CPU, measured 2026-12-02; benchmarks/bench_bridge_startup.py): H3's lock and `host.sock`
-are taken, and S5/S6 refuse a directory "at start with one line", before any
+The data directory is opened before this answer, not after it: H3's lock and
+`host.sock` are taken, and S5/S6 refuse a directory "at start with one line", before any
 reply. So a client never gets an `initialize` result from a server that then
 exits 1 for its data directory, and once `initialize` is answered the directory
 is held and other front doors can attach (protocol/README.md "Before the first
-reply"; tests/e2e/test_entry.py). Opening it later would change both.
+reply"; tests/e2e/test_entry.py). Opening it later would change both. What runs
+before the answer is only the holding and the checks, on os-level modules
+(host/store/datadir.py `open_checked`: `os`, `fcntl`, `_socket`, `_sha256`, `_sqlite3`;
+hostsock.py `bind_raw_host_socket`); the store object and its modules (`pathlib`,
+`dataclasses`, `json`, `typing`, the `sqlite3` package, ~30 ms of CPU) come after it
+(tests/e2e/test_start_imports.py). Only a directory's first start, or one on an older
+schema, imports the migrations (and `json`, `datetime`, `secrets`) before the answer:
+its store must exist, its schema current and its identity written (S6) before anything
+is answered on it, as on every other start.
 
 Only `os`, `sys` and the C module under `json` (`_json`, as hostsock.py) are
 imported here: not `json`, `re`, `logging`, `dataclasses` or `typing`, whose

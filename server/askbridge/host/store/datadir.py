@@ -4,7 +4,12 @@ sole use of it.
 `resolve_data_dir(args.data_dir)` turns the `--data-dir` flag into a path
 (protocol.md "Command line"); `open_store(path)` makes the directory private
 (or refuses it), takes its lock and opens `askbridge.db` in it. Closing the
-store releases the lock. `open_store_read_only(path)` reads a directory some
+store releases the lock. `open_checked(path)` does all of that but build the
+store: an inline host holds and checks its directory before it answers
+`initialize` and builds the store after (`CheckedStore.store()`), so this module
+imports only `os`, `fcntl`, `sys`, `time` and the os-level modules below it
+(private_files.py says why); `pathlib`, `dataclasses`, `json` and the rest of the
+store load with `store()`. `open_store_read_only(path)` reads a directory some
 server may be using, without locking or creating anything (`askbridge sessions`).
 
 Privacy (S5, private_files.py). A new data directory is created 0700 and every
@@ -43,8 +48,6 @@ import fcntl
 import os
 import sys
 import time
-from pathlib import Path
-from types import TracebackType
 
 from askbridge.paths import data_dir_of
 
@@ -55,10 +58,19 @@ from .private_files import (
     check_private_dir,
     make_private_dir,
     open_private_file,
+    refusal,
 )
-from .store_api import StoreError, StoreLost
+from .sqlite_open import open_current
 from .store_identity import had_store, refuse_lost_database, write_identity
-from .store_sqlite import SQLiteEventStore
+
+TYPE_CHECKING = False  # not `typing`'s (private_files.py; mypy knows the name)
+if TYPE_CHECKING:
+    from pathlib import Path
+    from sqlite3 import Connection
+    from types import TracebackType
+
+    from .private_files import Where
+    from .store_sqlite import SQLiteEventStore
 
 DB_FILE_NAME = "askbridge.db"
 LOCK_FILE_NAME = "askbridge.lock"
@@ -71,15 +83,17 @@ _HOLDER_READ_PAUSE_S = 0.02
 
 def resolve_data_dir(arg: str | None) -> Path:
     """`--data-dir` if given, else `$XDG_STATE_HOME/askbridge`, else `~/.local/state/askbridge`."""
+    from pathlib import Path  # not at the top: see the module docstring
+
     return Path(data_dir_of(arg))
 
 
 class DataDirLock:
     """Exclusive use of a data directory by this process (see the module docstring)."""
 
-    def __init__(self, data_dir: Path | str) -> None:
-        self.data_dir = Path(data_dir)
-        self.path = self.data_dir / LOCK_FILE_NAME
+    def __init__(self, data_dir: Where) -> None:
+        self.data_dir = os.fspath(data_dir)
+        self.path = os.path.join(self.data_dir, LOCK_FILE_NAME)
         self._fd: int | None = None
         self._identity: tuple[int, int] | None = None
         self._guard: DirectoryGuard | None = None
@@ -99,15 +113,15 @@ class DataDirLock:
         except BlockingIOError:
             holder = _read_holder(fd)
             os.close(fd)
-            raise StoreError(f"data directory {self.data_dir} is in use by {holder}") from None
+            raise refusal(f"data directory {self.data_dir} is in use by {holder}") from None
         except OSError as exc:
             os.close(fd)
-            raise StoreError(f"cannot lock {self.path}: {exc.strerror}") from exc
+            raise refusal(f"cannot lock {self.path}: {exc.strerror}") from exc
         try:
             self._guard = DirectoryGuard.claim(self.data_dir)
         except DirectoryTaken as taken:
             os.close(fd)
-            raise StoreError(taken.describe(self.data_dir)) from None
+            raise refusal(taken.describe(self.data_dir)) from None
         try:
             os.ftruncate(fd, 0)
             os.pwrite(fd, f"{os.getpid()}\n{_command_line()}\n".encode(), 0)
@@ -116,7 +130,7 @@ class DataDirLock:
             os.close(fd)
             self._release_guard()
             if isinstance(exc, OSError):
-                raise StoreError(f"cannot write lock file {self.path}: {exc.strerror}") from exc
+                raise refusal(f"cannot write lock file {self.path}: {exc.strerror}") from exc
             raise
         self._fd, self._identity, self._lost = fd, (info.st_dev, info.st_ino), None
 
@@ -135,6 +149,8 @@ class DataDirLock:
                     "nothing more is written"
                 )
         if self._lost is not None:
+            from askbridge.core.errors import StoreLost  # loaded once lost, not at start
+
             raise StoreLost(self._lost)
 
     def release(self) -> None:
@@ -171,14 +187,40 @@ class DataDirLock:
         self.release()
 
 
-def open_store(data_dir: Path | str) -> SQLiteEventStore:
-    """Lock `data_dir` (creating it) and open its `askbridge.db`; `close()` unlocks."""
-    data_dir = Path(data_dir)
+class CheckedStore:
+    """A data directory held (its lock and guard) and checked (S5, S6), with its database
+    open and current: all that `open_store` does but build the store (`store()`)."""
+
+    __slots__ = ("_conn", "_lock", "db_path")
+
+    def __init__(self, db_path: str, conn: Connection, lock: DataDirLock) -> None:
+        self.db_path, self._conn, self._lock = db_path, conn, lock
+
+    def store(self) -> SQLiteEventStore:
+        """The store on this connection; its `close()` releases the lock."""
+        from .store_sqlite import SQLiteEventStore
+
+        lock = self._lock
+        return SQLiteEventStore(
+            self.db_path, connection=self._conn, on_close=lock.release, check_lost=lock.check
+        )
+
+    def close(self) -> None:
+        """Give it up without building the store (a start refused after this, H1)."""
+        try:
+            self._conn.close()
+        finally:
+            self._lock.release()
+
+
+def open_checked(data_dir: Where) -> CheckedStore:
+    """Lock `data_dir` (creating it), check it and open its `askbridge.db` (S5, S6)."""
+    data_dir = os.fspath(data_dir)
     make_private_dir(data_dir)
     lock = DataDirLock(data_dir)
     lock.acquire()
     try:
-        db_path = data_dir / DB_FILE_NAME
+        db_path = os.path.join(data_dir, DB_FILE_NAME)
         # S6: a directory that had a store must still have its database (store_identity.py).
         refuse_lost_database(data_dir, db_path)
         existed = had_store(data_dir)
@@ -187,28 +229,44 @@ def open_store(data_dir: Path | str) -> SQLiteEventStore:
         # of a file drops this process's POSIX locks on it, SQLite's included.
         os.close(open_private_file(db_path, "database"))
         check_db_companions(db_path)
-        store = SQLiteEventStore(
-            db_path, on_close=lock.release, check_lost=lock.check, require_schema=existed
-        )
+        conn = open_current(db_path, require_schema=existed, migrate=_migrate)
         if not existed:
             try:
                 write_identity(data_dir)  # once the schema is committed: now it is a store
             except BaseException:
-                store.close()
+                conn.close()
                 raise
-        return store
+        return CheckedStore(db_path, conn, lock)
     except BaseException:
         lock.release()
         raise
 
 
-def open_store_read_only(data_dir: Path | str) -> SQLiteEventStore:
+def _migrate(conn: Connection, db_path: Where) -> None:
+    # Only a new or older file needs the migrations (and their `json`): not at the top.
+    from .store_file import migrate
+
+    migrate(conn, db_path)
+
+
+def open_store(data_dir: Where) -> SQLiteEventStore:
+    """Lock `data_dir` (creating it) and open its `askbridge.db`; `close()` unlocks."""
+    checked = open_checked(data_dir)
+    try:
+        return checked.store()
+    except BaseException:
+        checked.close()
+        raise
+
+
+def open_store_read_only(data_dir: Where) -> SQLiteEventStore:
     """The store of `data_dir`, read-only: no lock, nothing created; a server may be running."""
-    data_dir = Path(data_dir)
+    from .store_sqlite import SQLiteEventStore
+
     check_private_dir(data_dir)
-    db_path = data_dir / DB_FILE_NAME
+    db_path = os.path.join(data_dir, DB_FILE_NAME)
     if not check_existing_file(db_path, "database", tighten=False):
-        raise StoreError(f"no askbridge database in {data_dir}")
+        raise refusal(f"no askbridge database in {data_dir}")
     check_db_companions(db_path, tighten=False)
     return SQLiteEventStore.open_read_only(db_path)
 

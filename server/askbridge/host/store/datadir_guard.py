@@ -26,19 +26,36 @@ another user can neither block the host nor pose as its holder.
 
 Elsewhere there is no abstract namespace and `claim` holds nothing: there the
 per-commit check is what stops the first process (it stops acknowledging).
+
+The guard is claimed before an inline host answers `initialize`, so this module keeps
+to the C modules: `_socket`, not `socket` (which brings `enum` and `selectors`), and
+`_sha2` (`_sha256` in 3.11), not `hashlib` (whose OpenSSL module alone is ~2 ms of CPU
+to load) — the same digest (private_files.py says why start-up imports count).
 """
 
 from __future__ import annotations
 
-import hashlib
+import _socket
+import _struct
 import os
-import socket
-import struct
 import sys
-from pathlib import Path
+
+TYPE_CHECKING = False  # not `typing`'s (private_files.py; mypy knows the name)
+if TYPE_CHECKING:
+    from hashlib import sha256
+
+    from .private_files import Where
+else:
+    try:
+        from _sha2 import sha256  # Python 3.12 and later
+    except ImportError:
+        try:
+            from _sha256 import sha256  # Python 3.11
+        except ImportError:  # built without its own sha256: OpenSSL's, the same digest
+            from hashlib import sha256
 
 _ABSTRACT = sys.platform.startswith("linux")
-_UCRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
+_UCRED = _struct.Struct("3i")  # struct ucred: pid, uid, gid
 _BACKLOG = 64  # only claimants asking who holds the name ever connect
 _MAX_COMMAND_CHARS = 200
 
@@ -52,7 +69,7 @@ class DirectoryTaken(Exception):
         self.uid = uid
         self.command = command
 
-    def describe(self, data_dir: Path) -> str:
+    def describe(self, data_dir: Where) -> str:
         """The one line a refused start prints."""
         holder = "another process" if self.pid is None else f"process {self.pid}"
         if self.command:
@@ -66,16 +83,16 @@ class DirectoryTaken(Exception):
 
 
 class DirectoryGuard:
-    def __init__(self, sock: socket.socket | None) -> None:
+    def __init__(self, sock: _socket.socket | None) -> None:
         self._sock = sock
 
     @classmethod
-    def claim(cls, data_dir: Path) -> DirectoryGuard:
+    def claim(cls, data_dir: Where) -> DirectoryGuard:
         """The guard of `data_dir`'s real path; DirectoryTaken when a live process has it."""
         if not _ABSTRACT:
             return cls(None)
         name = guard_name(data_dir)
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
         try:
             sock.bind(name)
             sock.listen(_BACKLOG)
@@ -93,20 +110,20 @@ class DirectoryGuard:
             sock.close()
 
 
-def guard_name(data_dir: Path) -> bytes:
+def guard_name(data_dir: Where) -> bytes:
     """The abstract socket name for `data_dir`: per user, per real path."""
-    digest = hashlib.sha256(os.fsencode(os.path.realpath(data_dir))).hexdigest()[:40]
+    digest = sha256(os.fsencode(os.path.realpath(data_dir))).hexdigest()[:40]
     return f"\0askbridge-data-dir/{os.geteuid()}/{digest}".encode()
 
 
 def _taken(name: bytes) -> DirectoryTaken:
     """Who holds `name`, as far as the kernel tells (nothing when the backlog is full)."""
-    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     probe.setblocking(False)
     try:
         probe.connect(name)
         pid, uid, _ = _UCRED.unpack(
-            probe.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _UCRED.size)
+            probe.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, _UCRED.size)
         )
     except OSError:
         return DirectoryTaken(None, None, [])

@@ -16,64 +16,91 @@ every file askbridge makes in it 0600, none opened through a symbolic link.
 
 Check-then-open by name is safe here because only the owner can write in a
 directory that passed `check_private_dir`. Every failure is a StoreError.
+
+Only `os` and `stat` are imported (both loaded with the interpreter): an inline host
+runs these checks before it answers `initialize` (lsp/early.py), and `pathlib` or the
+error taxonomy (`enum`, `typing`, `dataclasses`) would cost more than the interpreter's
+own start (issue 19). Paths are `str` or `os.PathLike`; the StoreError classes are
+imported only when one is raised (`refusal`, `damage`).
 """
 
 from __future__ import annotations
 
 import os
 import stat
-from pathlib import Path
 
-from .store_api import StoreError
+TYPE_CHECKING = False  # not `typing`'s: see the module docstring (mypy knows the name)
+if TYPE_CHECKING:
+    from askbridge.core.errors import StoreDamaged, StoreError
+
+    Where = str | os.PathLike[str]
 
 DB_COMPANION_SUFFIXES = ("-wal", "-shm")
 
 
-def make_private_dir(data_dir: Path) -> None:
+def refusal(message: str) -> StoreError:
+    """A StoreError (STORE_ERROR), its class loaded only now: a start that passes every
+    check never imports the error taxonomy before its answer."""
+    from askbridge.core.errors import StoreError
+
+    return StoreError(message)
+
+
+def damage(message: str) -> StoreDamaged:
+    """A StoreDamaged (STORE_DAMAGED, S6), loaded as `refusal` is."""
+    from askbridge.core.errors import StoreDamaged
+
+    return StoreDamaged(message)
+
+
+def make_private_dir(data_dir: Where) -> None:
     """Create `data_dir` 0700 (and its missing parents), or check the existing one (S5)."""
     try:
-        data_dir.parent.mkdir(parents=True, exist_ok=True)
+        # As `Path(data_dir).parent.mkdir(parents=True, exist_ok=True)`: "" is the cwd.
+        parent = os.path.dirname(os.fspath(data_dir).rstrip(os.sep))
+        if parent:
+            os.makedirs(parent, exist_ok=True)
         os.mkdir(data_dir, 0o700)
         os.chmod(data_dir, 0o700)  # mkdir's mode is filtered by the umask
     except FileExistsError:
         pass
     except OSError as exc:
-        raise StoreError(f"cannot create data directory {data_dir}: {exc.strerror}") from exc
+        raise refusal(f"cannot create data directory {data_dir}: {exc.strerror}") from exc
     check_private_dir(data_dir)
 
 
-def check_private_dir(data_dir: Path) -> None:
+def check_private_dir(data_dir: Where) -> None:
     """StoreError unless `data_dir` is a directory of this user that only this user may write."""
     try:
         info = os.stat(data_dir)
     except FileNotFoundError:
-        raise StoreError(f"no data directory at {data_dir}") from None
+        raise refusal(f"no data directory at {data_dir}") from None
     except OSError as exc:
-        raise StoreError(f"cannot use data directory {data_dir}: {exc.strerror}") from exc
+        raise refusal(f"cannot use data directory {data_dir}: {exc.strerror}") from exc
     if not stat.S_ISDIR(info.st_mode):
-        raise StoreError(f"cannot create data directory {data_dir}: it is not a directory")
+        raise refusal(f"cannot create data directory {data_dir}: it is not a directory")
     if info.st_uid != os.geteuid():
-        raise StoreError(
+        raise refusal(
             f"data directory {data_dir} belongs to uid {info.st_uid}, not to this user "
             f"(uid {os.geteuid()}); askbridge uses only a directory of its own user"
         )
     if info.st_mode & 0o022:
-        raise StoreError(
+        raise refusal(
             f"data directory {data_dir} is writable by group or others "
             f"(mode {stat.S_IMODE(info.st_mode):o}); run `chmod 700 {data_dir}` to use it"
         )
 
 
-def open_private_file(path: Path, what: str) -> int:
+def open_private_file(path: Where, what: str) -> int:
     """Open (creating 0600) a regular file of ours, never through a symbolic link."""
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     except OSError as exc:
         if os.path.islink(path):
-            raise StoreError(
+            raise refusal(
                 f"{what} {path} is a symbolic link; askbridge never follows one"
             ) from None
-        raise StoreError(f"cannot open {what} {path}: {exc.strerror}") from exc
+        raise refusal(f"cannot open {what} {path}: {exc.strerror}") from exc
     try:
         info = os.fstat(fd)
         problem = _foreign_file_problem(info)
@@ -81,10 +108,10 @@ def open_private_file(path: Path, what: str) -> int:
             os.fchmod(fd, 0o600)  # made by an older askbridge under a looser umask
     except OSError as exc:
         os.close(fd)
-        raise StoreError(f"cannot use {what} {path}: {exc.strerror}") from exc
+        raise refusal(f"cannot use {what} {path}: {exc.strerror}") from exc
     if problem is not None:
         os.close(fd)
-        raise StoreError(f"{what} {path} {problem}; askbridge does not use it")
+        raise refusal(f"{what} {path} {problem}; askbridge does not use it")
     return fd
 
 
@@ -98,13 +125,13 @@ def _foreign_file_problem(info: os.stat_result) -> str | None:
     return None
 
 
-def check_db_companions(db_path: Path, *, tighten: bool = True) -> None:
+def check_db_companions(db_path: Where, *, tighten: bool = True) -> None:
     """`-wal`/`-shm`, when present, must be plain files of ours; made 0600 if `tighten`."""
     for suffix in DB_COMPANION_SUFFIXES:
-        check_existing_file(db_path.with_name(db_path.name + suffix), "file", tighten=tighten)
+        check_existing_file(os.fspath(db_path) + suffix, "file", tighten=tighten)
 
 
-def check_existing_file(path: Path, what: str, *, tighten: bool) -> bool:
+def check_existing_file(path: Where, what: str, *, tighten: bool) -> bool:
     """False when `path` does not exist; StoreError unless it is a plain file of ours
     (by `lstat`: a link is refused, never followed). Made 0600 if `tighten`."""
     try:
@@ -112,15 +139,15 @@ def check_existing_file(path: Path, what: str, *, tighten: bool) -> bool:
     except FileNotFoundError:
         return False
     except OSError as exc:
-        raise StoreError(f"cannot use {what} {path}: {exc.strerror}") from exc
+        raise refusal(f"cannot use {what} {path}: {exc.strerror}") from exc
     if stat.S_ISLNK(info.st_mode):
-        raise StoreError(f"{what} {path} is a symbolic link; askbridge never follows one")
+        raise refusal(f"{what} {path} is a symbolic link; askbridge never follows one")
     problem = _foreign_file_problem(info)
     if problem is not None:
-        raise StoreError(f"{what} {path} {problem}; askbridge does not use it")
+        raise refusal(f"{what} {path} {problem}; askbridge does not use it")
     if tighten and stat.S_IMODE(info.st_mode) != 0o600:
         try:
             os.chmod(path, 0o600)
         except OSError as exc:
-            raise StoreError(f"cannot make {what} {path} private: {exc.strerror}") from exc
+            raise refusal(f"cannot make {what} {path} private: {exc.strerror}") from exc
     return True

@@ -7,41 +7,42 @@ sessions and answer UNKNOWN_SESSION for every stored one, with nothing saying th
 store was lost. So the first time a store is created in a data directory, a small
 file `askbridge.store` (0600) is written next to it, once, naming when. From then
 on a start that finds `askbridge.store` but a database that is missing, empty
-(0 bytes) or holds no askbridge schema is refused with one line (StoreMissing),
-instead of starting over.
+(0 bytes) or holds no askbridge schema is refused with one line (a StoreError,
+STORE_ERROR), instead of starting over.
 
 A directory whose database predates this file (an older askbridge) gets the file
 the next time its store opens; a directory with neither is a new store. The file
 is never rewritten: deleting it on purpose, with the database, is how a person
 says "start this directory over".
+
+These checks run before an inline host answers `initialize`, so this module imports
+only `os` (private_files.py says why).
 """
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
-from .private_files import check_existing_file
-from .store_api import StoreError
+from .private_files import check_existing_file, refusal
+
+TYPE_CHECKING = False  # not `typing`'s (private_files.py; mypy knows the name)
+if TYPE_CHECKING:
+    from .private_files import Where
 
 IDENTITY_FILE_NAME = "askbridge.store"
 
 
-class StoreMissing(StoreError):
-    """The data directory had a store whose database is gone or emptied (S6)."""
+def identity_path(data_dir: Where) -> str:
+    return os.path.join(data_dir, IDENTITY_FILE_NAME)
 
 
-def identity_path(data_dir: Path) -> Path:
-    return data_dir / IDENTITY_FILE_NAME
-
-
-def had_store(data_dir: Path) -> bool:
+def had_store(data_dir: Where) -> bool:
     """Whether a store was ever created in `data_dir` (its identity file is there, ours)."""
     return check_existing_file(identity_path(data_dir), "store identity file", tighten=True)
 
 
-def refuse_lost_database(data_dir: Path, db_path: Path) -> None:
-    """StoreMissing when `data_dir` had a store and `db_path` is missing or 0 bytes.
+def refuse_lost_database(data_dir: Where, db_path: Where) -> None:
+    """StoreError when `data_dir` had a store and `db_path` is missing or 0 bytes.
 
     Runs before the database is created or opened: opening would make a missing or
     empty file into a new, empty store.
@@ -51,14 +52,14 @@ def refuse_lost_database(data_dir: Path, db_path: Path) -> None:
     try:
         size = os.lstat(db_path).st_size
     except FileNotFoundError:
-        raise StoreMissing(lost_message(data_dir, db_path, "is missing")) from None
+        raise refusal(lost_message(data_dir, db_path, "is missing")) from None
     except OSError as exc:
-        raise StoreError(f"cannot use the event store {db_path}: {exc.strerror}") from exc
+        raise refusal(f"cannot use the event store {db_path}: {exc.strerror}") from exc
     if size == 0:
-        raise StoreMissing(lost_message(data_dir, db_path, "is empty (0 bytes)"))
+        raise refusal(lost_message(data_dir, db_path, "is empty (0 bytes)"))
 
 
-def lost_message(data_dir: Path, db_path: Path, what: str) -> str:
+def lost_message(data_dir: Where, db_path: Where, what: str) -> str:
     """One line: what happened, which file says there was a store, what to do."""
     return (
         f"the event store {db_path} {what}, but {data_dir} held a store "
@@ -67,7 +68,7 @@ def lost_message(data_dir: Path, db_path: Path, what: str) -> str:
     )
 
 
-def write_identity(data_dir: Path) -> None:
+def write_identity(data_dir: Where) -> None:
     """Write `askbridge.store` once (0600, never through a link); no-op if it exists."""
     # Imported here, not at the top: only a new store writes its identity, and an inline
     # host opens an existing one before it answers `initialize` (issue 19): `secrets`
@@ -78,7 +79,7 @@ def write_identity(data_dir: Path) -> None:
     path = identity_path(data_dir)
     created = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     text = f"askbridge store {secrets.token_hex(16)}\ncreated {created}\n"
-    tmp = path.with_name(path.name + ".new")
+    tmp = path + ".new"
     try:
         try:
             os.unlink(tmp)  # a leftover of a start killed half way
@@ -97,4 +98,4 @@ def write_identity(data_dir: Path) -> None:
             pass
         os.unlink(tmp)
     except OSError as exc:
-        raise StoreError(f"cannot write the store identity file {path}: {exc.strerror}") from exc
+        raise refusal(f"cannot write the store identity file {path}: {exc.strerror}") from exc

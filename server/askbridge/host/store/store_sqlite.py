@@ -56,6 +56,7 @@ from typing import Any
 from ..log.events import SESSION_HEADER, Event
 from .event_rows import LAZY_SELECT, BadEvent, columns, decode, decode_lazily, json_object
 from .session_rows import event_body, listed, session_rows
+from .sqlite_open import SCHEMA_VERSION, store_error
 from .store_api import (
     SessionInfo,
     StoreDamaged,
@@ -64,7 +65,7 @@ from .store_api import (
     encode_event,
     session_info_from_header,
 )
-from .store_file import MIGRATIONS, SCHEMA_VERSION, open_connection, roll_back, store_error
+from .store_file import MIGRATIONS, open_connection, roll_back
 
 # StoreError lives in store_api (the memory store and the lock raise it too);
 # it is re-exported here because callers reach for it next to the SQLite store.
@@ -82,6 +83,7 @@ class SQLiteEventStore:
         check_lost: Callable[[], None] | None = None,
         read_only: bool = False,
         require_schema: bool = False,
+        connection: sqlite3.Connection | None = None,
     ) -> None:
         """Open (creating or migrating if needed) the store at `path`.
 
@@ -90,7 +92,8 @@ class SQLiteEventStore:
         data directory is gone; it runs before every COMMIT (vetoing it) and in
         `check_not_lost`. `read_only`: see `open_read_only`. `require_schema`: the
         directory had a store, so a file without its tables is refused (S6,
-        store_identity.py).
+        store_identity.py). `connection`: one already open on `path` and current
+        (`datadir.open_checked`, which checks before an inline host's first answer).
         """
         self.path = Path(path)
         self._on_close = on_close
@@ -99,7 +102,11 @@ class SQLiteEventStore:
         self._lost: str | None = None
         # The host may call from worker threads; one connection, used by one at a time.
         self._mutex = threading.Lock()
-        self._conn = open_connection(self.path, read_only=read_only, require_schema=require_schema)
+        if connection is None:
+            connection = open_connection(
+                self.path, read_only=read_only, require_schema=require_schema
+            )
+        self._conn = connection
         self._next_seq: dict[str, int] = {}  # per session, once read (we are the only writer)
 
     @classmethod
