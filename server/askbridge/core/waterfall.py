@@ -22,10 +22,11 @@ from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
 from askbridge.protocol.errors import ErrorCode
-from askbridge.protocol.vocabulary import Answer, QuestionItem, Wait
+from askbridge.protocol.vocabulary import Answer, Wait
 
 from .errors import UserQuestionError
 from .identity import AgentIdentity, AgentLike
+from .question import Question
 from .signal import AbortSignal
 
 
@@ -33,7 +34,7 @@ from .signal import AbortSignal
 class UserQuestionRequest:
     """V5: what a caller asks. `agent` is the live calling agent object, if any."""
 
-    questions: Sequence[QuestionItem]
+    questions: Sequence[Question]
     agent: AgentLike | None = None
     signal: AbortSignal | None = None
     wait: Wait | None = None

@@ -27,6 +27,7 @@ import anyio
 
 from askbridge.core import HarnessError, UserQuestionError, UserQuestionRequest, parse_answer
 from askbridge.core.beside import beside
+from askbridge.core.question import Question
 from askbridge.core.waterfall import NextListener
 from askbridge.host.asking.clients import Client
 from askbridge.host.asking.late_answers import late_answer_callback
@@ -40,7 +41,7 @@ from askbridge.jsonrpc import (
     client_failure,
 )
 from askbridge.protocol.errors import ClientGone, ErrorCode
-from askbridge.protocol.vocabulary import Answer, AnswerItem, QuestionItem
+from askbridge.protocol.vocabulary import Answer, AnswerItem
 
 if TYPE_CHECKING:
     from askbridge.host.host import Host
@@ -53,12 +54,12 @@ log = logging.getLogger("askbridge.lsp")
 _SHARED = OncePerTurn()
 
 
-def representable(questions: list[QuestionItem]) -> bool:
+def representable(questions: list[Question]) -> bool:
     """A batch `window/showMessageRequest` can show: single-select questions with options."""
     return all(q.options and not q.multi_select for q in questions)
 
 
-def message_text(q: QuestionItem) -> str:
+def message_text(q: Question) -> str:
     text = f"[{q.header}] {q.question}" if q.header else q.question
     return f"{text}\n\n{q.detail}" if q.detail else text
 
@@ -176,7 +177,7 @@ class LspRelay:
         return await show_each()
 
     async def _show_message(
-        self, request: UserQuestionRequest, q: QuestionItem, index: int, earlier: list[AnswerItem]
+        self, request: UserQuestionRequest, q: Question, index: int, earlier: list[AnswerItem]
     ) -> AnswerItem:
         params = {
             "type": 3,
@@ -240,7 +241,7 @@ def _ask_params(request: UserQuestionRequest, session_id: str | None) -> dict[st
     return params
 
 
-def _chosen(q: QuestionItem, result: Any) -> AnswerItem:
+def _chosen(q: Question, result: Any) -> AnswerItem:
     if result is None:
         raise UserQuestionError.of(ErrorCode.ASK_CANCELLED)
     title = result.get("title") if isinstance(result, dict) else None
