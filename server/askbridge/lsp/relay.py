@@ -73,8 +73,7 @@ class LspRelay:
         self.work_done_progress = False
         self._progress_ids = 0
         self._outstanding: set[anyio.CancelScope] = set()
-        self._cards: dict[int, tuple[Callable[[], None], Outcome]] = {}  # ask_soon's, in flight
-        self._card_ids = 0
+        self._cards: set[_Card] = set()  # ask_soon's, in flight
         self._shut = False
 
     # -- updates --------------------------------------------------------------------------
@@ -113,10 +112,10 @@ class LspRelay:
         self._shut = True
         for scope in list(self._outstanding):
             scope.cancel()
-        cards, self._cards = self._cards, {}
-        for withdraw, on_done in cards.values():
-            withdraw()
-            on_done(None, ClientGone("the client has shut down"))
+        cards, self._cards = self._cards, set()
+        for card in cards:
+            card.withdraw_request()
+            card.on_done(None, ClientGone("the client has shut down"))
 
     def _late(self, request: UserQuestionRequest, build: Any = parse_answer) -> LateReply | None:
         return late_answer_callback(self.host.late_answers, self.client, request, build)
@@ -132,35 +131,16 @@ class LspRelay:
         first (then the client gets $/cancelRequest and a late answer goes to L7)."""
         if self._shut:
             raise ClientGone("the client has shut down")
-        self._card_ids += 1
-        card = self._card_ids
-
-        def settled(result: Any, error: Exception | None) -> None:
-            self._cards.pop(card, None)
-            if error is not None:
-                on_done(None, client_failure(error))
-                return
-            try:
-                answer = parse_answer(result)
-            except HarnessError as exc:
-                on_done(None, exc)
-            else:
-                on_done(answer, None)
-
+        card = _Card(self._cards, on_done)
         try:
             params = _SHARED.get(request, request.session_id, _ask_params)
-            withdraw_request = self.conn.request_soon(
-                "userQuestions/ask", params, settled, self._late(request)
+            card.withdraw_request = self.conn.request_soon(
+                "userQuestions/ask", params, card.settled, self._late(request)
             )
         except ConnectionClosed as exc:
             raise client_failure(exc) from exc
-
-        def withdraw() -> None:
-            self._cards.pop(card, None)
-            withdraw_request()
-
-        self._cards[card] = (withdraw_request, on_done)
-        return withdraw
+        self._cards.add(card)
+        return card
 
     async def fallback(self, request: UserQuestionRequest, next_: NextListener) -> Answer:
         if self.renders_questions or not representable(list(request.questions)):
@@ -220,6 +200,38 @@ class LspRelay:
                 )
         finally:
             self.conn.notify("$/progress", {"token": token, "value": {"kind": "end"}})
+
+
+def _no_request() -> None:
+    pass
+
+
+class _Card:
+    """One card asked with `ask_soon`, while it is out: a record, not closures, as it lives as
+    long as its question (architecture: "A pending question is a record"). Calling it
+    withdraws it; `settled` is the outgoing request's callback."""
+
+    __slots__ = ("_cards", "on_done", "withdraw_request")
+
+    def __init__(self, cards: set[_Card], on_done: Outcome) -> None:
+        self._cards, self.on_done = cards, on_done
+        self.withdraw_request: Callable[[], None] = _no_request  # set once it is sent
+
+    def settled(self, result: Any, error: Exception | None) -> None:
+        self._cards.discard(self)
+        if error is not None:
+            self.on_done(None, client_failure(error))
+            return
+        try:
+            answer = parse_answer(result)
+        except HarnessError as exc:
+            self.on_done(None, exc)
+        else:
+            self.on_done(answer, None)
+
+    def __call__(self) -> None:
+        self._cards.discard(self)
+        self.withdraw_request()
 
 
 def _update_params(update: dict[str, Any], session_id: str) -> dict[str, Any]:

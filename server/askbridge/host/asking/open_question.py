@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 
@@ -33,13 +33,22 @@ _FINAL_CODES = frozenset({ErrorCode.ASK_CANCELLED, ErrorCode.ASK_TIMED_OUT})
 Spawn = Callable[[Callable[[], Coroutine[Any, Any, Any]]], None]
 
 
+class Ends(Protocol):
+    """Who is told once when a question ends, however it ends (the fan-out)."""
+
+    def question_ended(self, question: OpenQuestion) -> None: ...
+
+
 class OpenQuestion:
-    """One question out to the session's windows: a record, ended by one of its callbacks."""
+    """One question out to the session's windows: a record, ended by one of its callbacks.
+    Calling it withdraws it (it is the core's withdraw, as the core's record is its settle).
+    What it holds per card are tuples, not lists: a question has a card or a few, and
+    thousands of questions may wait at once (benchmarks/bench_bridge_memory.py)."""
 
     __slots__ = (
         "_asked",
+        "_ends",
         "_failure",
-        "_on_end",
         "_running",
         "_scopes",
         "_spawn",
@@ -60,7 +69,7 @@ class OpenQuestion:
         self,
         request: UserQuestionRequest,
         spawn: Spawn,
-        on_end: Callable[[OpenQuestion], None],
+        ends: Ends,
         session_id: str,
         settle: Settle,
     ) -> None:
@@ -68,10 +77,10 @@ class OpenQuestion:
         self.session_id = session_id
         self.settle = settle  # the core's: the answer or the error, once
         self._spawn = spawn  # runs a task in the host's group
-        self._on_end = on_end  # called once when it ends, however it ends
-        self._asked: list[int] = []
-        self._withdraws: list[Callable[[], None]] = []  # cards asked without a task
-        self._scopes: list[anyio.CancelScope] = []  # its tasks' (only when it runs some)
+        self._ends = ends  # told once when it ends, however it ends
+        self._asked: tuple[int, ...] = ()
+        self._withdraws: tuple[Callable[[], None], ...] = ()  # cards asked without a task
+        self._scopes: tuple[anyio.CancelScope, ...] = ()  # its tasks' (only when it runs some)
         self._running = 0
         self.tasks = 0  # cards (and the fallback) that run as tasks
         self._failure: Exception | None = None
@@ -89,7 +98,7 @@ class OpenQuestion:
             return
         if not client.renders_questions:
             return
-        self._asked.append(client.id)
+        self._asked += (client.id,)
         self._running += 1
         # A link that can ask with a callback (the LSP relay) costs no task per card.
         ask_soon = getattr(client.link, "ask_soon", None)
@@ -98,14 +107,14 @@ class OpenQuestion:
             return
 
         try:
-            self._withdraws.append(ask_soon(self.request, _CardDone(self, client)))
+            self._withdraws += (ask_soon(self.request, _CardDone(self, client)),)
         except Exception as exc:
             self._outcome(client, None, exc)
 
     def _start(self, fn: Callable[..., Awaitable[None]], *args: Any) -> None:
         """Run `fn(*args)` as a task the question cancels when it ends."""
         scope = anyio.CancelScope()
-        self._scopes.append(scope)
+        self._scopes += (scope,)
         self.tasks += 1
 
         async def run() -> None:
@@ -118,7 +127,7 @@ class OpenQuestion:
 
         self._spawn(run)
 
-    def withdraw(self) -> None:
+    def __call__(self) -> None:
         """End it from outside (its asker gave up): nothing is settled any more."""
         if not self.done:
             self.done = True
@@ -127,13 +136,13 @@ class OpenQuestion:
     def _end(self) -> None:
         """Withdraw every card still shown (M2) — the one that answered is settled already —
         and cancel its tasks."""
-        withdraws, self._withdraws = self._withdraws, []
+        withdraws, self._withdraws = self._withdraws, ()
         for withdraw in withdraws:
             withdraw()
-        scopes, self._scopes = self._scopes, []
+        scopes, self._scopes = self._scopes, ()
         for scope in scopes:
             scope.cancel()
-        self._on_end(self)
+        self._ends.question_ended(self)
 
     def ask_rest(self, rest: NextListener) -> None:
         """No follower renders questions: the prompting client's fallback, or the waterfall."""
