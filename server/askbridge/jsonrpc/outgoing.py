@@ -247,14 +247,7 @@ class Outgoing:
         the request cannot be sent."""
         msg_id = self._send(method, params)
         pending = self._pending[msg_id] = _Pending(on_done=on_done)
-
-        def withdraw() -> None:
-            if self._pending.get(msg_id) is pending and not pending.done.is_set():
-                del self._pending[msg_id]
-                pending.done.set()
-                self._abandon(msg_id, on_late)
-
-        return withdraw
+        return _Withdraw(self, msg_id, pending, on_late)
 
     def _send(self, method: str, params: Any) -> str:
         if self._closed:
@@ -281,3 +274,22 @@ class Outgoing:
             self._out.write_nowait(self._dialect.cancel(msg_id), urgent=False)
         except ConnectionError as exc:
             self._on_output_error(exc, self._dialect.cancel_method)
+
+
+class _Withdraw:
+    """`request_soon`'s withdraw: a record, not a closure, as it lives as long as its
+    request (a question's card may wait for hours; thousands may wait at once)."""
+
+    __slots__ = ("_msg_id", "_on_late", "_owner", "_pending")
+
+    def __init__(
+        self, owner: Outgoing, msg_id: str, pending: _Pending, on_late: LateReply | None
+    ) -> None:
+        self._owner, self._msg_id, self._pending, self._on_late = owner, msg_id, pending, on_late
+
+    def __call__(self) -> None:
+        owner, msg_id, pending = self._owner, self._msg_id, self._pending
+        if owner._pending.get(msg_id) is pending and not pending.done.is_set():
+            del owner._pending[msg_id]
+            pending.done.set()
+            owner._abandon(msg_id, self._on_late)
