@@ -3,6 +3,7 @@ pydantic `QuestionItem` exactly, from either reader, so no door sees a change.""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -47,6 +48,18 @@ def test_v2_question_dumps_as_the_wire_model(wire: dict[str, Any]) -> None:
     assert from_model.option_labels() == item.option_labels()
     assert from_model.is_multi == item.is_multi
     assert type(from_wire.intent) is type(item.intent)
+
+
+def test_v2_questions_decoded_apart_share_their_names() -> None:
+    """Every tool call decodes its own strings; the names (id, header, labels) repeat across
+    waiting questions and are kept once, the prose as decoded."""
+    first, second = (Question.from_wire(json.loads(json.dumps(WIRE[1]))) for _ in range(2))
+    assert first == second
+    assert first.id is second.id and first.header is second.header
+    assert first.option_labels()[1] is second.option_labels()[1]
+    assert first.question is not second.question
+    assert first.options is not None and second.options is not None
+    assert first.options[1].description is not second.options[1].description
 
 
 def test_v2_question_shares_the_strings_it_was_read_from() -> None:

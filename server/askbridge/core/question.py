@@ -16,10 +16,17 @@ check (S1, A5, V8) and every door reads either. An intent (V3) stays its
 pydantic model: only a programmatic caller's question has one (the
 model-facing tool has no intent field, T2), and the checks tell the kinds
 apart by their classes.
+
+The short strings that name things — a question's id and header, its option
+labels — are interned as a record is built (`_shared`): every tool call
+decodes its own copy of them, yet they repeat across waiting questions ("db",
+"Yes", "Allow"), so thousands of open cards keep one copy each. The prose (the
+question, its detail, option descriptions) is kept as decoded.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -28,6 +35,17 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from askbridge.protocol.vocabulary import Intent, QuestionItem, QuestionReading
+
+# A label is at most 200 characters (S1); longer strings are left as they are (a batch
+# breaking S1 is refused once its records are built, and is never kept).
+_MAX_SHARED = 200
+
+
+def _shared(name: str) -> str:
+    """`name` interned when it is a short exact str (module docstring), else as it is."""
+    if type(name) is str and len(name) <= _MAX_SHARED:
+        return sys.intern(name)
+    return name
 
 
 @cache
@@ -84,13 +102,13 @@ class Question(QuestionReading):
         raw_options = wire.get("options")
         options = None
         if raw_options is not None:
-            options = tuple(Option(o["label"], o.get("description")) for o in raw_options)
-        intent = wire.get("intent")
+            options = tuple(Option(_shared(o["label"]), o.get("description")) for o in raw_options)
+        intent, header = wire.get("intent"), wire.get("header")
         return cls(
-            wire["id"],
+            _shared(wire["id"]),
             wire["question"],
             wire.get("detail"),
-            wire.get("header"),
+            None if header is None else _shared(header),
             options,
             wire.get("multiSelect"),
             None if intent is None else _intents().validate_python(intent),
@@ -101,12 +119,12 @@ class Question(QuestionReading):
         """From the wire model a payload was parsed into (a programmatic caller's)."""
         options = None
         if item.options is not None:
-            options = tuple(Option(o.label, o.description) for o in item.options)
+            options = tuple(Option(_shared(o.label), o.description) for o in item.options)
         return cls(
-            item.id,
+            _shared(item.id),
             item.question,
             item.detail,
-            item.header,
+            None if item.header is None else _shared(item.header),
             options,
             item.multi_select,
             item.intent,
