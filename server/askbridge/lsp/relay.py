@@ -73,7 +73,9 @@ class LspRelay:
         self.work_done_progress = False
         self._progress_ids = 0
         self._outstanding: set[anyio.CancelScope] = set()
-        self._cards: set[_Card] = set()  # ask_soon's, in flight
+        # ask_soon's cards in flight: a dict as an ordered set, as with thousands of cards
+        # out its table is about half a set's.
+        self._cards: dict[_Card, None] = {}
         self._shut = False
 
     # -- updates --------------------------------------------------------------------------
@@ -112,7 +114,7 @@ class LspRelay:
         self._shut = True
         for scope in list(self._outstanding):
             scope.cancel()
-        cards, self._cards = self._cards, set()
+        cards, self._cards = self._cards, {}
         for card in cards:
             card.withdraw_request()
             card.on_done(None, ClientGone("the client has shut down"))
@@ -139,7 +141,7 @@ class LspRelay:
             )
         except ConnectionClosed as exc:
             raise client_failure(exc) from exc
-        self._cards.add(card)
+        self._cards[card] = None
         return card
 
     async def fallback(self, request: UserQuestionRequest, next_: NextListener) -> Answer:
@@ -213,12 +215,12 @@ class _Card:
 
     __slots__ = ("_cards", "on_done", "withdraw_request")
 
-    def __init__(self, cards: set[_Card], on_done: Outcome) -> None:
+    def __init__(self, cards: dict[_Card, None], on_done: Outcome) -> None:
         self._cards, self.on_done = cards, on_done
         self.withdraw_request: Callable[[], None] = _no_request  # set once it is sent
 
     def settled(self, result: Any, error: Exception | None) -> None:
-        self._cards.discard(self)
+        self._cards.pop(self, None)
         if error is not None:
             self.on_done(None, client_failure(error))
             return
@@ -230,7 +232,7 @@ class _Card:
             self.on_done(answer, None)
 
     def __call__(self) -> None:
-        self._cards.discard(self)
+        self._cards.pop(self, None)
         self.withdraw_request()
 
 
