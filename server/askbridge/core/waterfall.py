@@ -17,7 +17,7 @@ awaited like any other (`awaiting`).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
@@ -40,7 +40,7 @@ class UserQuestionRequest:
     wait: Wait | None = None
     # Front doors read this to address the right client; the core never interprets it.
     session_id: str | None = None
-    extra: dict[str, object] = field(default_factory=dict)
+    extra: Mapping[str, object] = field(default_factory=dict)
 
     def with_wait(self, signal: AbortSignal, wait: Wait) -> UserQuestionRequest:
         return replace(self, signal=signal, wait=wait)

@@ -35,12 +35,10 @@ from ..log import events as ev
 from ..log.projection_parse import read_questions
 from ..store.store_api import encode_event
 from .agents import Agent
+from .ask_call import TOOL_CALL_ID, CallExtra
 from .outcome import OutcomeKind, Resume, ToolOutcome, compact, outcome_of, pending_text
 
 ASK_TOOL = "ask_user_question"
-# `UserQuestionRequest.extra` key: the tool call asking, also when it has no wait (legacy),
-# so a client's form can name it (ACP `toolCallId`, protocol.md "ACP front door").
-TOOL_CALL_ID = "toolCallId"
 DELEGATE_TOOL = "delegate"
 
 
@@ -272,6 +270,7 @@ __all__ = [
     "ASK_TOOL",
     "DELEGATE_SCHEMA",
     "DELEGATE_TOOL",
+    "TOOL_CALL_ID",
     "AskUserQuestionTool",
     "OutcomeKind",
     "StepTools",
@@ -292,5 +291,5 @@ def _request(ctx: ToolContext, questions: Sequence[Question]) -> UserQuestionReq
         agent=ctx.agent,
         signal=ctx.signal,
         session_id=ctx.session_id,
-        extra={TOOL_CALL_ID: ctx.call_id},
+        extra=CallExtra(ctx.call_id),  # {TOOL_CALL_ID: call id}
     )
