@@ -253,6 +253,13 @@ class Outgoing:
         pending = self._pending[msg_id] = _Soon(self, msg_id, on_done, on_late)
         return pending
 
+    def soon_requests(self) -> list[tuple[Callable[[], None], Outcome]]:
+        """The `request_soon` requests still out, each as (its withdraw, its callback): a
+        door that must end its own (LSP `shutdown`) finds them here, not in a copy."""
+        return [
+            (p, p.on_done) for p in self._pending.values() if isinstance(p, _Soon) and p.on_done
+        ]
+
     def _send(self, method: str, params: Any) -> str:
         if self._closed:
             raise ConnectionClosed("the peer's input ended")

@@ -73,9 +73,6 @@ class LspRelay:
         self.work_done_progress = False
         self._progress_ids = 0
         self._outstanding: set[anyio.CancelScope] = set()
-        # ask_soon's cards in flight: a dict as an ordered set, as with thousands of cards
-        # out its table is about half a set's.
-        self._cards: dict[_Card, None] = {}
         self._shut = False
 
     # -- updates --------------------------------------------------------------------------
@@ -114,10 +111,12 @@ class LspRelay:
         self._shut = True
         for scope in list(self._outstanding):
             scope.cancel()
-        cards, self._cards = self._cards, {}
-        for card in cards:
-            card.withdraw_request()
-            card.on_done(None, ClientGone("the client has shut down"))
+        # The cards asked with ask_soon are the connection's soon requests whose callback is
+        # a _Card: no registry of our own (thousands of cards may be out).
+        for withdraw, settled in self.conn.outgoing.soon_requests():
+            if isinstance(settled, _Card):
+                withdraw()
+                settled.on_done(None, ClientGone("the client has shut down"))
 
     def _late(self, request: UserQuestionRequest, build: Any = parse_answer) -> LateReply | None:
         return late_answer_callback(self.host.late_answers, self.client, request, build)
@@ -133,16 +132,14 @@ class LspRelay:
         first (then the client gets $/cancelRequest and a late answer goes to L7)."""
         if self._shut:
             raise ClientGone("the client has shut down")
-        card = _Card(self._cards, on_done)
         try:
             params = _SHARED.get(request, request.session_id, _ask_params)
-            card.withdraw_request = self.conn.request_soon(
-                "userQuestions/ask", params, card.settled, self._late(request)
+            # The request's withdraw is the card's: nothing of ours to clean up.
+            return self.conn.request_soon(
+                "userQuestions/ask", params, _Card(on_done), self._late(request)
             )
         except ConnectionClosed as exc:
             raise client_failure(exc) from exc
-        self._cards[card] = None
-        return card
 
     async def fallback(self, request: UserQuestionRequest, next_: NextListener) -> Answer:
         if self.renders_questions or not representable(list(request.questions)):
@@ -204,23 +201,17 @@ class LspRelay:
             self.conn.notify("$/progress", {"token": token, "value": {"kind": "end"}})
 
 
-def _no_request() -> None:
-    pass
-
-
 class _Card:
-    """One card asked with `ask_soon`, while it is out: a record, not closures, as it lives as
-    long as its question (architecture: "A pending question is a record"). Calling it
-    withdraws it; `settled` is the outgoing request's callback."""
+    """One card asked with `ask_soon`, while it is out: the outgoing request's callback, which
+    makes its reply the card's outcome — a record, not a closure, as it lives as long as its
+    question (architecture: "A pending question is a record")."""
 
-    __slots__ = ("_cards", "on_done", "withdraw_request")
+    __slots__ = ("on_done",)
 
-    def __init__(self, cards: dict[_Card, None], on_done: Outcome) -> None:
-        self._cards, self.on_done = cards, on_done
-        self.withdraw_request: Callable[[], None] = _no_request  # set once it is sent
+    def __init__(self, on_done: Outcome) -> None:
+        self.on_done = on_done
 
-    def settled(self, result: Any, error: Exception | None) -> None:
-        self._cards.pop(self, None)
+    def __call__(self, result: Any, error: Exception | None) -> None:
         if error is not None:
             self.on_done(None, client_failure(error))
             return
@@ -230,10 +221,6 @@ class _Card:
             self.on_done(None, exc)
         else:
             self.on_done(answer, None)
-
-    def __call__(self) -> None:
-        self._cards.pop(self, None)
-        self.withdraw_request()
 
 
 def _update_params(update: dict[str, Any], session_id: str) -> dict[str, Any]:
