@@ -26,12 +26,13 @@ from acp.schema import (
 
 from askbridge.core import UserQuestionError
 from askbridge.core.forms import form_message, form_schema
+from askbridge.core.question import Question
 from askbridge.protocol.errors import ErrorCode
-from askbridge.protocol.vocabulary import Answer, AnswerItem, ApprovalIntent, QuestionItem
+from askbridge.protocol.vocabulary import Answer, AnswerItem, ApprovalIntent
 
 
 def form_request(
-    session_id: str, tool_call_id: str | None, questions: Sequence[QuestionItem]
+    session_id: str, tool_call_id: str | None, questions: Sequence[Question]
 ) -> dict[str, Any]:
     """The params of `elicitation/create` for one batch, checked against ACP's own model."""
     request = CreateFormSessionElicitationRequest.model_validate(
@@ -49,7 +50,7 @@ def form_request(
 # -- tier 3: approval through session/request_permission -----------------------------------
 
 
-def approval_question(questions: Sequence[QuestionItem]) -> QuestionItem | None:
+def approval_question(questions: Sequence[Question]) -> Question | None:
     """The question when the batch is one question with an approval intent, else None."""
     if len(questions) == 1 and isinstance(questions[0].intent, ApprovalIntent):
         return questions[0]
@@ -72,7 +73,7 @@ _KINDS: dict[str, PermissionOptionKind] = {
 }
 
 
-def permission_request(session_id: str, tool_call_id: str, q: QuestionItem) -> dict[str, Any]:
+def permission_request(session_id: str, tool_call_id: str, q: Question) -> dict[str, Any]:
     """The params of `session/request_permission` for an approval question."""
     assert isinstance(q.intent, ApprovalIntent)
     options = [
@@ -93,7 +94,7 @@ def permission_request(session_id: str, tool_call_id: str, q: QuestionItem) -> d
     return request.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
-def answer_from_permission(q: QuestionItem, option_id: str) -> Answer:
+def answer_from_permission(q: Question, option_id: str) -> Answer:
     assert isinstance(q.intent, ApprovalIntent)
     label = permission_labels(q.intent).get(option_id)
     if label is None:

@@ -43,6 +43,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from askbridge.core import HarnessError, UserQuestionError, UserQuestionRequest, parse_answer
 from askbridge.core.forms import form_answer
+from askbridge.core.question import Question
 from askbridge.core.timed_wait import DEADLINE
 from askbridge.core.waterfall import NextListener
 from askbridge.host.agent.tools import TOOL_CALL_ID
@@ -64,7 +65,7 @@ from askbridge.protocol.methods import (
     ASKBRIDGE_CANCEL_ASK,
     ASKBRIDGE_DID_CHANGE,
 )
-from askbridge.protocol.vocabulary import Answer, QuestionItem
+from askbridge.protocol.vocabulary import Answer
 
 from .forms import answer_from_permission, approval_question, form_request
 from .forms import permission_request as build_permission_request
@@ -248,7 +249,7 @@ class AcpRelay:
         return result
 
     async def _ask_permission(
-        self, session_id: str, request: UserQuestionRequest, question: QuestionItem
+        self, session_id: str, request: UserQuestionRequest, question: Question
     ) -> Answer:
         # A programmatic approval has no tool call of its own: it gets an id of its own.
         tool_call_id = _tool_call_id(request) or f"askbridge-approval-{next(self._approval_ids)}"

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         unknown_tool,
     )
     from .identity import AgentIdentity, AgentLike, SimpleAgentRegistry
+    from .question import Question
     from .service import LateReplyHandler, UserQuestionService
     from .signal import AbortSignal
     from .timed_wait import ClaimStream, TimedQuestionWait, WaitClaim
@@ -57,6 +58,7 @@ _EXPORTS = {
     "AgentIdentity": ".identity",
     "AgentLike": ".identity",
     "SimpleAgentRegistry": ".identity",
+    "Question": ".question",
     "LateReplyHandler": ".service",
     "UserQuestionService": ".service",
     "AbortSignal": ".signal",
@@ -90,6 +92,7 @@ __all__ = [
     "ModelError",
     "MonotonicClock",
     "NextListener",
+    "Question",
     "SessionError",
     "SimpleAgentRegistry",
     "StoreDamaged",

@@ -25,21 +25,22 @@ from collections.abc import Sequence
 from typing import Any
 
 from askbridge.protocol.errors import ErrorCode
-from askbridge.protocol.vocabulary import Answer, AnswerItem, QuestionItem
+from askbridge.protocol.vocabulary import Answer, AnswerItem
 
 from .errors import UserQuestionError
+from .question import Question
 
 OTHER_SUFFIX = "_other"
 OTHER_TITLE = "Other"
 OTHER_DESCRIPTION = "Your own answer (replaces the choice)"
 
 
-def question_text(q: QuestionItem) -> str:
+def question_text(q: Question) -> str:
     """The question, then a blank line and the detail when there is one."""
     return f"{q.question}\n\n{q.detail}" if q.detail else q.question
 
 
-def form_message(questions: Sequence[QuestionItem]) -> str:
+def form_message(questions: Sequence[Question]) -> str:
     if len(questions) == 1:
         return question_text(questions[0])
     lines = [f"{len(questions)} questions"]
@@ -47,19 +48,19 @@ def form_message(questions: Sequence[QuestionItem]) -> str:
     return "\n".join(lines)
 
 
-def field_keys(questions: Sequence[QuestionItem]) -> list[str]:
+def field_keys(questions: Sequence[Question]) -> list[str]:
     """`q1`… zero-padded to the batch's width, one per question in ask order."""
     width = len(str(len(questions)))
     return [f"q{n:0{width}d}" for n in range(1, len(questions) + 1)]
 
 
-def _titled(q: QuestionItem) -> dict[str, Any]:
+def _titled(q: Question) -> dict[str, Any]:
     if q.header:
         return {"title": q.header, "description": q.question}
     return {"title": q.question}
 
 
-def _options(q: QuestionItem) -> list[dict[str, Any]]:
+def _options(q: Question) -> list[dict[str, Any]]:
     options = []
     for o in q.options or []:
         option: dict[str, Any] = {"const": o.label, "title": o.label}
@@ -69,7 +70,7 @@ def _options(q: QuestionItem) -> list[dict[str, Any]]:
     return options
 
 
-def form_schema(questions: Sequence[QuestionItem]) -> dict[str, Any]:
+def form_schema(questions: Sequence[Question]) -> dict[str, Any]:
     """The `requestedSchema` (JSON) of one form for the batch."""
     properties: dict[str, Any] = {}
     for key, q in zip(field_keys(questions), questions, strict=True):
@@ -94,7 +95,7 @@ def _bad(message: str) -> UserQuestionError:
     )
 
 
-def answer_from_form(questions: Sequence[QuestionItem], content: dict[str, Any] | None) -> Answer:
+def answer_from_form(questions: Sequence[Question], content: dict[str, Any] | None) -> Answer:
     """An accepted form's content as an Answer; values of the wrong type are BAD_ANSWER."""
     content = content or {}
     items = []
@@ -124,7 +125,7 @@ def answer_from_form(questions: Sequence[QuestionItem], content: dict[str, Any] 
 
 
 def form_answer(
-    questions: Sequence[QuestionItem],
+    questions: Sequence[Question],
     action: str,
     content: dict[str, Any] | None,
     *,

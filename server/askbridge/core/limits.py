@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from typing import Final
 
 from askbridge.protocol.errors import ErrorCode
-from askbridge.protocol.vocabulary import QuestionItem
 
 from .errors import UserQuestionError
+from .question import Question
 
 MAX_QUESTIONS: Final = 20
 MAX_ID: Final = 64
@@ -45,7 +45,7 @@ def too_long(where: str, field: str, value: str | None, limit: int) -> str | Non
     return f"{where}: {field} has {len(value)} characters; at most {limit}"
 
 
-def question_problem(q: QuestionItem) -> str | None:
+def question_problem(q: Question) -> str | None:
     """The first S1 limit `q` breaks, as its sentence; None when it fits."""
     where = f"question {q.id[:MAX_ID]}"
     for field, value, limit in (
@@ -57,7 +57,7 @@ def question_problem(q: QuestionItem) -> str | None:
         problem = too_long(where, field, value, limit)
         if problem is not None:
             return problem
-    options = q.options or []
+    options = q.options or ()
     if len(options) > MAX_OPTIONS:
         return f"{where}: options has {len(options)} entries; at most {MAX_OPTIONS}"
     for index, option in enumerate(options):
@@ -69,7 +69,7 @@ def question_problem(q: QuestionItem) -> str | None:
     return None
 
 
-def check_question_limits(questions: Sequence[QuestionItem]) -> None:
+def check_question_limits(questions: Sequence[Question]) -> None:
     """S1: BAD_QUESTION for the first limit the batch breaks."""
     if len(questions) > MAX_QUESTIONS:
         raise _bad(f"ask_user_question has {len(questions)} questions; at most {MAX_QUESTIONS}")
@@ -79,13 +79,13 @@ def check_question_limits(questions: Sequence[QuestionItem]) -> None:
             raise _bad(problem)
 
 
-class CheckedQuestions(tuple[QuestionItem, ...]):
+class CheckedQuestions(tuple[Question, ...]):
     """A batch `checked_questions` found within S1 (immutable, so it stays so)."""
 
     __slots__ = ()
 
 
-def checked_questions(questions: Sequence[QuestionItem]) -> CheckedQuestions:
+def checked_questions(questions: Sequence[Question]) -> CheckedQuestions:
     """S1 once: BAD_QUESTION for the first limit broken, else the batch marked checked."""
     if type(questions) is CheckedQuestions:
         return questions

@@ -1,6 +1,6 @@
 """Semantic checks of questions (V3 intents, A5) and of answers (V8, L3).
 
-Pure functions over the protocol models; they raise UserQuestionError with
+Pure functions over questions (core/question.py) and answers; they raise UserQuestionError with
 BAD_INTENT / BAD_ANSWER and the exact sentences of behavior.md. An answer's
 `custom` must be storable text (S3) within its S1 limit; a selected label that
 is not an option label (a lone surrogate cannot be one) is refused by V8.
@@ -21,19 +21,19 @@ from askbridge.protocol.vocabulary import (
     AnswerItem,
     ApprovalIntent,
     PlanReviewIntent,
-    QuestionItem,
     UnknownIntent,
 )
 
 from .errors import UserQuestionError
 from .limits import MAX_CUSTOM, too_long
+from .question import Question
 
 
 def _bad_intent(message: str) -> UserQuestionError:
     return UserQuestionError(message, ErrorCode.BAD_INTENT)
 
 
-def validate_intents(questions: Sequence[QuestionItem], *, timed: bool = False) -> None:
+def validate_intents(questions: Sequence[Question], *, timed: bool = False) -> None:
     """A5 / V3: every intent is valid for its question and batch; the first failure wins."""
     for q in questions:
         intent = q.intent
@@ -56,7 +56,7 @@ def validate_intents(questions: Sequence[QuestionItem], *, timed: bool = False) 
 
 
 def _validate_approval(
-    q: QuestionItem,
+    q: Question,
     intent: ApprovalIntent,
     labels: list[str],
     batch_size: int,
@@ -84,7 +84,7 @@ def _bad_answer(message: str) -> UserQuestionError:
 
 
 def check_batch_ids(
-    questions: Sequence[QuestionItem], items: Sequence[AnswerItem], call_id: str | None
+    questions: Sequence[Question], items: Sequence[AnswerItem], call_id: str | None
 ) -> None:
     """L3 / V8: the batch names each question exactly once (no missing, extra or duplicate)."""
     wanted = [q.id for q in questions]
@@ -112,7 +112,7 @@ def parse_answer(result: Any) -> Answer:
 
 
 def check_answer(
-    questions: Sequence[QuestionItem], answer: Answer, call_id: str | None = None
+    questions: Sequence[Question], answer: Answer, call_id: str | None = None
 ) -> Answer:
     """V8: validate an answer against its questions and return it normalized.
 

@@ -17,15 +17,16 @@ awaited like any other (`awaiting`).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
 from askbridge.protocol.errors import ErrorCode
-from askbridge.protocol.vocabulary import Answer, QuestionItem, Wait
+from askbridge.protocol.vocabulary import Answer, Wait
 
 from .errors import UserQuestionError
 from .identity import AgentIdentity, AgentLike
+from .question import Question
 from .signal import AbortSignal
 
 
@@ -33,13 +34,13 @@ from .signal import AbortSignal
 class UserQuestionRequest:
     """V5: what a caller asks. `agent` is the live calling agent object, if any."""
 
-    questions: Sequence[QuestionItem]
+    questions: Sequence[Question]
     agent: AgentLike | None = None
     signal: AbortSignal | None = None
     wait: Wait | None = None
     # Front doors read this to address the right client; the core never interprets it.
     session_id: str | None = None
-    extra: dict[str, object] = field(default_factory=dict)
+    extra: Mapping[str, object] = field(default_factory=dict)
 
     def with_wait(self, signal: AbortSignal, wait: Wait) -> UserQuestionRequest:
         return replace(self, signal=signal, wait=wait)

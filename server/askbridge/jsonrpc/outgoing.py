@@ -35,7 +35,7 @@ import itertools
 import logging
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -108,14 +108,17 @@ class _Done:
 
 @dataclass(slots=True)
 class _Pending:
-    done: _Done = field(default_factory=_Done)
+    done: _Done | None = None  # what `request` waits on (`request_soon` has `on_done`)
     result: Any = None
     error: Exception | None = None
     on_done: Outcome | None = None  # request_soon's callback instead of a waiting task
+    settled: bool = False
 
     def settle(self, result: Any, error: Exception | None) -> None:
         self.result, self.error = result, error
-        self.done.set()
+        self.settled = True
+        if self.done is not None:
+            self.done.set()
         if self.on_done is not None:
             try:
                 self.on_done(result, error)
@@ -169,7 +172,7 @@ class Outgoing:
         """No more requests; the outstanding ones fail with ConnectionClosed(reason)."""
         self._closed = True
         for msg_id, pending in list(self._pending.items()):
-            if not pending.done.is_set():
+            if not pending.settled:
                 if pending.on_done is not None:
                     del self._pending[msg_id]
                 pending.settle(None, ConnectionClosed(reason))
@@ -187,7 +190,7 @@ class Outgoing:
             logger.debug("← response id=%r", msg_id)
         value, err = m.response_outcome(msg)
         if pending is not None:
-            if pending.done.is_set():  # a second response to one request
+            if pending.settled:  # a second response to one request
                 logger.info("ignoring a response to settled id %r", msg_id)
             else:
                 if pending.on_done is not None:
@@ -220,15 +223,16 @@ class Outgoing:
         peer gets the cancel notification, and a late reply goes to `on_late`.
         """
         msg_id = self._send(method, params)
-        pending = self._pending[msg_id] = _Pending()
+        done = _Done()
+        pending = self._pending[msg_id] = _Pending(done)
         try:
             if timeout is None:  # no deadline: skip fail_after's cancel scope (a hot path)
-                await pending.done.wait()
+                await done.wait()
             else:
                 with anyio.fail_after(timeout):
-                    await pending.done.wait()
+                    await done.wait()
         except BaseException:
-            if not pending.done.is_set():
+            if not pending.settled:
                 self._abandon(msg_id, on_late)
             raise
         finally:
@@ -246,15 +250,15 @@ class Outgoing:
         `on_late`, as a cancelled `request` does. Raises ConnectionClosed at once when
         the request cannot be sent."""
         msg_id = self._send(method, params)
-        pending = self._pending[msg_id] = _Pending(on_done=on_done)
+        pending = self._pending[msg_id] = _Soon(self, msg_id, on_done, on_late)
+        return pending
 
-        def withdraw() -> None:
-            if self._pending.get(msg_id) is pending and not pending.done.is_set():
-                del self._pending[msg_id]
-                pending.done.set()
-                self._abandon(msg_id, on_late)
-
-        return withdraw
+    def soon_requests(self) -> list[tuple[Callable[[], None], Outcome]]:
+        """The `request_soon` requests still out, each as (its withdraw, its callback): a
+        door that must end its own (LSP `shutdown`) finds them here, not in a copy."""
+        return [
+            (p, p.on_done) for p in self._pending.values() if isinstance(p, _Soon) and p.on_done
+        ]
 
     def _send(self, method: str, params: Any) -> str:
         if self._closed:
@@ -281,3 +285,24 @@ class Outgoing:
             self._out.write_nowait(self._dialect.cancel(msg_id), urgent=False)
         except ConnectionError as exc:
             self._on_output_error(exc, self._dialect.cancel_method)
+
+
+class _Soon(_Pending):
+    """A `request_soon` request while it is out, and its withdraw (calling it): one record,
+    not an event and a closure, as it lives as long as its request (a question's card may
+    wait for hours; thousands may wait at once)."""
+
+    __slots__ = ("_msg_id", "_on_late", "_owner")
+
+    def __init__(
+        self, owner: Outgoing, msg_id: str, on_done: Outcome, on_late: LateReply | None
+    ) -> None:
+        super().__init__(on_done=on_done)
+        self._owner, self._msg_id, self._on_late = owner, msg_id, on_late
+
+    def __call__(self) -> None:
+        owner, msg_id = self._owner, self._msg_id
+        if owner._pending.get(msg_id) is self and not self.settled:
+            del owner._pending[msg_id]
+            self.settled = True
+            owner._abandon(msg_id, self._on_late)

@@ -27,6 +27,7 @@ import anyio
 
 from askbridge.core import HarnessError, UserQuestionError, UserQuestionRequest, parse_answer
 from askbridge.core.beside import beside
+from askbridge.core.question import Question
 from askbridge.core.waterfall import NextListener
 from askbridge.host.asking.clients import Client
 from askbridge.host.asking.late_answers import late_answer_callback
@@ -40,7 +41,7 @@ from askbridge.jsonrpc import (
     client_failure,
 )
 from askbridge.protocol.errors import ClientGone, ErrorCode
-from askbridge.protocol.vocabulary import Answer, AnswerItem, QuestionItem
+from askbridge.protocol.vocabulary import Answer, AnswerItem
 
 if TYPE_CHECKING:
     from askbridge.host.host import Host
@@ -53,12 +54,12 @@ log = logging.getLogger("askbridge.lsp")
 _SHARED = OncePerTurn()
 
 
-def representable(questions: list[QuestionItem]) -> bool:
+def representable(questions: list[Question]) -> bool:
     """A batch `window/showMessageRequest` can show: single-select questions with options."""
     return all(q.options and not q.multi_select for q in questions)
 
 
-def message_text(q: QuestionItem) -> str:
+def message_text(q: Question) -> str:
     text = f"[{q.header}] {q.question}" if q.header else q.question
     return f"{text}\n\n{q.detail}" if q.detail else text
 
@@ -72,8 +73,6 @@ class LspRelay:
         self.work_done_progress = False
         self._progress_ids = 0
         self._outstanding: set[anyio.CancelScope] = set()
-        self._cards: dict[int, tuple[Callable[[], None], Outcome]] = {}  # ask_soon's, in flight
-        self._card_ids = 0
         self._shut = False
 
     # -- updates --------------------------------------------------------------------------
@@ -112,10 +111,12 @@ class LspRelay:
         self._shut = True
         for scope in list(self._outstanding):
             scope.cancel()
-        cards, self._cards = self._cards, {}
-        for withdraw, on_done in cards.values():
-            withdraw()
-            on_done(None, ClientGone("the client has shut down"))
+        # The cards asked with ask_soon are the connection's soon requests whose callback is
+        # a _Card: no registry of our own (thousands of cards may be out).
+        for withdraw, settled in self.conn.outgoing.soon_requests():
+            if isinstance(settled, _Card):
+                withdraw()
+                settled.on_done(None, ClientGone("the client has shut down"))
 
     def _late(self, request: UserQuestionRequest, build: Any = parse_answer) -> LateReply | None:
         return late_answer_callback(self.host.late_answers, self.client, request, build)
@@ -131,35 +132,14 @@ class LspRelay:
         first (then the client gets $/cancelRequest and a late answer goes to L7)."""
         if self._shut:
             raise ClientGone("the client has shut down")
-        self._card_ids += 1
-        card = self._card_ids
-
-        def settled(result: Any, error: Exception | None) -> None:
-            self._cards.pop(card, None)
-            if error is not None:
-                on_done(None, client_failure(error))
-                return
-            try:
-                answer = parse_answer(result)
-            except HarnessError as exc:
-                on_done(None, exc)
-            else:
-                on_done(answer, None)
-
         try:
             params = _SHARED.get(request, request.session_id, _ask_params)
-            withdraw_request = self.conn.request_soon(
-                "userQuestions/ask", params, settled, self._late(request)
+            # The request's withdraw is the card's: nothing of ours to clean up.
+            return self.conn.request_soon(
+                "userQuestions/ask", params, _Card(on_done), self._late(request)
             )
         except ConnectionClosed as exc:
             raise client_failure(exc) from exc
-
-        def withdraw() -> None:
-            self._cards.pop(card, None)
-            withdraw_request()
-
-        self._cards[card] = (withdraw_request, on_done)
-        return withdraw
 
     async def fallback(self, request: UserQuestionRequest, next_: NextListener) -> Answer:
         if self.renders_questions or not representable(list(request.questions)):
@@ -176,7 +156,7 @@ class LspRelay:
         return await show_each()
 
     async def _show_message(
-        self, request: UserQuestionRequest, q: QuestionItem, index: int, earlier: list[AnswerItem]
+        self, request: UserQuestionRequest, q: Question, index: int, earlier: list[AnswerItem]
     ) -> AnswerItem:
         params = {
             "type": 3,
@@ -221,6 +201,28 @@ class LspRelay:
             self.conn.notify("$/progress", {"token": token, "value": {"kind": "end"}})
 
 
+class _Card:
+    """One card asked with `ask_soon`, while it is out: the outgoing request's callback, which
+    makes its reply the card's outcome — a record, not a closure, as it lives as long as its
+    question (architecture: "A pending question is a record")."""
+
+    __slots__ = ("on_done",)
+
+    def __init__(self, on_done: Outcome) -> None:
+        self.on_done = on_done
+
+    def __call__(self, result: Any, error: Exception | None) -> None:
+        if error is not None:
+            self.on_done(None, client_failure(error))
+            return
+        try:
+            answer = parse_answer(result)
+        except HarnessError as exc:
+            self.on_done(None, exc)
+        else:
+            self.on_done(answer, None)
+
+
 def _update_params(update: dict[str, Any], session_id: str) -> dict[str, Any]:
     return {"sessionId": session_id, "update": update}
 
@@ -240,7 +242,7 @@ def _ask_params(request: UserQuestionRequest, session_id: str | None) -> dict[st
     return params
 
 
-def _chosen(q: QuestionItem, result: Any) -> AnswerItem:
+def _chosen(q: Question, result: Any) -> AnswerItem:
     if result is None:
         raise UserQuestionError.of(ErrorCode.ASK_CANCELLED)
     title = result.get("title") if isinstance(result, dict) else None

@@ -27,14 +27,8 @@ import re
 from typing import Any
 
 from askbridge.core.limits import MAX_DETAIL, MAX_QUESTION
-from askbridge.protocol.vocabulary import (
-    Answer,
-    ApprovalIntent,
-    IntentSubject,
-    Option,
-    PlanReviewIntent,
-    QuestionItem,
-)
+from askbridge.core.question import Option, Question
+from askbridge.protocol.vocabulary import Answer, ApprovalIntent, IntentSubject, PlanReviewIntent
 
 APPROVAL_TOOL = "approval_prompt"
 PLAN_TOOL = "ExitPlanMode"
@@ -98,27 +92,27 @@ def _fit(text: str, limit: int) -> str:
     return text[: limit - len(note)] + note
 
 
-def approval_question(tool_name: str, tool_input: dict[str, Any]) -> QuestionItem:
+def approval_question(tool_name: str, tool_input: dict[str, Any]) -> Question:
     """The one question X5 asks for this call."""
     name = tool_name[:MAX_NAME]
     if tool_name == PLAN_TOOL:
         plan = tool_input.get("plan")
         # Claude Code >= 2.1 passes the plan only when the model wrote its plan file.
         detail = plan if isinstance(plan, str) and plan.strip() else NO_PLAN
-        return QuestionItem(
+        return Question(
             id=QUESTION_ID,
             header="Plan",
             question="Approve this plan?",
             detail=_fit(detail, MAX_DETAIL),
-            options=[Option(label=APPROVE_PLAN), Option(label=KEEP_PLANNING)],
+            options=(Option(label=APPROVE_PLAN), Option(label=KEEP_PLANNING)),
             intent=PlanReviewIntent(kind="plan-review", approve=APPROVE_PLAN),
         )
-    return QuestionItem(
+    return Question(
         id=QUESTION_ID,
         header="Permission",
         question=_fit(f"Allow {name}?", MAX_QUESTION),
         detail=_fit(render_input(name, tool_input), MAX_DETAIL),
-        options=[Option(label=ALLOW), Option(label=DENY)],
+        options=(Option(label=ALLOW), Option(label=DENY)),
         intent=ApprovalIntent(
             kind="approval", approve=ALLOW, reject=DENY, subject=IntentSubject(name=name)
         ),
@@ -134,7 +128,7 @@ def deny(message: str) -> dict[str, Any]:
 
 
 def decision(
-    question: QuestionItem, tool_name: str, tool_input: dict[str, Any], answer: Answer
+    question: Question, tool_name: str, tool_input: dict[str, Any], answer: Answer
 ) -> dict[str, Any]:
     """Allow only the approving option picked without free text; the text is feedback."""
     item = next((a for a in answer.answers if a.id == question.id), None)

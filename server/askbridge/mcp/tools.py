@@ -28,11 +28,11 @@ import anyio
 
 from askbridge.core import HarnessError, ToolInputError, UserQuestionRequest
 from askbridge.core.beside import beside
+from askbridge.host.agent.ask_call import CallExtra
 from askbridge.host.agent.external import ExternalSession, late_replies_text
 from askbridge.host.agent.model_output import CheckedCall
 from askbridge.host.agent.tools import (
     ASK_TOOL,
-    TOOL_CALL_ID,
     AskUserQuestionTool,
     ToolContext,
     ToolOutcome,
@@ -201,7 +201,7 @@ class ExternalAgent:
                 agent=ctx.agent,
                 signal=ctx.signal,
                 session_id=ctx.session_id,
-                extra={TOOL_CALL_ID: ctx.call_id},
+                extra=CallExtra(ctx.call_id),
             )
             follow_by_renderers(self.host, session.session)
             try:

@@ -10,7 +10,8 @@ BAD_INTENT with the exact messages of behavior.md.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from collections.abc import Sequence
+from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import Discriminator, Field, Tag
 
@@ -69,7 +70,33 @@ Intent = Annotated[
 ]
 
 
-class QuestionItem(WireModel):
+class _Labelled(Protocol):
+    @property
+    def label(self) -> str: ...
+
+
+class _Readable(Protocol):
+    @property
+    def multi_select(self) -> bool | None: ...
+    @property
+    def options(self) -> Sequence[_Labelled] | None: ...
+
+
+class QuestionReading:
+    """What every question type reads the same way: this model and the core's plain record
+    (core/question.py), which the checks and the doors take alike."""
+
+    __slots__ = ()
+
+    @property
+    def is_multi(self: _Readable) -> bool:
+        return bool(self.multi_select)
+
+    def option_labels(self: _Readable) -> list[str]:
+        return [o.label for o in self.options or ()]
+
+
+class QuestionItem(WireModel, QuestionReading):
     """V2: `id` is caller-chosen and echoed in the answer; `detail` is markdown, never an option."""
 
     id: NonEmptyStr
@@ -79,13 +106,6 @@ class QuestionItem(WireModel):
     options: list[Option] | None = None
     multi_select: bool | None = None
     intent: Intent | None = None
-
-    @property
-    def is_multi(self) -> bool:
-        return bool(self.multi_select)
-
-    def option_labels(self) -> list[str]:
-        return [o.label for o in self.options or []]
 
 
 class AnswerItem(WireModel):

@@ -227,11 +227,12 @@ def _checked(questions: list[dict[str, Any]], raw: Any, call_id: str | None) -> 
     from pydantic import ValidationError
 
     from askbridge.core.errors import UserQuestionError
+    from askbridge.core.question import Question
     from askbridge.core.validation import check_answer, parse_answer
     from askbridge.protocol.vocabulary import QuestionItem
 
     try:
-        items = [QuestionItem.model_validate(q) for q in questions]
+        items = [Question.of(QuestionItem.model_validate(q)) for q in questions]
         answer = check_answer(items, parse_answer(raw), call_id)
     except UserQuestionError as exc:
         raise ApiError(400, str(exc.code), exc.message) from exc

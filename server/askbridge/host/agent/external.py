@@ -43,9 +43,9 @@ from askbridge.core import (
     tool_failed,
     tool_outcome_unknown,
 )
+from askbridge.core.question import questions_from_wire
 from askbridge.protocol.errors import ErrorCode
 from askbridge.protocol.text import scrub
-from askbridge.protocol.vocabulary import QuestionItem
 
 from ..log import events as ev
 from ..log.inbox import InboxItem
@@ -225,7 +225,7 @@ class ExternalSession:
         active = self.session.projection.entry(call_id)
         if item.answers is None or active is None:
             return _untyped_reply_entry(call_id, item.content)
-        questions = [QuestionItem.model_validate(q).dump() for q in active.questions]
+        questions = [q.dump() for q in questions_from_wire(active.questions)]
         return {"callId": call_id, "questions": questions, "answers": item.answers}
 
     def pending_calls(self) -> list[str]:

@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from askbridge.core import UserQuestionError, check_answer
+from askbridge.core.question import questions_from_wire
 from askbridge.protocol.errors import ErrorCode
-from askbridge.protocol.vocabulary import Answer, AnswerItem, QuestionItem
+from askbridge.protocol.vocabulary import Answer, AnswerItem
 
 from .ports import Requester
 from .session import Session
@@ -54,7 +55,7 @@ class LateReplies:
             return False  # L1
         if session.inbox.queued_reply(call_id) is not None:
             raise UserQuestionError.of(ErrorCode.REPLY_QUEUED)  # L2, before BAD_ANSWER
-        questions = [QuestionItem.model_validate(q) for q in active.questions]
+        questions = questions_from_wire(active.questions)
         checked = check_answer(questions, Answer(answers=list(batch)), call_id)  # L3, V8
         answers = [a.dump() for a in checked.answers]
         # L4: logged with its answers (and the text rendered from them), committed before True

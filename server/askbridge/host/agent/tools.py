@@ -19,6 +19,7 @@ from typing import Any, Final, Literal, Protocol
 from askbridge.core import (
     AbortSignal,
     HarnessError,
+    Question,
     ToolInputError,
     UserQuestionRequest,
     UserQuestionService,
@@ -28,18 +29,16 @@ from askbridge.protocol.defaults import (
     ASK_TIMEOUT_MAX_SECONDS,
     ASK_TIMEOUT_MESSAGE,
 )
-from askbridge.protocol.vocabulary import QuestionItem, Wait
+from askbridge.protocol.vocabulary import Wait
 
 from ..log import events as ev
 from ..log.projection_parse import read_questions
 from ..store.store_api import encode_event
 from .agents import Agent
+from .ask_call import TOOL_CALL_ID, CallExtra
 from .outcome import OutcomeKind, Resume, ToolOutcome, compact, outcome_of, pending_text
 
 ASK_TOOL = "ask_user_question"
-# `UserQuestionRequest.extra` key: the tool call asking, also when it has no wait (legacy),
-# so a client's form can name it (ACP `toolCallId`, protocol.md "ACP front door").
-TOOL_CALL_ID = "toolCallId"
 DELEGATE_TOOL = "delegate"
 
 
@@ -131,7 +130,7 @@ class AskUserQuestionTool:
         }
 
     async def run(
-        self, ctx: ToolContext, arguments: Any, questions: Sequence[QuestionItem] | None = None
+        self, ctx: ToolContext, arguments: Any, questions: Sequence[Question] | None = None
     ) -> ToolOutcome:
         """Ask; `questions` is the batch already parsed from `arguments` (model_output.py)."""
         try:
@@ -147,7 +146,7 @@ class AskUserQuestionTool:
         self,
         ctx: ToolContext,
         arguments: Any,
-        questions: Sequence[QuestionItem] | None,
+        questions: Sequence[Question] | None,
         done: Callable[[str, ToolOutcome], None],
     ) -> Cancellable | None:
         """`run` as a record (architecture: "A pending question is a record"): `done(call id,
@@ -168,7 +167,7 @@ class AskUserQuestionTool:
         return pending
 
     def _request(
-        self, ctx: ToolContext, arguments: Any, questions: Sequence[QuestionItem] | None
+        self, ctx: ToolContext, arguments: Any, questions: Sequence[Question] | None
     ) -> tuple[UserQuestionRequest, int | None]:
         """T2–T4: the core's request and, for a timed wait, its timeout in ms."""
         if questions is None:
@@ -213,22 +212,17 @@ class _Ended:
 ENDED: Final = _Ended()
 
 
-def parse_questions(arguments: Any) -> list[QuestionItem]:
+def parse_questions(arguments: Any) -> list[Question]:
     """T2: read `questions` from the model's arguments; other keys are dropped.
 
     The one reader of the arguments is the projection's (`read_questions`, P2), which
-    also names what T4 refuses; the models are built from its wire form.
+    also names what T4 refuses; the core's plain records (core/question.py: no pydantic
+    model per waiting question) are built from its checked wire form, sharing its strings.
     """
     questions, problem = read_questions(arguments)
     if problem is not None:
         raise ToolInputError(problem)
-    return [_question_item(q) for q in questions or ()]
-
-
-def _question_item(q: dict[str, Any]) -> QuestionItem:
-    """The model of one question `read_questions` checked. Its wire form goes through
-    pydantic-core in one call, 3× faster than `model_construct` field by field."""
-    return QuestionItem.model_validate(q)
+    return [Question.from_wire(q) for q in questions or ()]
 
 
 DELEGATE_SCHEMA: dict[str, Any] = {
@@ -276,6 +270,7 @@ __all__ = [
     "ASK_TOOL",
     "DELEGATE_SCHEMA",
     "DELEGATE_TOOL",
+    "TOOL_CALL_ID",
     "AskUserQuestionTool",
     "OutcomeKind",
     "StepTools",
@@ -289,12 +284,12 @@ __all__ = [
 ]
 
 
-def _request(ctx: ToolContext, questions: Sequence[QuestionItem]) -> UserQuestionRequest:
+def _request(ctx: ToolContext, questions: Sequence[Question]) -> UserQuestionRequest:
     """The core's request for one tool call, legacy or timed alike."""
     return UserQuestionRequest(
         questions,
         agent=ctx.agent,
         signal=ctx.signal,
         session_id=ctx.session_id,
-        extra={TOOL_CALL_ID: ctx.call_id},
+        extra=CallExtra(ctx.call_id),  # {TOOL_CALL_ID: call id}
     )

@@ -198,14 +198,16 @@ class _Step:
         session = self._session
         ctx = ToolContext(session.agent, session.id, call.id, self._signal)
         self._left += 1
-        started = session.ask_tool.start(ctx, call.arguments, call.questions, self._done)
+        # The step is each call's callback: no bound method per call.
+        started = session.ask_tool.start(ctx, call.arguments, call.questions, self)
         if started is None:
             self._left -= 1
             return False
         self._started.append(started)  # the records themselves: no bound method per call
         return True
 
-    def _done(self, call_id: str, outcome: ToolOutcome) -> None:
+    def __call__(self, call_id: str, outcome: ToolOutcome) -> None:
+        """A call's outcome: log it; the last one (or a store failure) resumes the turn."""
         try:
             finish_call(self._session, call_id, ASK_TOOL, self._signal, outcome)
         except StoreError as exc:  # not the tool's failure: it ends the turn (S4)

@@ -35,7 +35,8 @@ withdraws every card and cancels those tasks at once (A9).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 import anyio
 
@@ -89,7 +90,7 @@ class QuestionFanout:
         session_id = request.session_id
         if session_id is None or not self._asks_here(session_id):
             return self._pass_on(request, next_, settle)
-        question = OpenQuestion(request, self._spawn, self._ended, session_id, settle)
+        question = OpenQuestion(request, self, settle)
         self._open.setdefault(session_id, []).append(question)
         renderers = self._subscribers.renderers(session_id)
         log_asked(question, session_id, renderers, self._rest_client(session_id))
@@ -97,9 +98,14 @@ class QuestionFanout:
             question.offer(client)
         if not renderers and not question.done:
             question.ask_rest(lambda: self._rest(session_id, request, next_))
-        return question.withdraw
+        return question  # calling it withdraws it
 
-    def _ended(self, question: OpenQuestion) -> None:
+    def spawn(self, fn: Callable[[], Coroutine[Any, Any, Any]]) -> None:
+        """Run what an open question must await in Python (open_question.py `Owner`)."""
+        self._spawn(fn)
+
+    def question_ended(self, question: OpenQuestion) -> None:
+        """An open question ended (open_question.py `Ends`): forget it, settle the core."""
         questions = self._open.get(question.session_id, [])
         if question in questions:
             questions.remove(question)

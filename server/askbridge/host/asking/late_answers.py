@@ -75,22 +75,38 @@ def late_answer_callback(
     """L7, for a door's card: what to do with a reply that arrives after the card was
     withdrawn — `build` makes it an Answer, the host takes it as a late reply if its
     question went pending. None for a blocking ask (not in the view: no late reply)."""
-    wait, session_id = request.wait, request.session_id
-    if wait is None or session_id is None:
+    if request.wait is None or request.session_id is None:
         return None
+    return _OnLate(answers, client, request, build)
 
-    def on_late(result: Any, error: Exception | None) -> None:
+
+class _OnLate:
+    """`late_answer_callback`'s callback: a record, not a closure, as every card of a timed
+    question holds one while it is out."""
+
+    __slots__ = ("_answers", "_build", "_client", "_request")
+
+    def __init__(
+        self,
+        answers: LateAnswers,
+        client: Client | None,
+        request: UserQuestionRequest,
+        build: Callable[[Any], Answer],
+    ) -> None:
+        self._answers, self._client, self._request, self._build = answers, client, request, build
+
+    def __call__(self, result: Any, error: Exception | None) -> None:
+        wait, session_id, client = self._request.wait, self._request.session_id, self._client
+        assert wait is not None and session_id is not None
         if error is not None or client is None:
             # S12: a withdrawn card answering with an error is the card closing (first
             # answer wins elsewhere, or the wait ended): nothing was dropped.
             log.debug("the card of %s closed after it was withdrawn: %s", wait.call_id, error)
             return
         try:
-            answer = build(result)
+            answer = self._build(result)
         except (HarnessError, ValueError) as exc:  # pydantic's ValidationError is a ValueError
             log.info("late reply to %s from client %s dropped: %s", wait.call_id, client.id, exc)
             return
         log.info("late reply to %s from client %s", wait.call_id, client.id)
-        answers.late_answer(client, session_id, wait.call_id, answer)
-
-    return on_late
+        self._answers.late_answer(client, session_id, wait.call_id, answer)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 
@@ -33,79 +33,101 @@ _FINAL_CODES = frozenset({ErrorCode.ASK_CANCELLED, ErrorCode.ASK_TIMED_OUT})
 Spawn = Callable[[Callable[[], Coroutine[Any, Any, Any]]], None]
 
 
+class Owner(Protocol):
+    """The fan-out, as its questions see it: it runs their tasks (in the host's group) and
+    is told once when each ends, however it ends."""
+
+    def spawn(self, fn: Callable[[], Coroutine[Any, Any, Any]]) -> None: ...
+
+    def question_ended(self, question: OpenQuestion) -> None: ...
+
+
 class OpenQuestion:
-    """One question out to the session's windows: a record, ended by one of its callbacks."""
+    """One question out to the session's windows: a record, ended by one of its callbacks.
+    Calling it withdraws it (it is the core's withdraw, as the core's record is its settle).
+    It holds its cards in a tuple, not lists (a question has a card or a few, and thousands
+    of questions may wait at once: benchmarks/bench_bridge_memory.py), and reads what its
+    request says (session, call id, timed) from the request."""
 
     __slots__ = (
-        "_asked",
+        "_cards",
         "_failure",
-        "_on_end",
+        "_owner",
         "_running",
         "_scopes",
-        "_spawn",
-        "_withdraws",
         "answer",
         "by",
-        "call_id",
         "done",
         "error",
         "request",
-        "session_id",
         "settle",
         "tasks",
-        "timed",
     )
 
     def __init__(
         self,
         request: UserQuestionRequest,
-        spawn: Spawn,
-        on_end: Callable[[OpenQuestion], None],
-        session_id: str,
+        owner: Owner,
         settle: Settle,
     ) -> None:
+        assert request.session_id is not None
         self.request = request
-        self.session_id = session_id
         self.settle = settle  # the core's: the answer or the error, once
-        self._spawn = spawn  # runs a task in the host's group
-        self._on_end = on_end  # called once when it ends, however it ends
-        self._asked: list[int] = []
-        self._withdraws: list[Callable[[], None]] = []  # cards asked without a task
-        self._scopes: list[anyio.CancelScope] = []  # its tasks' (only when it runs some)
+        self._owner = owner
+        self._cards: tuple[_Card, ...] = ()  # one per client asked
+        self._scopes: tuple[anyio.CancelScope, ...] = ()  # its tasks' (only when it runs some)
         self._running = 0
         self.tasks = 0  # cards (and the fallback) that run as tasks
         self._failure: Exception | None = None
         self.done = False
         self.answer: Answer | None = None
         self.error: Exception | None = None
-        wait = request.wait
-        self.call_id = wait.call_id if wait is not None else None
-        self.timed = bool(wait is not None and wait.timed)
         self.by: str | None = None  # S12: who ended it ("client N", "the fallback")
+
+    @property
+    def session_id(self) -> str:
+        session_id = self.request.session_id
+        assert session_id is not None
+        return session_id
+
+    @property
+    def call_id(self) -> str | None:
+        wait = self.request.wait
+        return wait.call_id if wait is not None else None
+
+    @property
+    def timed(self) -> bool:
+        wait = self.request.wait
+        return bool(wait is not None and wait.timed)
+
+    @property
+    def asked(self) -> int:
+        """How many clients were shown it (S12)."""
+        return len(self._cards)
 
     def offer(self, client: Client) -> None:
         """Show the question to `client` too, once (M2, M3)."""
-        if self.done or client.id in self._asked or not client.attached:
+        if self.done or not client.attached or not client.renders_questions:
             return
-        if not client.renders_questions:
+        if any(card.client.id == client.id for card in self._cards):
             return
-        self._asked.append(client.id)
+        card = _Card(self, client)
+        self._cards += (card,)
         self._running += 1
         # A link that can ask with a callback (the LSP relay) costs no task per card.
         ask_soon = getattr(client.link, "ask_soon", None)
         if ask_soon is None:
             self._start(self._ask, client)
             return
-
         try:
-            self._withdraws.append(ask_soon(self.request, _CardDone(self, client)))
+            card.withdraw = ask_soon(self.request, card)
         except Exception as exc:
             self._outcome(client, None, exc)
 
     def _start(self, fn: Callable[..., Awaitable[None]], *args: Any) -> None:
         """Run `fn(*args)` as a task the question cancels when it ends."""
         scope = anyio.CancelScope()
-        self._scopes.append(scope)
+        self._scopes += (scope,)
         self.tasks += 1
 
         async def run() -> None:
@@ -116,9 +138,9 @@ class OpenQuestion:
                 self.abort()
                 raise
 
-        self._spawn(run)
+        self._owner.spawn(run)
 
-    def withdraw(self) -> None:
+    def __call__(self) -> None:
         """End it from outside (its asker gave up): nothing is settled any more."""
         if not self.done:
             self.done = True
@@ -127,13 +149,14 @@ class OpenQuestion:
     def _end(self) -> None:
         """Withdraw every card still shown (M2) — the one that answered is settled already —
         and cancel its tasks."""
-        withdraws, self._withdraws = self._withdraws, []
-        for withdraw in withdraws:
-            withdraw()
-        scopes, self._scopes = self._scopes, []
+        for card in self._cards:
+            withdraw, card.withdraw = card.withdraw, None
+            if withdraw is not None:
+                withdraw()
+        scopes, self._scopes = self._scopes, ()
         for scope in scopes:
             scope.cancel()
-        self._on_end(self)
+        self._owner.question_ended(self)
 
     def ask_rest(self, rest: NextListener) -> None:
         """No follower renders questions: the prompting client's fallback, or the waterfall."""
@@ -208,13 +231,15 @@ class OpenQuestion:
         self._finish(error=UserQuestionError.of(ErrorCode.ASK_ABORTED))
 
 
-class _CardDone:
-    """A card's callback: its outcome to its question (a record, not a closure)."""
+class _Card:
+    """One client the question was shown to: the card's callback (its outcome to its
+    question: a record, not a closure) and, for a card asked without a task, its withdraw."""
 
-    __slots__ = ("_client", "_question")
+    __slots__ = ("_question", "client", "withdraw")
 
     def __init__(self, question: OpenQuestion, client: Client) -> None:
-        self._question, self._client = question, client
+        self._question, self.client = question, client
+        self.withdraw: Callable[[], None] | None = None
 
     def __call__(self, answer: Answer | None, error: Exception | None) -> None:
-        self._question._outcome(self._client, answer, error)
+        self._question._outcome(self.client, answer, error)

@@ -65,7 +65,7 @@ def log_ended(question: OpenQuestion) -> None:
     """S12: how a question's asking ended: answered (by whom), pending, or withdrawn (why).
     The cards still shown elsewhere are withdrawn because it ended: first answer wins."""
     call = question.call_id or "(blocking)"
-    others = len(question._asked) - (1 if (question.by or "").startswith("client") else 0)
+    others = question.asked - (1 if (question.by or "").startswith("client") else 0)
     if question.answer is None and question.error is None:  # ended from outside: the timed
         # clock, a cancel
         ended = "pending: no answer before its timeout" if question.timed else "withdrawn"
