@@ -80,7 +80,6 @@ class DataDirLock:
     def __init__(self, data_dir: Path | str) -> None:
         self.data_dir = Path(data_dir)
         self.path = self.data_dir / LOCK_FILE_NAME
-        self._path_text = str(self.path)  # check() runs on every commit: no Path on that path
         self._fd: int | None = None
         self._identity: tuple[int, int] | None = None
         self._guard: DirectoryGuard | None = None
@@ -125,7 +124,7 @@ class DataDirLock:
         """StoreLost unless `askbridge.lock` is still the file we locked (S5; sticky)."""
         if self._lost is None and self._identity is not None:
             try:
-                info = os.lstat(self._path_text)
+                info = os.lstat(self.path)
                 same = (info.st_dev, info.st_ino) == self._identity
             except OSError:
                 same = False
