@@ -44,6 +44,16 @@ class LineFormatter(logging.Formatter):
         self._second = -1
         self._stamp = ""
 
+    def format(self, record: logging.LogRecord) -> str:
+        """`logging.Formatter.format` of `LOG_FORMAT`, spelled out for the common record
+        (no traceback, no stack): the standard path asks the format string whether it
+        uses the time, and %-formats the record's whole `__dict__`, on every line."""
+        if record.exc_info or record.exc_text or record.stack_info:
+            return super().format(record)
+        record.message = message = record.getMessage()
+        record.asctime = stamp = self.formatTime(record)
+        return f"{stamp} {record.levelname} {record.name}: {message}"
+
     def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
         if datefmt is not None:
             return super().formatTime(record, datefmt)

@@ -41,6 +41,7 @@ _END_OF_HEADER = b"\r\n\r\n"
 _CONTENT_LENGTH = re.compile(rb"content-length:", re.IGNORECASE)
 _TOKEN = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an HTTP header name
 _MAX_LENGTH_DIGITS = 18
+_USUAL_HEADER = b"Content-Length: "
 
 
 class BadHeader(NamedTuple):
@@ -57,6 +58,10 @@ def parse_header_block(block: bytes) -> int | BadHeader:
     second byte: a valid header may start inside it (`nullContent-Length: 5` is one
     header name to a parser, S8); a bad Content-Length resumes after the whole block.
     """
+    if block.startswith(_USUAL_HEADER):  # every client's one header: what the loop gives it
+        value = block[len(_USUAL_HEADER) :]
+        if value.isdigit() and len(value) <= _MAX_LENGTH_DIGITS:
+            return int(value)
     length: int | None = None
     after_block = len(block) + len(_END_OF_HEADER)
     start = 0

@@ -10,13 +10,34 @@ model output and peers' error messages are kept with U+FFFD instead (`scrub`).
 from __future__ import annotations
 
 import json
+import json.encoder
 import re
+from collections.abc import Callable
 from typing import Any
 
+
+def compact_encoder(*, allow_nan: bool) -> Callable[[Any], str]:
+    """`json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=…).encode`,
+    without its per-call cost: `encode` builds a new C encoder on every call (a quarter of
+    encoding an event). This one is built once. It keeps no circular-reference markers
+    (those are per call, so a shared one could not be kept between threads): a value that
+    contains itself raises RecursionError, as one nested too deep already does."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    reference = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=allow_nan)
+    if make is None:  # no C accelerator (another interpreter): the standard encoder
+        return reference.encode
+    strings = json.encoder.encode_basestring
+    encode_once = make(None, reference.default, strings, None, ":", ",", False, False, allow_nan)
+
+    def encode(value: Any) -> str:
+        return "".join(encode_once(value, 0))
+
+    return encode
+
+
 # The compact JSON of what we write, frames (jsonrpc/encoding.py) and stored events
-# (store_api.encode_event) alike: UTF-8 kept, NaN refused. Built once, since json.dumps
-# with any option set builds a new JSONEncoder on every call.
-COMPACT_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+# (store_api.encode_event) alike: UTF-8 kept, NaN refused.
+compact_json = compact_encoder(allow_nan=False)
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 

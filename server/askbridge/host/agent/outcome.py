@@ -9,24 +9,25 @@ kind and never parse the text back (host/log/events.py `tool_result`).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from askbridge.core import HarnessError, tool_failed
+from askbridge.protocol.text import compact_encoder
 from askbridge.protocol.vocabulary import Answer, AnswerItem, PendingResult
 
 from ..log import events as ev
 
-# json.dumps with any option set builds a new JSONEncoder on every call: this one is built once.
-_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+# json.dumps with options builds a JSONEncoder per call: this one is built once
+# (protocol/text.compact_encoder); NaN allowed, as json.dumps allows it (an MCP tool input).
+_COMPACT = compact_encoder(allow_nan=True)
 
 
 def compact(value: Any) -> str:
     """The compact JSON text a model reads: `json.dumps(value, separators=(",", ":"),
     ensure_ascii=False)`."""
-    return _COMPACT.encode(value)
+    return _COMPACT(value)
 
 
 # What a tool call came to: an ask's answer, its pending notice, a failure with its code,

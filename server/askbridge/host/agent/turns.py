@@ -208,16 +208,20 @@ class _Step:
 
     def __call__(self, call_id: str, outcome: ToolOutcome) -> None:
         """A call's outcome: log it; the last one (or a store failure) resumes the turn."""
+        self._left -= 1
+        future = self._future
+        if self._left == 0 and self._failure is None and future is not None and not future.done():
+            # The turn is woken before the result is logged, so its wake-up is queued ahead
+            # of the group commit's flush: a model that answers at once (a script) logs its
+            # next step into the same commit as this result. The result is still logged
+            # here, before the turn runs; a failure to log it is raised by `wait`.
+            future.set_result(None)
         try:
             finish_call(self._session, call_id, ASK_TOOL, self._signal, outcome)
         except StoreError as exc:  # not the tool's failure: it ends the turn (S4)
             self._failure = self._failure or exc
-        self._left -= 1
-        if self._future is not None and not self._future.done():
-            if self._failure is not None:
-                self._future.set_exception(self._failure)
-            elif self._left == 0:
-                self._future.set_result(None)
+            if future is not None and not future.done():
+                future.set_exception(exc)
 
     async def wait(self) -> None:
         if self._left and self._failure is None:

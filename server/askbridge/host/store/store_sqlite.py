@@ -123,7 +123,7 @@ class SQLiteEventStore:
     def create_session(self, header: Event) -> None:
         info = session_info_from_header(header)
         body = encode_event(header)
-        with self._use("write to") as conn, self._write(conn):
+        with self._write() as conn:
             if listed(conn, info.session_id):
                 raise ValueError(f"session {info.session_id!r} already exists")
             conn.execute(
@@ -141,7 +141,7 @@ class SQLiteEventStore:
     def append_encoded(self, batches: Sequence[tuple[str, Sequence[str]]]) -> None:
         """Append each session's events, given as their `encode_event` texts, in one
         transaction: all of them are committed, or none (KeyError for an unknown session)."""
-        with self._use("write to") as conn, self._write(conn, [sid for sid, _ in batches]):
+        with self._write(batches) as conn:
             rows: list[tuple[str, int, str, str | None, str | None]] = []
             for session_id, bodies in batches:
                 first = self._next_seq.get(session_id)
@@ -239,37 +239,47 @@ class SQLiteEventStore:
                 if self._on_close is not None:
                     self._on_close()
 
+    def _open_connection(self) -> sqlite3.Connection:
+        if self._closed:
+            raise StoreError(f"the event store {self.path} is closed")
+        return self._conn
+
     @contextmanager
     def _use(self, action: str, session_id: str | None = None) -> Iterator[sqlite3.Connection]:
         """The connection, for one caller at a time, with SQLite failures made StoreErrors."""
         with self._mutex:
-            if self._closed:
-                raise StoreError(f"the event store {self.path} is closed")
+            conn = self._open_connection()
             try:
-                yield self._conn
+                yield conn
             except sqlite3.Error as exc:
                 context = f" (reading session {session_id!r})" if session_id else ""
                 raise store_error(self.path, exc, action, context) from exc
 
     @contextmanager
-    def _write(self, conn: sqlite3.Connection, sessions: Sequence[str] = ()) -> Iterator[None]:
-        """One write transaction: committed on success, rolled back whole on any exception
-        (then the sequence numbers of `sessions` are read again on their next append)."""
-        if self._lost is not None:
-            raise StoreLost(self._lost)  # S5: no write after the first StoreLost, whatever it is
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield
-            if self._check_lost is not None:
-                self._check_lost()  # S5: StoreLost vetoes the commit
-            conn.execute("COMMIT")
-        except BaseException as exc:
-            roll_back(conn)
-            for session_id in sessions:
-                self._next_seq.pop(session_id, None)
-            if isinstance(exc, StoreLost):
-                self._lost = exc.message
-            raise
+    def _write(self, batches: Sequence[tuple[str, object]] = ()) -> Iterator[sqlite3.Connection]:
+        """One write transaction (`_use`'s guard and errors, in one context manager: this is
+        every commit's path): committed on success, rolled back whole on any exception (then
+        the sequence numbers of the sessions in `batches` are read again on their next append)."""
+        with self._mutex:
+            conn = self._open_connection()
+            if self._lost is not None:
+                raise StoreLost(self._lost)  # S5: no write after the first StoreLost
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield conn
+                    if self._check_lost is not None:
+                        self._check_lost()  # S5: StoreLost vetoes the commit
+                    conn.execute("COMMIT")
+                except BaseException as exc:
+                    roll_back(conn)
+                    for session_id, _ in batches:
+                        self._next_seq.pop(session_id, None)
+                    if isinstance(exc, StoreLost):
+                        self._lost = exc.message
+                    raise
+            except sqlite3.Error as exc:
+                raise store_error(self.path, exc, "write to") from exc
 
     @staticmethod
     @contextmanager
