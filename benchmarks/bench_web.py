@@ -88,7 +88,14 @@ cores. The door's part is one write per event (the view and the card in one
 Chromium's network service read the chunk whole in one `read`; nothing of ours waits.
 What remains is three more process wake-ups on the page's path (door, network
 service, renderer) than on the window's: each ~0.1-0.5 ms on an idle machine, several
-ms each on a loaded one.
+ms each on a loaded one. Alone (a 20-line asyncio SSE server, the same Chromium, load
+~2), a server's write -> the page's handler is median 0.83 ms (min 0.56, p90 4-16 ms),
+EventSource and a fetch() stream alike, so the page's transport is not the question.
+Nor is the door's probe claim for a timed card (its round trip to the host and second
+card event while Chromium delivers the first): untimed questions, no probe, gave page
+minus window median 2.4-3.4 ms, timed 2.3-2.7 ms (20 a run, load ~7). The page's own
+draw was cut (app.js builds a card's text as text, not innerHTML: a cold card 0.9 ->
+0.6 ms median); it is what the page can take off, not the 1.5x.
 
 Prints one line:
 
