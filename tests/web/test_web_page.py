@@ -106,6 +106,27 @@ async def test_B3_plan_review_feedback(tmp_path: Path, viewport: str) -> None:
         assert await result() == {"behavior": "deny", "message": "Also add an index"}
 
 
+async def test_B3_header_question_and_options_are_text_never_html(tmp_path: Path) -> None:
+    # The card's header, question, labels and descriptions are set as text (app.js
+    # textEl), not parsed: markup in them shows as typed and makes no element.
+    q = {
+        "id": "q",
+        "question": "Pick <i>one</i>?",
+        "header": "<b>Setup</b>",
+        "options": [{"label": "<u>A</u>", "description": "<img src=x onerror=alert(1)>"}],
+    }
+    async with web_stack(tmp_path) as st:
+        page = await st.page()
+        result = st.ask_soon([q])
+        c = await card(page, "Pick <i>one</i>?")
+        assert await c.locator("b, i, u, img").count() == 0
+        assert await c.locator(".header").text_content() == "<b>Setup</b>"
+        assert await c.locator(".option small").inner_text() == "<img src=x onerror=alert(1)>"
+        await c.get_by_text("<u>A</u>", exact=True).click()
+        await c.get_by_role("button", name="Answer").click()
+        assert await result() == {"answers": [{"id": "q", "selected": ["<u>A</u>"]}]}
+
+
 async def blur(page: Any) -> None:
     await page.evaluate("window.dispatchEvent(new Event('blur'))")
 

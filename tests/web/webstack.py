@@ -179,7 +179,9 @@ async def mcp_agent(data_dir: Path, cwd: Path) -> AsyncIterator[ClientSession]:
 
 
 @asynccontextmanager
-async def web_stack(tmp_path: Path, host: str = "inline") -> AsyncIterator[Stack]:
+async def web_stack(tmp_path: Path, host: str = "inline", browser: bool = True) -> AsyncIterator[Stack]:
+    """`browser=False`: no Playwright Chromium (`Stack.browser` is None) for a caller that
+    runs its own (benchmarks/bench_web.py --plain)."""
     data_dir = tmp_path / "data"
     async with AsyncExitStack() as stack:
         editor = await stack.enter_async_context(
@@ -187,10 +189,10 @@ async def web_stack(tmp_path: Path, host: str = "inline") -> AsyncIterator[Stack
         )
         door = await start_door(data_dir)
         stack.push_async_callback(stop_door, door)
-        browser = await stack.enter_async_context(chromium())
+        driven = await stack.enter_async_context(chromium()) if browser else None
         agent = await stack.enter_async_context(mcp_agent(data_dir, tmp_path))
         tg = await stack.enter_async_context(anyio.create_task_group())
-        yield Stack(data_dir, editor, door, agent, browser, tg)
+        yield Stack(data_dir, editor, door, agent, driven, tg)
         tg.cancel_scope.cancel()
 
 
