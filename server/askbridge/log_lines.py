@@ -1,4 +1,4 @@
-"""How every command's log lines are made and written: one format, lean lines, one write a turn.
+"""How every command's log lines are made and written: one format, lean lines, few writes.
 
 S12 has the host tell every question's life in host.log: two INFO lines per
 question (asked, and how it ended). At the host's question rate the standard
@@ -14,23 +14,26 @@ line is its own `write`. Our one format reads none of those fields, so:
   the one handler it would reach is a `LineHandler` with a `LineFormatter`:
   the same line, byte for byte, as the record would have made; with any other
   handler, a filter or a `%(name)s` mapping argument it is `Logger.info`;
-- `LineHandler` writes a loop turn's lines at once (below).
+- `LineHandler` writes the lines a loop logs in a turn at once (below).
 
 When a line is written (`LineHandler`): a DEBUG or INFO line logged while an
-asyncio loop runs in the logging thread is kept, and the first line kept in a
-turn schedules one write of every kept line for right after that turn
-(`loop.call_soon`): the lines of a turn reach the log in one `write`, in the
-order they were logged. Everything else is written at once, after the kept
-lines: a line above INFO (a warning, an error, a crash report with its
-traceback), and any line logged with no loop running in its thread (start-up,
-the daemon's cleanup after its loop, a worker thread). Kept lines are also
-written by `flush()`: at `logging.shutdown()` (atexit: every normal exit, and
-the daemon's), and before an uncaught exception's traceback
+asyncio loop runs in the logging thread is kept, and the loop writes the kept
+lines, in the order they were logged and in one `write`, when it has run a turn
+and is about to wait for I/O or a timer — or, busy without waiting, after
+MAX_TURNS turns or MAX_LINES lines. That is the poll at the end of a turn (the
+selector's `select`, wrapped): no callback, no extra turn. Everything else is
+written at once, after the kept lines: a line above INFO (a warning, an error, a
+crash report with its traceback), and any line logged with no loop running in
+its thread (start-up, the daemon's cleanup after its loop, a worker thread), or
+on a loop that is not asyncio's selector loop. Kept lines are also written by
+`flush()`: at `logging.shutdown()` (atexit: every normal exit, the daemon's
+too), and before an uncaught exception's traceback
 (`flush_before_crash_reports`, from `logsetup`).
 
-The cost of that rule: a process killed outright (SIGKILL, `os._exit`) loses
-at most its last loop turn's DEBUG/INFO lines. Never an acknowledged answer:
-that is in the store before a client hears of it (D1); only its log line.
+The cost of that rule: a process killed outright (SIGKILL, `os._exit`) loses the
+DEBUG/INFO lines logged since its loop last got ready to wait — the lines of its
+last turn, at most MAX_TURNS turns'. Never an acknowledged answer: that is in
+the store before a client hears of it (D1); only its log line.
 Standard library only.
 """
 
@@ -40,6 +43,7 @@ import logging
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Callable, Mapping
 from typing import Any, TextIO
 
@@ -98,6 +102,10 @@ class LineFormatter(logging.Formatter):
         return f"{stamp} {levelname} {name}: {message}"
 
 
+# A loop busy for many turns in a row without waiting still writes this often.
+MAX_TURNS = 8
+MAX_LINES = 100
+
 _running_loop: Callable[[], Any] | None = None
 
 
@@ -114,15 +122,19 @@ def running_loop() -> Any:
 
 
 class LineHandler(logging.StreamHandler):  # type: ignore[type-arg]
-    """Every command's log handler: `LineFormatter` lines on `stream`, written once per
-    loop turn (the module's docstring); `owned` streams (a --log-file) close with it."""
+    """Every command's log handler: `LineFormatter` lines on `stream`, a loop's written
+    when it is about to wait (the module's docstring); an `owned` stream (a --log-file)
+    closes with it."""
 
     def __init__(self, stream: TextIO, owned: bool = False) -> None:
         super().__init__(stream)
         self.setFormatter(LineFormatter())
-        self._kept: list[str] = []
-        self._turn: object = None  # the loop whose next turn writes the kept lines
         self._owned = owned
+        self._kept: list[str] = []
+        self._turns = 0  # the loop's polls since the first kept line
+        self._loop: Any = None  # the last loop seen to write the kept lines, and its thread
+        self._thread = 0
+        self._hooked: weakref.WeakSet[Any] = weakref.WeakSet()  # loops that write them
 
     def emit(self, record: logging.LogRecord) -> None:
         """Called with the handler's lock held (`Handler.handle`)."""
@@ -133,30 +145,58 @@ class LineHandler(logging.StreamHandler):  # type: ignore[type-arg]
             return
         self.keep(line, record.levelno)
 
-    def keep(self, line: str, levelno: int) -> None:
-        """Write `line` after the kept ones: now, or after this loop turn (hold the lock)."""
-        self._kept.append(line)
-        if levelno <= INFO:
-            loop = running_loop()
-            if loop is not None:
-                if self._turn is not loop:  # the turn's first line (or a new loop's)
-                    self._turn = loop
-                    loop.call_soon(self._end_turn)
-                return
-        self._write()
-
     def lean(self, levelname: str, name: str, message: str) -> None:
-        """`emit` of a record that was not made (`LeanLogger`): the same line."""
+        """`emit` of an INFO record that was not made (`LeanLogger`): the same line."""
         line = self.formatter.line(levelname, name, message)  # type: ignore[union-attr]
         with self.lock:  # type: ignore[union-attr]
             self.keep(line, INFO)
 
-    def _end_turn(self) -> None:
-        with self.lock:  # type: ignore[union-attr]
-            self._turn = None
+    def keep(self, line: str, levelno: int) -> None:
+        """Write `line` after the kept ones: now, or when the loop is about to wait
+        (hold the lock)."""
+        self._kept.append(line)
+        if levelno > INFO or not self._loop_writes():
             self._write()
 
+    def _loop_writes(self) -> bool:
+        """A loop runs in this thread and writes the kept lines. The loop seen last is
+        asked first: `asyncio._get_running_loop` checks the process id, a `getpid`
+        system call per line."""
+        loop, thread = self._loop, threading.get_ident()
+        if loop is not None and thread == self._thread and loop.is_running():
+            return True
+        loop = running_loop()
+        if loop is None:
+            return False
+        if loop not in self._hooked and not self._hook(loop):
+            return False
+        self._loop, self._thread = loop, thread
+        return True
+
+    def _hook(self, loop: Any) -> bool:
+        """Write the kept lines from `loop`'s poll for I/O (the end of each turn) when it
+        may wait, or the lines are MAX_TURNS turns old, by wrapping its selector's
+        `select`: no callback, no turn of its own. False for a loop without the
+        selector of asyncio's selector loops: its lines are written when logged."""
+        selector = getattr(loop, "_selector", None)
+        select = getattr(selector, "select", None)
+        if select is None or not hasattr(selector, "__dict__"):
+            return False
+
+        def write_then_select(timeout: float | None = None) -> Any:
+            if self._kept:
+                self._turns += 1
+                if timeout != 0 or self._turns >= MAX_TURNS or len(self._kept) >= MAX_LINES:
+                    with self.lock:  # type: ignore[union-attr]
+                        self._write()
+            return select(timeout)
+
+        selector.select = write_then_select  # type: ignore[union-attr]
+        self._hooked.add(loop)
+        return True
+
     def _write(self) -> None:
+        self._turns = 0
         if not self._kept:
             return
         text = self.terminator.join(self._kept) + self.terminator
@@ -218,10 +258,15 @@ class LeanLogger:
         if not logger.isEnabledFor(INFO):
             return
         handler = sole_line_handler(logger)
-        if handler is None or (len(args) == 1 and isinstance(args[0], Mapping)):
-            logger.info(msg, *args)
-            return
-        handler.lean("INFO", self.name, msg % args if args else msg)
+        if handler is not None and not (len(args) == 1 and isinstance(args[0], Mapping)):
+            try:
+                message = msg % args if args else msg
+            except Exception:  # the record's way: logged as a logging error
+                pass
+            else:
+                handler.lean("INFO", self.name, message)
+                return
+        logger.info(msg, *args)
 
     def debug(self, msg: str, *args: object) -> None:
         self.logger.debug(msg, *args)
