@@ -12,7 +12,7 @@ import sys
 
 def setup_logging(log_file: str | None = None, level: str = "WARNING") -> None:
     """Logs to `log_file` or stderr at `level`; OSError when the file cannot be opened.
-    Lines are written once per loop turn (log_lines.py), and before a traceback."""
+    A loop's lines are written when it is about to wait (log_lines.py), and before a traceback."""
     from askbridge.log_lines import LineHandler, flush_before_crash_reports, lean_records
 
     if log_file:
