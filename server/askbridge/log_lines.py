@@ -1,30 +1,57 @@
-"""How every command's log lines are made: one format, records kept lean.
+"""How every command's log lines are made and written: one format, lean lines, few writes.
 
 S12 has the host tell every question's life in host.log: two INFO lines per
 question (asked, and how it ended). At the host's question rate the standard
-machinery was a tenth of an attached host's CPU profile, and what made attached
-slower than inline (which logs at WARNING): each `LogRecord` looks up its
-caller's frame, file, thread and process, and each line formats its time with
-`localtime` + `strftime`. Our one format reads none of those fields, so:
+machinery was what made an attached host slower than inline (which logs at
+WARNING): each `LogRecord` looks up its caller's frame, file, thread and
+process, each line formats its time with `localtime` + `strftime`, and each
+line is its own `write`. Our one format reads none of those fields, so:
 
 - `lean_records()` turns off the caller lookup and the thread/process fields;
 - `LineFormatter` formats the same `asctime` (`2026-12-02 03:56:36,123`) with
-  the date and time of a second formatted once for all its lines.
+  the date and time of a second formatted once for all its lines;
+- `LeanLogger.info` (S12's lines) makes the line without a `LogRecord` when
+  the one handler it would reach is a `LineHandler` with a `LineFormatter`:
+  the same line, byte for byte, as the record would have made; with any other
+  handler, a filter or a `%(name)s` mapping argument it is `Logger.info`;
+- `LineHandler` writes the lines a loop logs in a turn at once (below).
 
-A line is still written and flushed when it is logged (the handler is the
-standard one): the log holds it before anything the process does next.
+When a line is written (`LineHandler`): a DEBUG or INFO line logged while an
+asyncio loop runs in the logging thread is kept, and the loop writes the kept
+lines, in the order they were logged and in one `write`, when it has run a turn
+and is about to wait for I/O or a timer — or, busy without waiting, after
+MAX_TURNS turns or MAX_LINES lines. That is the poll at the end of a turn (the
+selector's `select`, wrapped): no callback, no extra turn. Everything else is
+written at once, after the kept lines: a line above INFO (a warning, an error, a
+crash report with its traceback), and any line logged with no loop running in
+its thread (start-up, the daemon's cleanup after its loop, a worker thread), or
+on a loop that is not asyncio's selector loop. Kept lines are also written by
+`flush()`: at `logging.shutdown()` (atexit: every normal exit, the daemon's
+too), and before an uncaught exception's traceback
+(`flush_before_crash_reports`, from `logsetup`).
+
+The cost of that rule: a process killed outright (SIGKILL, `os._exit`) loses the
+DEBUG/INFO lines logged since its loop last got ready to wait — the lines of its
+last turn, at most MAX_TURNS turns'. Never an acknowledged answer: that is in
+the store before a client hears of it (D1); only its log line.
 Standard library only.
 """
 
 from __future__ import annotations
 
 import logging
+import sys
+import threading
 import time
+import weakref
+from collections.abc import Callable, Mapping
+from typing import Any, TextIO
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 # logging.Formatter's default_time_format and default_msec_format: the same asctime.
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
 MSEC_FORMAT = "%s,%03d"
+INFO = logging.INFO
 
 
 def lean_records() -> None:
@@ -57,8 +84,217 @@ class LineFormatter(logging.Formatter):
     def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
         if datefmt is not None:
             return super().formatTime(record, datefmt)
-        second = int(record.created)
+        return self.stamp(record.created, record.msecs)
+
+    def stamp(self, created: float, msecs: float) -> str:
+        """The asctime of a time: `created` as `LogRecord` takes it (`time.time()`), `msecs`
+        its milliseconds as `LogRecord` computes them."""
+        second = int(created)
         if second != self._second:
-            self._stamp = time.strftime(TIME_FORMAT, self.converter(record.created))
+            self._stamp = time.strftime(TIME_FORMAT, self.converter(created))
             self._second = second
-        return MSEC_FORMAT % (self._stamp, record.msecs)
+        return MSEC_FORMAT % (self._stamp, msecs)
+
+    def line(self, levelname: str, name: str, message: str) -> str:
+        """The line `format` makes of a record logged now, without the record."""
+        created = time.time()  # and its milliseconds, as LogRecord takes them
+        stamp = self.stamp(created, int((created - int(created)) * 1000))
+        return f"{stamp} {levelname} {name}: {message}"
+
+
+# A loop busy for many turns in a row without waiting still writes this often.
+MAX_TURNS = 8
+MAX_LINES = 100
+
+_running_loop: Callable[[], Any] | None = None
+
+
+def running_loop() -> Any:
+    """The asyncio loop running in this thread, or None; asyncio is not imported for it
+    (a command that never runs a loop, `askbridge host --status`, does without it)."""
+    global _running_loop
+    if _running_loop is None:
+        asyncio = sys.modules.get("asyncio")
+        if asyncio is None:
+            return None
+        _running_loop = asyncio._get_running_loop
+    return _running_loop()
+
+
+class LineHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Every command's log handler: `LineFormatter` lines on `stream`, a loop's written
+    when it is about to wait (the module's docstring); an `owned` stream (a --log-file)
+    closes with it."""
+
+    def __init__(self, stream: TextIO, owned: bool = False) -> None:
+        super().__init__(stream)
+        self.setFormatter(LineFormatter())
+        self._owned = owned
+        self._kept: list[str] = []
+        self._turns = 0  # the loop's polls since the first kept line
+        self._loop: Any = None  # the last loop seen to write the kept lines, and its thread
+        self._thread = 0
+        self._hooked: weakref.WeakSet[Any] = weakref.WeakSet()  # loops that write them
+
+    def emit(self, record: logging.LogRecord) -> None:
+        """Called with the handler's lock held (`Handler.handle`)."""
+        try:
+            line = self.format(record)
+        except Exception:
+            self.handleError(record)
+            return
+        self.keep(line, record.levelno)
+
+    def lean(self, levelname: str, name: str, message: str) -> None:
+        """`emit` of an INFO record that was not made (`LeanLogger`): the same line."""
+        line = self.formatter.line(levelname, name, message)  # type: ignore[union-attr]
+        with self.lock:  # type: ignore[union-attr]
+            self.keep(line, INFO)
+
+    def keep(self, line: str, levelno: int) -> None:
+        """Write `line` after the kept ones: now, or when the loop is about to wait
+        (hold the lock)."""
+        self._kept.append(line)
+        if levelno > INFO or not self._loop_writes():
+            self._write()
+
+    def _loop_writes(self) -> bool:
+        """A loop runs in this thread and writes the kept lines. The loop seen last is
+        asked first: `asyncio._get_running_loop` checks the process id, a `getpid`
+        system call per line."""
+        loop, thread = self._loop, threading.get_ident()
+        if loop is not None and thread == self._thread and loop.is_running():
+            return True
+        loop = running_loop()
+        if loop is None:
+            return False
+        if loop not in self._hooked and not self._hook(loop):
+            return False
+        self._loop, self._thread = loop, thread
+        return True
+
+    def _hook(self, loop: Any) -> bool:
+        """Write the kept lines from `loop`'s poll for I/O (the end of each turn) when it
+        may wait, or the lines are MAX_TURNS turns old, by wrapping its selector's
+        `select`: no callback, no turn of its own. False for a loop without the
+        selector of asyncio's selector loops: its lines are written when logged."""
+        selector = getattr(loop, "_selector", None)
+        select = getattr(selector, "select", None)
+        if select is None or not hasattr(selector, "__dict__"):
+            return False
+
+        def write_then_select(timeout: float | None = None) -> Any:
+            if self._kept:
+                self._turns += 1
+                if timeout != 0 or self._turns >= MAX_TURNS or len(self._kept) >= MAX_LINES:
+                    with self.lock:  # type: ignore[union-attr]
+                        self._write()
+            return select(timeout)
+
+        selector.select = write_then_select  # type: ignore[union-attr]
+        self._hooked.add(loop)
+        return True
+
+    def _write(self) -> None:
+        self._turns = 0
+        if not self._kept:
+            return
+        text = self.terminator.join(self._kept) + self.terminator
+        self._kept = []
+        try:
+            self.stream.write(text)
+            self.stream.flush()
+        except Exception:
+            self.handleError(logging.makeLogRecord({"msg": text}))
+
+    def flush(self) -> None:
+        """Write the kept lines (at shutdown, before a traceback, `setStream`)."""
+        with self.lock:  # type: ignore[union-attr]
+            self._write()
+        super().flush()
+
+    def close(self) -> None:
+        self.flush()
+        if self._owned:
+            with self.lock:  # type: ignore[union-attr]
+                self.stream.close()
+        super().close()
+
+
+def flush_before_crash_reports() -> None:
+    """An uncaught exception's traceback (main thread or another) comes after the lines
+    logged before it: the kept lines are written first."""
+
+    def flush_all() -> None:
+        for handler in logging.getLogger().handlers:
+            handler.flush()
+
+    excepthook, thread_excepthook = sys.excepthook, threading.excepthook
+
+    def flushed(*exc_info: Any) -> None:
+        flush_all()
+        excepthook(*exc_info)
+
+    def thread_flushed(args: Any) -> None:
+        flush_all()
+        thread_excepthook(args)
+
+    sys.excepthook, threading.excepthook = flushed, thread_flushed
+
+
+class LeanLogger:
+    """`logging.getLogger(name)` for lines logged on every question (S12): `info` makes its
+    line without a `LogRecord` when a `LineHandler` alone would write it (the module's
+    docstring); everything else is the logger's."""
+
+    __slots__ = ("logger", "name")
+
+    def __init__(self, name: str) -> None:
+        self.logger = logging.getLogger(name)
+        self.name = name
+
+    def info(self, msg: str, *args: object) -> None:
+        logger = self.logger
+        if not logger.isEnabledFor(INFO):
+            return
+        handler = sole_line_handler(logger)
+        if handler is not None and not (len(args) == 1 and isinstance(args[0], Mapping)):
+            try:
+                message = msg % args if args else msg
+            except Exception:  # the record's way: logged as a logging error
+                pass
+            else:
+                handler.lean("INFO", self.name, message)
+                return
+        logger.info(msg, *args)
+
+    def debug(self, msg: str, *args: object) -> None:
+        self.logger.debug(msg, *args)
+
+    def isEnabledFor(self, level: int) -> bool:
+        return self.logger.isEnabledFor(level)
+
+
+def sole_line_handler(logger: logging.Logger) -> LineHandler | None:
+    """The `LineHandler` that is the only handler `logger`'s INFO record would reach
+    (`Logger.callHandlers`), with our format and no filter; None otherwise (pytest's
+    caplog, a filter, a second handler, none: the standard path)."""
+    if logger.filters:
+        return None
+    node: Any = logger
+    while not node.handlers:
+        if not node.propagate or node.parent is None:
+            return None
+        node = node.parent
+    handlers = node.handlers
+    if len(handlers) != 1 or (node.propagate and node.parent is not None):
+        return None
+    handler = handlers[0]
+    if (
+        type(handler) is not LineHandler
+        or handler.filters
+        or handler.level > INFO
+        or type(handler.formatter) is not LineFormatter
+    ):
+        return None
+    return handler

@@ -11,16 +11,16 @@ import sys
 
 
 def setup_logging(log_file: str | None = None, level: str = "WARNING") -> None:
-    """Logs to `log_file` or stderr at `level`; OSError when the file cannot be opened."""
-    handler: logging.Handler
-    if log_file:
-        handler = logging.FileHandler(log_file, encoding="utf-8")
-    else:
-        handler = logging.StreamHandler(sys.stderr)
-    from askbridge.log_lines import LineFormatter, lean_records  # S12's lines, cheaply
+    """Logs to `log_file` or stderr at `level`; OSError when the file cannot be opened.
+    A loop's lines are written when it is about to wait (log_lines.py), and before a traceback."""
+    from askbridge.log_lines import LineHandler, flush_before_crash_reports, lean_records
 
-    lean_records()
-    handler.setFormatter(LineFormatter())
+    if log_file:
+        handler = LineHandler(open(log_file, "a", encoding="utf-8"), owned=True)
+    else:
+        handler = LineHandler(sys.stderr)
+    lean_records()  # S12's lines, cheaply
+    flush_before_crash_reports()
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)

@@ -85,11 +85,12 @@ def _log_to_host_log(data_dir: Path) -> None:
             return
     except OSError:
         pass
-    handler = logging.StreamHandler(open(fd, "a", encoding="utf-8", buffering=1))
+    from askbridge.log_lines import LineHandler
+
     root = logging.getLogger()
-    if root.handlers:
-        handler.setFormatter(root.handlers[0].formatter)
-    root.handlers[:] = [handler]
+    for old in root.handlers:
+        old.flush()  # what it kept goes where it was headed
+    root.handlers[:] = [LineHandler(open(fd, "a", encoding="utf-8"), owned=True)]
     print(f"askbridge host: serving {data_dir}; the log is {path}", file=sys.stderr, flush=True)
 
 

@@ -10,17 +10,17 @@ where they arrive (late_answers.py).
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING, Any
 
 from askbridge.core import UserQuestionError, error_from_wire
+from askbridge.log_lines import LeanLogger
 from askbridge.protocol.errors import ErrorCode
 
 if TYPE_CHECKING:
     from .clients import Client
     from .open_question import OpenQuestion
 
-log = logging.getLogger("askbridge.host")
+log = LeanLogger("askbridge.host")  # S12: its lines made without a LogRecord
 
 
 def log_claim(call_id: str, client_id: int, claimed: bool) -> None:
