@@ -115,6 +115,26 @@ class Question(QuestionReading):
         )
 
     @classmethod
+    def from_tool_item(cls, item: Mapping[str, Any]) -> Question:
+        """From one item of the tool's `questions` that P2's reader took whole
+        (`questions_valid`): `from_wire` of its view form (`view_questions`), without
+        building that form first — the view keeps no detail and no intent, and spells
+        `multi_select` as `multiSelect`."""
+        raw_options = item.get("options")
+        options = None
+        if raw_options is not None:
+            options = tuple(Option(_shared(o["label"]), o.get("description")) for o in raw_options)
+        header = item.get("header")
+        return cls(
+            _shared(item["id"]),
+            item["question"],
+            None,
+            None if header is None else _shared(header),
+            options,
+            item.get("multi_select"),
+        )
+
+    @classmethod
     def of(cls, item: QuestionItem) -> Question:
         """From the wire model a payload was parsed into (a programmatic caller's)."""
         options = None

@@ -135,7 +135,9 @@ class Connection:
         logger.warning("cutting the connection off: %s", reason)
         self.stop()
 
-    async def _dispatch(self, body: bytes) -> None:
+    def _dispatch(self, body: bytes) -> Awaitable[None] | None:
+        """Handle one body: what must wait (a request, a notification) is returned for
+        read_frames to await; the rest (responses, errors) is done when this returns."""
         try:
             msg = m.decode(body)
         except m.ParseFailure as exc:
@@ -143,20 +145,20 @@ class Connection:
             if resync is not None and resync(body):
                 logger.warning("resyncing inside a body that is not JSON")
             self._send(m.error(None, RpcErrorCode.PARSE_ERROR, str(exc)))
-            return
+            return None
         if isinstance(msg, dict) and "method" not in msg:
             if self.outgoing.take(msg):
-                return  # never answered, even when malformed: no reply loops
+                return None  # never answered, even when malformed: no reply loops
             if "result" in msg or "error" in msg:
                 _stray_response(msg)
-                return
+                return None
         problem = m.invalid_reason(msg)
         if problem is not None:
             readable = isinstance(msg, dict) and m.is_id(msg.get("id"))
             self._send(
                 m.error(msg["id"] if readable else None, RpcErrorCode.INVALID_REQUEST, problem)
             )
-            return
+            return None
         if self._debug:
             logger.debug(
                 "← %s %s id=%r",
@@ -165,11 +167,10 @@ class Connection:
                 msg.get("id"),
             )
         if m.refuse_lone_surrogate(msg, body, self._send):
-            return
+            return None
         if "id" in msg:
-            await self._on_request(msg["id"], msg["method"], msg.get("params"))
-        else:
-            await self._on_notification(msg["method"], msg.get("params"))
+            return self._on_request(msg["id"], msg["method"], msg.get("params"))
+        return self._on_notification(msg["method"], msg.get("params"))
 
     async def _on_request(self, msg_id: MessageId, method: str, params: Any) -> None:
         handler = self._requests.get(method)

@@ -46,6 +46,11 @@ class Frame:
 class FrameSource(Protocol):
     async def next_frame(self) -> Frame | None: ...
 
+    def buffered_frame(self) -> Frame | None:
+        """The next frame if its bytes are already buffered (no await), else None: then
+        `next_frame()` reads on."""
+        ...
+
 
 class ChunkReader:
     """A buffered reader of `reader`; subclasses define `next_frame()`."""
@@ -57,6 +62,9 @@ class ChunkReader:
 
     async def next_frame(self) -> Frame | None:
         raise NotImplementedError
+
+    def buffered_frame(self) -> Frame | None:
+        return None  # a reader that cannot tell: `next_frame()` every time
 
     def __aiter__(self) -> ChunkReader:
         return self
@@ -82,25 +90,36 @@ class ChunkReader:
 
 
 class Writable(Protocol):
+    def writable(self) -> bool: ...
+
     async def wait_writable(self) -> None: ...
 
 
 async def read_frames(
     frames: FrameSource,
     out: Writable,
-    on_body: Callable[[bytes], Awaitable[None]],
+    on_body: Callable[[bytes], Awaitable[None] | None],
     reply: Callable[[dict[str, Any]], None],
     running: Callable[[], bool] = lambda: True,
 ) -> None:
     """Read until end of input (or until `running()` is False): each body to `on_body`,
-    each problem frame answered -32600 with `id: null` through `reply`."""
+    each problem frame answered -32600 with `id: null` through `reply`.
+
+    A chunk holds many frames when many sessions are busy (64 answers at once): the
+    frames already buffered are taken, and bodies that need no waiting dispatched
+    (`on_body` returns None: a response to our request), without a coroutine each."""
     while running():
-        await out.wait_writable()  # S7: a peer that does not read waits
-        frame = await frames.next_frame()
+        if not out.writable():
+            await out.wait_writable()  # S7: a peer that does not read waits
+        frame = frames.buffered_frame()
         if frame is None:
-            return
+            frame = await frames.next_frame()
+            if frame is None:
+                return
         if frame.problem is None:
-            await on_body(frame.body)
+            handled = on_body(frame.body)
+            if handled is not None:
+                await handled
         else:
             detail = f"{frame.problem.value}: {frame.detail}"
             logger.warning("refused a frame: %s", detail)

@@ -128,6 +128,10 @@ class FrameReader(ChunkReader):
                     logger.debug("input ended inside a frame; %d bytes dropped", self._unread)
                 return None
 
+    def buffered_frame(self) -> Frame | None:
+        """The next frame when the buffer holds all of it (`next_frame` without an await)."""
+        return None if self._skip else self._parse()
+
     def resync_in(self, body: bytes) -> bool:
         """S8: `body` (just returned, not JSON) may hold the start of the next frame.
 

@@ -81,8 +81,25 @@ def _reject_constant(name: str) -> Any:
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 
 
+# The decoder's C scanner, without `decode`'s Python layers (untyped in typeshed).
+_SCAN_ONCE: Any = getattr(_DECODER, "scan_once")  # noqa: B009
+
+
 def decode(body: bytes) -> Any:
-    """`json.loads(body, parse_constant=…)` refusing NaN and Infinity, with one decoder."""
+    """`json.loads(body, parse_constant=…)` refusing NaN and Infinity, with one decoder.
+
+    What a peer sends is a UTF-8 object with nothing around it: a body starting `{x` with
+    `x` not NUL is UTF-8 to `json.detect_encoding` (no BOM, not UTF-16/32), and its
+    scanner reads it at once. Anything else, or a scan that stops short or fails, takes
+    the full path, so the result (or the failure) is always `json.loads`' own."""
+    if body[:1] == b"{" and body[1:2] not in (b"\x00", b""):
+        try:
+            text = body.decode("utf-8", "surrogatepass")
+            value, end = _SCAN_ONCE(text, 0)
+            if end == len(text):
+                return value
+        except (StopIteration, ValueError, RecursionError):
+            pass
     try:
         return _DECODER.decode(body.decode(json.detect_encoding(body), "surrogatepass"))
     except RecursionError:

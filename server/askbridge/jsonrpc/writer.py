@@ -135,6 +135,10 @@ class MessageWriter:
     async def drain(self) -> None:
         await self._writer.drain()
 
+    def writable(self) -> bool:
+        """Whether the reader may go on without `wait_writable` (S7)."""
+        return self.queued() <= PAUSE_READING_BYTES
+
     async def wait_writable(self) -> None:
         """Return once less than PAUSE_READING_BYTES wait for the client (S7)."""
         if self.queued() > PAUSE_READING_BYTES:

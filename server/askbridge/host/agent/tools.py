@@ -32,7 +32,7 @@ from askbridge.protocol.defaults import (
 from askbridge.protocol.vocabulary import Wait
 
 from ..log import events as ev
-from ..log.projection_parse import read_questions
+from ..log.projection_parse import questions_valid, read_questions
 from ..store.store_api import encode_event
 from .agents import Agent
 from .ask_call import TOOL_CALL_ID, CallExtra
@@ -218,7 +218,13 @@ def parse_questions(arguments: Any) -> list[Question]:
     The one reader of the arguments is the projection's (`read_questions`, P2), which
     also names what T4 refuses; the core's plain records (core/question.py: no pydantic
     model per waiting question) are built from its checked wire form, sharing its strings.
+    A batch that reader takes whole (`questions_valid`, the usual case) becomes records
+    straight from the arguments (`Question.from_tool_item`: the same records, without the
+    view form in between).
     """
+    raw = arguments.get("questions") if type(arguments) is dict else None
+    if type(raw) is list and questions_valid(raw):  # the usual case: taken whole, as it is
+        return [Question.from_tool_item(item) for item in raw]
     questions, problem = read_questions(arguments)
     if problem is not None:
         raise ToolInputError(problem)
