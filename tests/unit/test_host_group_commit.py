@@ -16,8 +16,8 @@ from test_host_records import CallbackWindow
 
 from askbridge.core import StoreError
 from askbridge.host.log import events as ev
-from askbridge.protocol.errors import ErrorCode
 from askbridge.host.store.store_memory import MemoryEventStore
+from askbridge.protocol.errors import ErrorCode
 
 
 class CommitLog(MemoryEventStore):
