@@ -9,9 +9,11 @@ is shown only after that commit, and the result's update is published after it t
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
 
-from host_helpers import ask_step, host_env, of_type, q, result_of, script, settle, text_step
+from host_helpers import Env, ask_step, host_env, of_type, q, result_of, script, settle, text_step
 from test_host_records import CallbackWindow
 
 from askbridge.core import StoreError
@@ -32,8 +34,9 @@ class CommitLog(MemoryEventStore):
         self.commits.append([json.loads(text)["type"] for _, texts in batches for text in texts])
 
 
-async def test_D1_an_answer_and_the_next_step_share_one_commit() -> None:
-    store = CommitLog()
+@asynccontextmanager
+async def two_asks(store: MemoryEventStore) -> AsyncIterator[tuple[Env, CallbackWindow, Any, Any]]:
+    """A session whose script asks call-1, then call-2, then ends; call-1's card is out."""
     async with host_env(store, mode="timed", timeout_s=60) as env:
         window = CallbackWindow()
         client = env.host.attach(window, {})  # type: ignore[arg-type]
@@ -41,6 +44,12 @@ async def test_D1_an_answer_and_the_next_step_share_one_commit() -> None:
         s = env.host.new_session(client, model=script(*steps))
         run = env.prompt(s.id, "go")
         await settle()
+        yield env, window, s, run
+
+
+async def test_D1_an_answer_and_the_next_step_share_one_commit() -> None:
+    store = CommitLog()
+    async with two_asks(store) as (env, window, s, run):
         assert list(window.cards) == ["call-1"]
         store.commits.clear()
         window.answer("call-1", "x")
@@ -76,13 +85,7 @@ async def test_D1_a_step_whose_commit_fails_asks_nothing_and_ends_the_turn() -> 
     # The step's asks start from its commit's callback (agent/step.py): a failed commit
     # starts none and ends the turn with the store's error (S4).
     store = FailingStep("call-2")
-    async with host_env(store, mode="timed", timeout_s=60) as env:
-        window = CallbackWindow()
-        client = env.host.attach(window, {})  # type: ignore[arg-type]
-        steps = [ask_step("call-1", [q("db")]), ask_step("call-2", [q("db")]), text_step("ok")]
-        s = env.host.new_session(client, model=script(*steps))
-        run = env.prompt(s.id, "go")
-        await settle()
+    async with two_asks(store) as (env, window, s, run):
         window.answer("call-1", "x")
         await settle()
         assert run.done
