@@ -9,13 +9,17 @@ is shown only after that commit, and the result's update is published after it t
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
 
-from host_helpers import ask_step, host_env, q, script, settle, text_step
+from host_helpers import Env, ask_step, host_env, of_type, q, result_of, script, settle, text_step
 from test_host_records import CallbackWindow
 
+from askbridge.core import StoreError
 from askbridge.host.log import events as ev
 from askbridge.host.store.store_memory import MemoryEventStore
+from askbridge.protocol.errors import ErrorCode
 
 
 class CommitLog(MemoryEventStore):
@@ -30,8 +34,9 @@ class CommitLog(MemoryEventStore):
         self.commits.append([json.loads(text)["type"] for _, texts in batches for text in texts])
 
 
-async def test_D1_an_answer_and_the_next_step_share_one_commit() -> None:
-    store = CommitLog()
+@asynccontextmanager
+async def two_asks(store: MemoryEventStore) -> AsyncIterator[tuple[Env, CallbackWindow, Any, Any]]:
+    """A session whose script asks call-1, then call-2, then ends; call-1's card is out."""
     async with host_env(store, mode="timed", timeout_s=60) as env:
         window = CallbackWindow()
         client = env.host.attach(window, {})  # type: ignore[arg-type]
@@ -39,6 +44,12 @@ async def test_D1_an_answer_and_the_next_step_share_one_commit() -> None:
         s = env.host.new_session(client, model=script(*steps))
         run = env.prompt(s.id, "go")
         await settle()
+        yield env, window, s, run
+
+
+async def test_D1_an_answer_and_the_next_step_share_one_commit() -> None:
+    store = CommitLog()
+    async with two_asks(store) as (env, window, s, run):
         assert list(window.cards) == ["call-1"]
         store.commits.clear()
         window.answer("call-1", "x")
@@ -52,3 +63,52 @@ async def test_D1_an_answer_and_the_next_step_share_one_commit() -> None:
         window.answer("call-2", "y")
         await settle()
         assert run.stop == "end_turn"
+
+
+class FailingStep(CommitLog):
+    """Fails the transaction that holds `call_id`'s tool call (the disk filled up)."""
+
+    def __init__(self, call_id: str) -> None:
+        super().__init__()
+        self.call_id = call_id
+
+    def append_encoded(self, batches: Sequence[tuple[str, Sequence[str]]]) -> None:
+        for _, texts in batches:
+            for text in texts:
+                event = json.loads(text)
+                if event["type"] == ev.TOOL_CALL and self.call_id in text:
+                    raise StoreError("disk full")
+        super().append_encoded(batches)
+
+
+async def test_D1_a_step_whose_commit_fails_asks_nothing_and_ends_the_turn() -> None:
+    # The step's asks start from its commit's callback (agent/step.py): a failed commit
+    # starts none and ends the turn with the store's error (S4).
+    store = FailingStep("call-2")
+    async with two_asks(store) as (env, window, s, run):
+        window.answer("call-1", "x")
+        await settle()
+        assert run.done
+        assert "call-2" not in window.cards
+        assert isinstance(run.error, StoreError), run
+        turn_end = of_type(env.log(s.id), ev.TURN_END)[-1]
+        assert turn_end["error"]["code"] == ErrorCode.STORE_ERROR
+
+
+async def test_D1_a_step_of_an_ask_and_another_tool_starts_both_after_its_commit() -> None:
+    store = CommitLog()
+    async with host_env(store, mode="timed", timeout_s=60) as env:
+        window = CallbackWindow()
+        client = env.host.attach(window, {})  # type: ignore[arg-type]
+        both = ask_step("call-1", [q("db")])
+        both["toolCalls"].append({"id": "call-x", "name": "no_such_tool", "arguments": {}})
+        s = env.host.new_session(client, model=script(both, text_step("ok")))
+        run = env.prompt(s.id, "go")
+        await settle()
+        assert list(window.cards) == ["call-1"]
+        assert result_of(env.log(s.id), "call-x")["error"] is not None  # the task's, logged
+        assert not run.done
+        window.answer("call-1", "x")
+        await settle()
+        assert run.stop == "end_turn"
+        assert "error" not in result_of(env.log(s.id), "call-1")

@@ -24,7 +24,7 @@ from __future__ import annotations
 import itertools
 import logging
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -120,6 +120,11 @@ class Session(SessionFolds):
     async def committed(self) -> None:
         """Return once everything this session logged is durable (StoreError if not)."""
         await self.host.commits.wait(self)
+
+    def after_commit(self, callback: Callable[[StoreError | None], None]) -> None:
+        """`committed()` as a callback: `callback(None)` once it is durable, or with the
+        StoreError (commits.py `after`)."""
+        self.host.commits.after(self, callback)
 
     def raise_commit_error(self) -> None:
         error, self.commit_error = self.commit_error, None

@@ -21,7 +21,6 @@ question stays answerable (continued).
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import TYPE_CHECKING
 
@@ -33,16 +32,15 @@ from askbridge.core import (
     ModelError,
     StoreError,
     tool_failed,
-    tool_outcome_unknown,
     unknown_tool,
 )
-from askbridge.protocol.errors import ErrorCode
 
 from ..log import events as ev
 from .delegate import run_delegate
 from .model_output import CheckedCall, checked_reply
-from .session import DETACHED, QueuedPrompt, Session
-from .tools import ASK_TOOL, DELEGATE_TOOL, Cancellable, ToolContext, ToolOutcome
+from .session import QueuedPrompt, Session
+from .step import Step, finish_call
+from .tools import ASK_TOOL, DELEGATE_TOOL, ToolContext, ToolOutcome
 
 if TYPE_CHECKING:
     from ..log.inbox import InboxItem
@@ -152,8 +150,7 @@ async def _steps(session: Session, signal: AbortSignal) -> str:
         _log_step(session, header, text, calls)
         if not calls:
             return "end_turn"
-        await session.committed()  # D1: the calls are durable before anything asks
-        await _run_tools(session, calls, signal)
+        await _run_tools(session, calls, signal)  # D1: they start once the calls are durable
         if signal.aborted:
             return "cancelled"
         boundary = session.inbox_before(
@@ -173,76 +170,13 @@ def _log_step(session: Session, header: ev.Event, text: str, calls: list[Checked
     )
 
 
-class _Step:
-    """A step's tool calls that wait as records: the turn waits on this one future.
-
-    Each ask is the core's record (core/asking.py), resumed by its callback, which
-    logs the result; the step holds a count and the records (to cancel), not the calls
-    (their arguments are in the log), nor a task or coroutine per call.
-    """
-
-    __slots__ = ("_failure", "_future", "_left", "_session", "_signal", "_started")
-
-    def __init__(self, session: Session, signal: AbortSignal) -> None:
-        self._session, self._signal = session, signal
-        self._left = 0
-        self._started: list[Cancellable] = []
-        self._future: asyncio.Future[None] | None = None
-        self._failure: StoreError | None = None
-
-    def start(self, call: CheckedCall) -> bool:
-        """Ask `call` as a record; False when it must run as a task (any other tool, or a
-        core whose first listener is a coroutine)."""
-        if call.name != ASK_TOOL or call.problem is not None:
-            return False
-        session = self._session
-        ctx = ToolContext(session.agent, session.id, call.id, self._signal)
-        self._left += 1
-        # The step is each call's callback: no bound method per call.
-        started = session.ask_tool.start(ctx, call.arguments, call.questions, self)
-        if started is None:
-            self._left -= 1
-            return False
-        self._started.append(started)  # the records themselves: no bound method per call
-        return True
-
-    def __call__(self, call_id: str, outcome: ToolOutcome) -> None:
-        """A call's outcome: log it; the last one (or a store failure) resumes the turn."""
-        self._left -= 1
-        future = self._future
-        if self._left == 0 and self._failure is None and future is not None and not future.done():
-            # The turn is woken before the result is logged, so its wake-up is queued ahead
-            # of the group commit's flush: a model that answers at once (a script) logs its
-            # next step into the same commit as this result. The result is still logged
-            # here, before the turn runs; a failure to log it is raised by `wait`.
-            future.set_result(None)
-        try:
-            finish_call(self._session, call_id, ASK_TOOL, self._signal, outcome)
-        except StoreError as exc:  # not the tool's failure: it ends the turn (S4)
-            self._failure = self._failure or exc
-            if future is not None and not future.done():
-                future.set_exception(exc)
-
-    async def wait(self) -> None:
-        if self._left and self._failure is None:
-            self._future = asyncio.get_running_loop().create_future()
-            await self._future
-        if self._failure is not None:
-            raise self._failure
-
-    def cancel(self) -> None:
-        """The turn is gone (cancelled, or failed): withdraw what still waits, quietly."""
-        started, self._started = self._started, []
-        for call in started:
-            call.cancel()
-
-
 async def _run_tools(session: Session, calls: list[CheckedCall], signal: AbortSignal) -> None:
-    """Run one step's calls: asks as records (`_Step`), anything else as tasks."""
-    step = _Step(session, signal)
+    """Run one step's calls once committed: asks as records (step.py), anything else as
+    tasks."""
+    step = Step(session, signal, calls)
     try:
-        tasks = [c for c in calls if not step.start(c)]
-        calls.clear()  # the records hold what they need; the arguments are in the log
+        await step.start()
+        tasks = step.tasks
         if len(tasks) == 1:  # spare a lone task call a task group and a task
             await _run_tool(session, tasks[0], signal)
         elif tasks:
@@ -274,26 +208,3 @@ async def _run_tool(session: Session, call: CheckedCall, signal: AbortSignal) ->
         log.exception("tool %s failed", call.name)
         outcome = ToolOutcome.failure(tool_failed(exc))
     finish_call(session, call.id, call.name, signal, outcome)
-
-
-def finish_call(
-    session: Session, call_id: str, name: str, signal: AbortSignal, outcome: ToolOutcome
-) -> None:
-    """A call's outcome, logged (M6: an ask cut off by the last follower leaving stays
-    answerable)."""
-    if outcome.error is not None:
-        log.info("tool %s (%s) of %s failed: %s", name, call_id, session.id, outcome.content)
-    if (
-        signal.reason == DETACHED
-        and outcome.error is not None
-        and outcome.error.get("code") == ErrorCode.ASK_ABORTED
-    ):
-        # M6: nobody is left to answer now, but the question is not dropped (P3).
-        outcome = ToolOutcome.failure(tool_outcome_unknown())
-    record_result(session, call_id, name, outcome)
-
-
-def record_result(session: Session, call_id: str, name: str, outcome: ToolOutcome) -> None:
-    """The result joins the next group commit (with the next step, D1: its update is sent
-    after that commit)."""
-    session.log_soon(outcome.event(call_id, name))

@@ -54,15 +54,20 @@ class Session(Protocol):
     def committed_events(self, events: list[ev.Event], publish: bool) -> None: ...
 
 
+# What `after` calls once a session's events are committed: with None, or its StoreError.
+AfterCommit = Callable[[StoreError | None], None]
+
+
 class _Part:
     """One session's events in the pending group."""
 
-    __slots__ = ("chunks", "future", "texts")
+    __slots__ = ("after", "chunks", "future", "texts")
 
     def __init__(self) -> None:
         self.chunks: list[Chunk] = []
         self.texts: list[str] = []
         self.future: asyncio.Future[None] | None = None
+        self.after: list[AfterCommit] | None = None
 
 
 class GroupCommit:
@@ -106,6 +111,20 @@ class GroupCommit:
                 raise
         session.raise_commit_error()
 
+    def after(self, session: Session, callback: AfterCommit) -> None:
+        """`wait` as a callback: `callback(None)` once everything `session` logged is
+        committed (folded and published, after every session of the group), or
+        `callback(its StoreError)`, raised nowhere else then. At once when nothing is
+        pending. The turn loop starts a step's asks from it, without waking in between."""
+        part = self._parts.get(session)
+        if part is None:
+            error, session.commit_error = session.commit_error, None
+            callback(error)
+            return
+        if part.after is None:
+            part.after = []
+        part.after.append(callback)
+
     def _flush_scheduled(self) -> None:
         self._scheduled = False
         self.flush()
@@ -116,6 +135,7 @@ class GroupCommit:
         if not parts:
             return
         failures = self._commit(parts)
+        after: list[tuple[AfterCommit, StoreError | None]] = []
         for session, part in parts.items():
             error = failures.get(session)
             if error is None:
@@ -132,6 +152,17 @@ class GroupCommit:
                     future.set_result(None)
                 else:
                     future.set_exception(error)
+            if part.after is not None:
+                if error is not None:
+                    session.commit_error = None  # given to the callbacks, once
+                after.extend((callback, error) for callback in part.after)
+        # Once every session of the group is folded and published: what a callback starts
+        # (a step's asks) follows all of it, as a woken waiter would.
+        for callback, error in after:
+            try:
+                callback(error)
+            except Exception:
+                log.exception("a commit callback failed")
 
     def _commit(self, parts: dict[Session, _Part]) -> dict[Session, StoreError]:
         """Write `parts` in one transaction; when that fails, each session alone."""
