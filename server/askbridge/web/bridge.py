@@ -2,7 +2,8 @@
 
 The door runs `askbridge serve --data-dir D` as a child and speaks the LSP door's
 protocol to it (protocol.md "Questions"), declaring `experimental.userQuestions`,
-so the host treats every browser behind the door as one rendering window (M1–M7).
+so the host treats every browser behind the door as one rendering window (M1–M7),
+with `"relay": true`, so the host writes the door's asks before the windows'.
 
 - `userQuestions/ask` becomes a *card* (door-local id `c-N`); the first browser
   answer that passes V8 replies to it. `$/cancelRequest` closes it (`withdrawn`).
@@ -106,7 +107,11 @@ class Bridge:
                 "initialize",
                 {
                     "processId": None,
-                    "capabilities": {"experimental": {"userQuestions": {"version": 1}}},
+                    # `relay`: the host asks the door before the windows (its browsers
+                    # are further hops away: host/asking/fanout.py, protocol/README.md).
+                    "capabilities": {
+                        "experimental": {"userQuestions": {"version": 1, "relay": True}}
+                    },
                 },
             )
             self.conn.notify("initialized", {})
