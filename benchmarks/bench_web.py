@@ -99,8 +99,8 @@ draw was cut (app.js builds a card's text as text, not innerHTML: a cold card 0.
 
 Then the door is stopped and the window alone gets QUESTIONS more: its time with no
 door attached, in the same run, so the page and the window can each be read against
-it (the fan-out writes the door first, host/asking/fanout.py: what that costs the
-window shows there, not hidden in the ratio). Prints one line:
+it (what the door and Chromium being there, or any change of the fan-out's order,
+cost the window shows there, not hidden in the ratio). Prints one line:
 
     web: 10 questions, page 9.1 ms, window 6.2 ms (median), window with no door 5.8 ms (page 1.57x, window 1.07x of it); ratio 1.47x (target <= 1.5x) MET; page 9 ms (target <= 100 ms) MET
 
@@ -287,7 +287,7 @@ async def main(plain: bool) -> None:
                 for n in range(QUESTIONS):
                     await one(n, page=True)
                 # The same window with no door attached, in the same run: what the
-                # fan-out's order (relays first, host/asking/fanout.py) costs the window.
+                # door's presence (and the fan-out's order of writes) costs the window.
                 await stop_door(st.door)
                 for n in range(QUESTIONS):
                     await one(QUESTIONS + n, page=False)
