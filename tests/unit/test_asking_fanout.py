@@ -177,38 +177,3 @@ async def test_M7_a_stalled_window_does_not_hold_up_the_others(callback: bool) -
         assert first.answer == second.answer == pick("Yes")
         assert room.clock.now() == 0  # answered without any time passing
         assert all(card.withdrawn for card in stalled.cards)
-
-
-class _Shown(list):  # type: ignore[type-arg]
-    """A link's cards that also note, in one list for every link, who was shown one when."""
-
-    def __init__(self, name: str, order: list[str]) -> None:
-        super().__init__()
-        self.name, self.order = name, order
-
-    def append(self, card: object) -> None:
-        self.order.append(self.name)
-        super().append(card)
-
-
-async def test_M2_relays_are_asked_before_the_windows_and_the_first_answer_still_wins(
-    callback: bool,
-) -> None:
-    """fanout.py "relays first": a follower that declared `userQuestions.relay` (the web
-    door) is written before the windows, each group in subscription order; only the order
-    of the writes changes."""
-    async with open_room() as room:
-        order: list[str] = []
-        links = {}
-        for name, relay in (("w1", False), ("door", True), ("w2", False), ("door2", True)):
-            _, link = room.client(callback=callback)
-            link.relays_questions = relay  # type: ignore[attr-defined]
-            link.cards = _Shown(name, order)
-            links[name] = link
-        asked = room.ask()
-        await settle()
-        assert order == ["door", "door2", "w1", "w2"]
-        links["w2"].card.answer(pick("No"))  # a window answers first: it wins
-        await asked.done.wait()
-        assert asked.answer == pick("No")
-        assert links["door"].card.withdrawn and links["w1"].card.withdrawn

@@ -40,7 +40,6 @@ from askbridge.protocol.session import (
     SessionListParams,
     SessionNewParams,
     SessionPromptParams,
-    lsp_client_relays_questions,
     lsp_client_renders_questions,
     server_experimental_capabilities,
 )
@@ -336,22 +335,6 @@ def test_lsp_capability_check(declared: Any, expected: bool) -> None:
     acp_meta = {"askbridge": declared["userQuestions"]} if isinstance(declared, dict) and (
         "userQuestions" in declared) else declared  # fmt: skip
     assert acp_client_renders_questions(acp_meta) is expected
-
-
-@pytest.mark.parametrize(
-    ("declared", "expected"),
-    [
-        ({"userQuestions": {"version": 1, "relay": True}}, True),
-        ({"userQuestions": {"version": 1}}, False),
-        ({"userQuestions": {"version": 1, "relay": "yes"}}, False),
-        ({"userQuestions": {"version": 1, "relay": 1}}, False),
-        ({"userQuestions": {"relay": True}}, False),  # no version: not a renderer at all
-        (None, False),
-    ],
-)
-def test_lsp_relay_capability(declared: Any, expected: bool) -> None:
-    """protocol/README.md Lifecycle: `userQuestions.relay: true` (the web door) is asked first."""
-    assert lsp_client_relays_questions(declared) is expected
 
 
 def test_server_capabilities() -> None:

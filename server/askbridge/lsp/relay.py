@@ -70,7 +70,6 @@ class LspRelay:
         self.host = host
         self.client: Client | None = None  # set once attached
         self.renders_questions = False
-        self.relays_questions = False  # `userQuestions.relay`: asked first (fanout.py)
         self.work_done_progress = False
         self._progress_ids = 0
         self._outstanding: set[anyio.CancelScope] = set()

@@ -34,7 +34,6 @@ from askbridge.protocol.session import (
     SessionLoadParams,
     SessionNewParams,
     SessionPromptParams,
-    lsp_client_relays_questions,
     lsp_client_renders_questions,
     server_experimental_capabilities,
 )
@@ -91,7 +90,6 @@ class LspServer:
         params = params if isinstance(params, dict) else {}
         caps = _object(params.get("capabilities"))
         self.relay.renders_questions = lsp_client_renders_questions(caps.get("experimental"))
-        self.relay.relays_questions = lsp_client_relays_questions(caps.get("experimental"))
         self.relay.work_done_progress = _object(caps.get("window")).get("workDoneProgress") is True
         if self.relay.renders_questions:
             # M1: every external (MCP) session — once the InitializeResult is queued: its

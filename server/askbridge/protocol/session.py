@@ -57,15 +57,6 @@ def lsp_client_renders_questions(experimental: Any) -> bool:
     return declares_questions_capability(experimental, USER_QUESTIONS_CAPABILITY)
 
 
-def lsp_client_relays_questions(experimental: Any) -> bool:
-    """True when it also says `"relay": true`: the client passes each question on to
-    surfaces further away (the web door's browsers), so the host asks it first (fanout.py).
-    Any other value, or none, is a window that shows questions itself; never raises."""
-    if not lsp_client_renders_questions(experimental):
-        return False
-    return experimental[USER_QUESTIONS_CAPABILITY].get("relay") is True
-
-
 class ServerInfo(WireModel):
     """`serverInfo` of the initialize result."""
 

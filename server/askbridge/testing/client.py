@@ -74,7 +74,6 @@ class AskbridgeClient(QuestionAnswerer):
         renders_questions: bool = True,
         work_done_progress: bool = False,
         initialization_options: dict[str, Any] | None = None,
-        relays_questions: bool = False,
         env: dict[str, str] | None = None,
         start_new_session: bool = False,
         start_timeout: float = 30,
@@ -120,10 +119,7 @@ class AskbridgeClient(QuestionAnswerer):
                 try:
                     with anyio.fail_after(start_timeout):
                         await client.initialize(
-                            renders_questions,
-                            work_done_progress,
-                            initialization_options,
-                            relays_questions,
+                            renders_questions, work_done_progress, initialization_options
                         )
                 except ConnectionClosed:
                     with anyio.move_on_after(5):
@@ -160,16 +156,10 @@ class AskbridgeClient(QuestionAnswerer):
         renders_questions: bool = True,
         work_done_progress: bool = False,
         initialization_options: dict[str, Any] | None = None,
-        relays_questions: bool = False,
     ) -> dict[str, Any]:
-        """`relays_questions`: declare `userQuestions.relay` as the web door does (the host
-        asks this client before the windows, host/asking/fanout.py)."""
         capabilities: dict[str, Any] = {"window": {"workDoneProgress": work_done_progress}}
         if renders_questions:
-            declared: dict[str, Any] = {"version": 1}
-            if relays_questions:
-                declared["relay"] = True
-            capabilities["experimental"] = {"userQuestions": declared}
+            capabilities["experimental"] = {"userQuestions": {"version": 1}}
         params: dict[str, Any] = {"processId": os.getpid(), "capabilities": capabilities}
         if initialization_options is not None:
             params["initializationOptions"] = initialization_options

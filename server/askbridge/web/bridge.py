@@ -2,8 +2,7 @@
 
 The door runs `askbridge serve --data-dir D` as a child and speaks the LSP door's
 protocol to it (protocol.md "Questions"), declaring `experimental.userQuestions`,
-so the host treats every browser behind the door as one rendering window (M1–M7),
-with `"relay": true`, so the host writes the door's asks before the windows'.
+so the host treats every browser behind the door as one rendering window (M1–M7).
 
 - `userQuestions/ask` becomes a *card* (door-local id `c-N`); the first browser
   answer that passes V8 replies to it. `$/cancelRequest` closes it (`withdrawn`).
@@ -107,11 +106,7 @@ class Bridge:
                 "initialize",
                 {
                     "processId": None,
-                    # `relay`: the host asks the door before the windows (its browsers
-                    # are further hops away: host/asking/fanout.py, protocol/README.md).
-                    "capabilities": {
-                        "experimental": {"userQuestions": {"version": 1, "relay": True}}
-                    },
+                    "capabilities": {"experimental": {"userQuestions": {"version": 1}}},
                 },
             )
             self.conn.notify("initialized", {})

@@ -4,15 +4,7 @@ The host registers `QuestionFanout.listener` first on the core's waterfall.
 For a request of a root session it opens an `OpenQuestion` (open_question.py):
 
 - every follower of the session that renders questions is asked at once; a
-  follower that subscribes while the question is open is asked then (M3).
-  Relays first: a follower that declared `userQuestions.relay` (the web door,
-  whose browsers are further hops away) is written before the windows that show
-  the question themselves, each group in subscription order. The writes leave in
-  one loop turn in that order (jsonrpc/flushing.py), and on a busy machine the
-  reader woken by the first write can take the host's core before the second:
-  the longest chain starting first is what brings the question to the LAST
-  surface soonest (issue 20: a page behind the door vs a window). Only the
-  order of the writes changes; who answers first still wins;
+  follower that subscribes while the question is open is asked then (M3);
 - the first valid answer (V8) settles it; ASK_CANCELLED (the user dismissed
   the card) or ASK_TIMED_OUT (its countdown ran out, TW7) from any of them
   ends it too — those are the user's and the clock's word, not a client's
@@ -100,7 +92,7 @@ class QuestionFanout:
             return self._pass_on(request, next_, settle)
         question = OpenQuestion(request, self, settle)
         self._open.setdefault(session_id, []).append(question)
-        renderers = _relays_first(self._subscribers.renderers(session_id))
+        renderers = self._subscribers.renderers(session_id)
         log_asked(question, session_id, renderers, self._rest_client(session_id))
         for client in renderers:
             question.offer(client)
@@ -156,12 +148,6 @@ class QuestionFanout:
         if client is not None:
             return await client.link.fallback(request, next_)
         return await next_()
-
-
-def _relays_first(renderers: list[Client]) -> list[Client]:
-    """The order the question's cards are written in (module docstring: relays first);
-    `sorted` is stable, so each group keeps its subscription order."""
-    return sorted(renderers, key=lambda c: not getattr(c.link, "relays_questions", False))
 
 
 def _call_id(request: UserQuestionRequest) -> str | None:
