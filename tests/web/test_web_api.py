@@ -46,6 +46,26 @@ async def first_card(client: httpx.AsyncClient) -> dict[str, Any]:
     raise AssertionError("no card")
 
 
+async def until_closed(client: httpx.AsyncClient, card_id: str) -> None:
+    """Until the door has closed `card_id`: its state (B6's resync) no longer holds it, or
+    a `closed` event names it. The agent hears "pending" from the host, and the door hears
+    of the withdrawal on its own connection: either can come first."""
+    import json
+
+    with anyio.fail_after(20):
+        async with client.stream("GET", "/api/events") as stream:
+            async for line in stream.aiter_lines():
+                if not line.startswith("data: "):
+                    continue
+                event = json.loads(line[6:])
+                if event.get("type") == "state":
+                    if all(c["id"] != card_id for c in event.get("cards", [])):
+                        return
+                elif event.get("type") == "closed" and event.get("cardId") == card_id:
+                    return
+    raise AssertionError(f"{card_id} stayed open")
+
+
 async def test_B2_401_without_the_cookie_and_with_a_wrong_token(tmp_path: Path) -> None:
     async with web_stack(tmp_path) as st:
         async with httpx.AsyncClient(base_url=st.door.base) as c:
@@ -111,6 +131,7 @@ async def test_B8_bad_input_is_400_unknown_is_404_lost_is_409(tmp_path: Path) ->
         assert r.status_code == 400 and error_code(r) == "BAD_ANSWER"
         pending = await result()  # the door's card stays unanswered: the ask went pending
         assert pending["pending"] is True
+        await until_closed(client, card["id"])  # a reply before this is a late reply, taken
         good = {"answers": [{"id": "db", "selected": ["SQLite"]}]}
         r = await client.post(url, json={"answer": good})
         assert r.status_code == 409 and error_code(r) == "ANSWERED_ELSEWHERE"
