@@ -227,20 +227,3 @@ async def test_S1_S3_a_clean_script_step_is_checked_once_with_the_same_outcome()
         assert checked_reply(reply) == checked_reply(replace(reply, checked=False))
     ask = checked_reply(await model.complete([], [], 0))[1][0]
     assert type(ask.questions) is CheckedQuestions and ask.questions[0].id == "db"
-
-
-async def test_a_checked_step_hands_its_parsed_batch_back_shared_not_rebuilt() -> None:
-    """A script parses each ask once, when built: every answer of that step carries the
-    same checked records, and the turn loop's `checked_reply` takes them as they are."""
-    model = ScriptModel(
-        [{"toolCalls": [{"id": "c1", "name": "ask_user_question", "arguments": ASK_ARGS}]}]
-    )
-    first = await model.complete([], [], 0)
-    again = await model.complete([], [], 0)
-    assert first.checked
-    batch = first.tool_calls[0].questions
-    assert type(batch) is CheckedQuestions and [q.id for q in batch] == ["db"]
-    assert again.tool_calls[0].questions is batch
-    assert first.tool_calls[0].arguments is not again.tool_calls[0].arguments  # fresh copies
-    _, calls = checked_reply(first)
-    assert calls[0].questions is batch

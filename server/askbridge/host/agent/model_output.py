@@ -128,33 +128,24 @@ def checked_reply(response: ModelResponse) -> tuple[str, list[CheckedCall]]:
 def _passed(call: ToolCallRequest) -> CheckedCall:
     if call.name != ASK_TOOL:
         return CheckedCall(call.id, call.name, call.arguments)
-    questions = call.questions  # parsed and checked when the model was built
-    if questions is None:
-        questions = CheckedQuestions(parse_questions(call.arguments))  # S1 passed when built
+    questions = CheckedQuestions(parse_questions(call.arguments))  # S1 passed when built
     return CheckedCall(call.id, call.name, call.arguments, questions=questions)
 
 
 def passes_checks(response: ModelResponse) -> bool:
     """Whether `checked_reply` leaves `response` as it is, with no problem and every ask
     parsed: a model whose replies never change (a script) marks such a reply `checked`."""
-    return unchanged_calls(response) is not None
-
-
-def unchanged_calls(response: ModelResponse) -> list[CheckedCall] | None:
-    """`checked_reply`'s calls when it leaves `response` as it is (`passes_checks`), else
-    None: a model that marks the reply `checked` may hand each ask's parsed batch back."""
     try:
         text, calls = checked_reply(response)
     except ModelError:
-        return None
-    unchanged = text == response.text and all(
+        return False
+    return text == response.text and all(
         c.problem is None
         and (c.id, c.name) == (r.id, r.name)
         and c.arguments is r.arguments
         and (c.name != ASK_TOOL or c.questions is not None)
         for c, r in zip(calls, response.tool_calls, strict=True)
     )
-    return calls if unchanged else None
 
 
 def _wire_bytes(value: Any) -> int:

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from askbridge.core.errors import ModelError
-from askbridge.core.limits import CheckedQuestions
 
 from ...log.events import Event
 
@@ -25,10 +24,6 @@ class ToolCallRequest:
     id: str
     name: str
     arguments: Any
-    # An ask_user_question call of a `checked` reply may bring its batch already parsed
-    # and S1 checked (a script's fixed step, parsed once when the model was built): the
-    # frozen records are shared, not rebuilt on every request. Not content, as `checked`.
-    questions: CheckedQuestions | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..model_output import CheckedCall, unchanged_calls
+from ..model_output import passes_checks
 from .base import History, ModelResponse, ToolCallRequest, Tools
 
 
@@ -86,14 +86,6 @@ def parse_step(raw: Any, index: int) -> ModelResponse:
     return ModelResponse(text=text, tool_calls=calls)
 
 
-def _parsed(step: ModelResponse, calls: list[CheckedCall] | None) -> list[Any]:
-    """Each call's parsed ask batch (None for other tools), or all None for a step that
-    is not answered as `checked` (the turn loop checks and parses it then)."""
-    if calls is None:
-        return [None] * len(step.tool_calls)
-    return [c.questions for c in calls]
-
-
 class ScriptModel:
     """Answers request N with step N of a fixed script (see the module docstring)."""
 
@@ -106,19 +98,14 @@ class ScriptModel:
             raise ValueError("script model steps must be a list")
         self._steps = [parse_step(step, i) for i, step in enumerate(steps)]
         # S3, S1 and S7 once per step, here: a step that passes them unchanged is answered
-        # as `checked`, with each ask's batch as parsed here (frozen records, shared), and
-        # the turn loop neither walks nor parses it on every request.
-        passed = [unchanged_calls(step) for step in self._steps]
-        self._checked = [calls is not None for calls in passed]
+        # as `checked`, and the turn loop does not walk it on every request.
+        self._checked = [passes_checks(step) for step in self._steps]
         # Arguments kept as JSON text: each answer decodes a fresh copy (the caller may
         # change what it got without changing what a reload would replay), and
         # json.loads is several times cheaper than copy.deepcopy on the hot path.
         self._encoded = [
-            [
-                (c.id, c.name, json.dumps(c.arguments), questions)
-                for c, questions in zip(step.tool_calls, _parsed(step, calls), strict=True)
-            ]
-            for step, calls in zip(self._steps, passed, strict=True)
+            [(c.id, c.name, json.dumps(c.arguments)) for c in step.tool_calls]
+            for step in self._steps
         ]
 
     @property
@@ -131,8 +118,8 @@ class ScriptModel:
         if request_index >= len(self._steps):
             return ModelResponse()
         calls = [
-            ToolCallRequest(call_id, name, json.loads(arguments), questions)
-            for call_id, name, arguments, questions in self._encoded[request_index]
+            ToolCallRequest(id=call_id, name=name, arguments=json.loads(arguments))
+            for call_id, name, arguments in self._encoded[request_index]
         ]
         return ModelResponse(
             self._steps[request_index].text, calls, checked=self._checked[request_index]
