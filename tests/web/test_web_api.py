@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,40 +31,45 @@ def error_code(r: httpx.Response) -> str:
     return str(r.json()["error"]["code"])
 
 
-async def first_card(client: httpx.AsyncClient) -> dict[str, Any]:
-    """The first card the event stream announces (its state, or a later card event)."""
+async def first_event(
+    client: httpx.AsyncClient, found: Callable[[dict[str, Any]], Any], what: str
+) -> Any:
+    """`found(event)` of the first event of the door's stream for which it is not None
+    (the stream opens with the state, B6's resync, then the live events)."""
     import json
 
     with anyio.fail_after(20):
         async with client.stream("GET", "/api/events") as stream:
             async for line in stream.aiter_lines():
-                if not line.startswith("data: "):
-                    continue
-                event = json.loads(line[6:])
-                cards = event.get("cards") or ([event["card"]] if "card" in event else [])
-                if cards:
-                    return dict(cards[0])
-    raise AssertionError("no card")
+                if line.startswith("data: "):
+                    result = found(json.loads(line[6:]))
+                    if result is not None:
+                        return result
+    raise AssertionError(what)
+
+
+async def first_card(client: httpx.AsyncClient) -> dict[str, Any]:
+    """The first card the event stream announces (its state, or a later card event)."""
+
+    def card(event: dict[str, Any]) -> dict[str, Any] | None:
+        cards = event.get("cards") or ([event["card"]] if "card" in event else [])
+        return dict(cards[0]) if cards else None
+
+    result: dict[str, Any] = await first_event(client, card, "no card")
+    return result
 
 
 async def until_closed(client: httpx.AsyncClient, card_id: str) -> None:
-    """Until the door has closed `card_id`: its state (B6's resync) no longer holds it, or
-    a `closed` event names it. The agent hears "pending" from the host, and the door hears
-    of the withdrawal on its own connection: either can come first."""
-    import json
+    """Until the door has closed `card_id`: its state no longer holds it, or a `closed`
+    event names it. The agent hears "pending" from the host and the door hears of the
+    withdrawal on its own connection: either can come first."""
 
-    with anyio.fail_after(20):
-        async with client.stream("GET", "/api/events") as stream:
-            async for line in stream.aiter_lines():
-                if not line.startswith("data: "):
-                    continue
-                event = json.loads(line[6:])
-                if event.get("type") == "state":
-                    if all(c["id"] != card_id for c in event.get("cards", [])):
-                        return
-                elif event.get("type") == "closed" and event.get("cardId") == card_id:
-                    return
-    raise AssertionError(f"{card_id} stayed open")
+    def closed(event: dict[str, Any]) -> bool | None:
+        if event.get("type") == "state":
+            return all(c["id"] != card_id for c in event.get("cards", [])) or None
+        return (event.get("type") == "closed" and event.get("cardId") == card_id) or None
+
+    await first_event(client, closed, f"{card_id} stayed open")
 
 
 async def test_B2_401_without_the_cookie_and_with_a_wrong_token(tmp_path: Path) -> None:
