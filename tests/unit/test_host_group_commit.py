@@ -112,3 +112,58 @@ async def test_D1_a_step_of_an_ask_and_another_tool_starts_both_after_its_commit
         await settle()
         assert run.stop == "end_turn"
         assert "error" not in result_of(env.log(s.id), "call-1")
+
+
+class TracedCommits(CommitLog):
+    """Every transaction, as "commit", into a trace the outbox and the window share."""
+
+    def __init__(self, trace: list[str]) -> None:
+        super().__init__()
+        self.trace = trace
+
+    def append_encoded(self, batches: Sequence[tuple[str, Sequence[str]]]) -> None:
+        super().append_encoded(batches)
+        self.trace.append("commit")
+
+
+class TracedOutbox:
+    def __init__(self, trace: list[str]) -> None:
+        self.trace = trace
+
+    def open_batch(self) -> None:
+        self.trace.append("open")
+
+    def close_batch(self) -> None:
+        self.trace.append("close")
+
+
+class TracedWindow(CallbackWindow):
+    def __init__(self, trace: list[str]) -> None:
+        super().__init__()
+        self.trace = trace
+
+    def ask_soon(self, request: Any, on_done: Any) -> Any:
+        self.trace.append(f"card {request.wait.call_id}")
+        return super().ask_soon(request, on_done)
+
+
+async def test_D1_the_next_card_is_queued_in_its_commits_batch() -> None:
+    """With the doors' writers as the outbox (daemon/bootstrap.py), the next card is queued
+    in the batch its commit opens once durable, and written when the batch closes: in
+    the commit's own loop turn, still after the commit (D1)."""
+    trace: list[str] = []
+    async with host_env(TracedCommits(trace), mode="timed", timeout_s=60) as env:
+        env.host.commits.outbox = TracedOutbox(trace)
+        window = TracedWindow(trace)
+        client = env.host.attach(window, {})  # type: ignore[arg-type]
+        steps = [ask_step("call-1", [q("db")]), ask_step("call-2", [q("db")]), text_step("ok")]
+        s = env.host.new_session(client, model=script(*steps))
+        run = env.prompt(s.id, "go")
+        await settle()
+        trace.clear()
+        window.answer("call-1", "x")
+        await settle()
+        assert trace == ["commit", "open", "card call-2", "close"]
+        window.answer("call-2", "y")
+        await settle()
+        assert run.stop == "end_turn"

@@ -9,6 +9,7 @@ they share writes is what benchmarks/bench_bridge_sequential.py measures.)
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from collections.abc import AsyncIterator
@@ -18,6 +19,7 @@ from typing import Any
 import anyio
 import pytest
 
+from askbridge.jsonrpc.flushing import flushes_of
 from askbridge.jsonrpc.framing import FrameReader
 from askbridge.jsonrpc.writer import FLUSH_BYTES, MessageWriter
 from askbridge.stdio import open_read_pipe, open_write_pipe
@@ -104,4 +106,29 @@ async def test_a_notification_after_an_urgent_flush_still_leaves_within_the_dela
         writer.write_nowait({"n": 2})  # urgent: both leave in the next loop turn
         assert [await receive(frames) for _ in range(2)] == [{"n": 1}, {"n": 2}]
         writer.write_nowait({"n": 3}, urgent=False)
+        assert await receive(frames) == {"n": 3}
+
+
+async def test_a_batch_holds_the_next_turns_frames_until_its_outermost_end() -> None:
+    """The group commit's batch (flushing.py): what is due "in the next turn" leaves when the
+    outermost batch closes, synchronously, and the turn's end (a door's once-per-turn
+    encodings) comes with it; held notifications still wait for an urgent frame."""
+    ended: list[str] = []
+    async with writer_and_reader(notify_delay=5) as (writer, frames):
+        flushes = flushes_of(asyncio.get_running_loop())
+        flushes.open_batch()
+        writer.write_nowait({"n": 1}, urgent=False)
+        flushes.open_batch()
+        writer.write_nowait({"n": 2})
+        flushes.at_turn_end(lambda: ended.append("turn"))
+        flushes.close_batch()
+        assert writer.queued() and not ended  # an inner batch's end is not the turn's
+        flushes.close_batch()
+        assert writer.queued() == 0 and ended == ["turn"]  # written now, not a turn later
+        assert [await receive(frames) for _ in range(2)] == [{"n": 1}, {"n": 2}]
+        flushes.open_batch()
+        writer.write_nowait({"n": 3}, urgent=False)
+        flushes.close_batch()
+        assert writer.queued()  # a notification alone still waits for its delay
+        writer.flush()
         assert await receive(frames) == {"n": 3}

@@ -20,6 +20,7 @@ from anyio.abc import TaskGroup
 
 from askbridge.host.host import Host
 from askbridge.host.options import HostSettings
+from askbridge.jsonrpc.flushing import flushes_of
 
 from .doors import FATAL_GRACE_S
 from .listener import HostSocket
@@ -65,6 +66,8 @@ async def serve_host(
                 asyncio.get_running_loop().call_later(FATAL_GRACE_S, everything.cancel)
 
             host.on_fatal = fatal
+            # What a commit tells every door is written in the commit's own loop turn.
+            host.commits.outbox = flushes_of(asyncio.get_running_loop())
             # `--stop`: an inline host stops everything, its own client's door with it; the
             # host process ends its task group, and the Host closes as at an idle exit.
             on_stop = everything.cancel if inline else tg.cancel_scope.cancel

@@ -14,7 +14,7 @@ without the host knowing about encodings: the host hands every window the
 same object (the fan-out the same `UserQuestionRequest` to each card, the
 publisher the same update dicts to each follower) in one synchronous pass, so
 the door keys its params by that object's identity, for the rest of the
-event-loop turn.
+event-loop turn (or of the group commit's batch, flushing.py).
 """
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from askbridge.protocol.text import compact_json
+
+from .flushing import flushes_of
 
 T = TypeVar("T")
 Tag = TypeVar("Tag")
@@ -103,7 +105,9 @@ class OncePerTurn:
         if self._loop is not loop:  # the first in this turn (or on this loop)
             self._entries.clear()
             self._loop = loop
-            loop.call_soon(self._end_turn)
+            # With the writers' flush (flushing.py): one callback for both, and within a
+            # group commit's batch none, the batch's end being the turn's.
+            flushes_of(loop).at_turn_end(self._end_turn)
         key = (id(obj), tag)
         entry = self._entries.get(key)
         if entry is not None:

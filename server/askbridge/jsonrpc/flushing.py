@@ -8,6 +8,17 @@ per window than encoding the frames did. `Flushes` (one per loop) keeps the writ
 due in the next turn in the order they asked, the writers holding notifications
 with their deadlines (`notify_delay` after the first frame held), and one timer, at
 the earliest deadline.
+
+A batch (`open_batch` ... `close_batch`) is a stretch of one callback after which
+everything it queued may leave at once: the host's group commit opens one around
+telling a commit's followers and starting its asks (host/store/commits.py), so a
+card is written in the loop turn of its commit, not in one more turn after it.
+While a batch is open, a writer due "in the next turn" waits for the batch's end
+instead (no callback is scheduled); closing the outermost batch flushes every
+writer due, in the order they asked, and ends the turn for whatever keeps data
+for one turn (`at_turn_end`: the doors' once-per-turn encodings). Notifications
+held for their delay are not affected: they still wait for an urgent frame or
+their deadline.
 """
 
 from __future__ import annotations
@@ -15,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import math
 import weakref
+from collections.abc import Callable
 from typing import Protocol
 
 
@@ -23,22 +35,52 @@ class Flushable(Protocol):
 
 
 class Flushes:
-    __slots__ = ("_due", "_held", "_loop", "_timer", "_timer_at", "_turn_scheduled")
+    __slots__ = (
+        "_batches",
+        "_due",
+        "_held",
+        "_loop",
+        "_timer",
+        "_timer_at",
+        "_turn_ends",
+        "_turn_scheduled",
+    )
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
         self._due: list[Flushable] = []  # flushed in the next loop turn, in this order
+        self._turn_ends: list[Callable[[], None]] = []  # called once the due are flushed
         self._turn_scheduled = False
+        self._batches = 0  # open batches: the due wait for the outermost one's end
         self._held: dict[Flushable, float] = {}  # writer -> when its notifications must leave
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at = math.inf
 
     def next_turn(self, writer: Flushable) -> None:
-        """Flush `writer` in the next loop turn (it asks once until it has flushed)."""
+        """Flush `writer` in the next loop turn, or at the end of the open batch (it asks
+        once until it has flushed)."""
         self._due.append(writer)
-        if not self._turn_scheduled:
+        if not self._turn_scheduled and not self._batches:
             self._turn_scheduled = True
             self._loop.call_soon(self._flush_due)
+
+    def at_turn_end(self, callback: Callable[[], None]) -> None:
+        """Call `callback` once this loop turn's frames are flushed: in the next turn, or
+        at the end of the open batch — one callback for the writers and for it."""
+        self._turn_ends.append(callback)
+        if not self._turn_scheduled and not self._batches:
+            self._turn_scheduled = True
+            self._loop.call_soon(self._flush_due)
+
+    def open_batch(self) -> None:
+        """What is queued from now on leaves at `close_batch` (batches nest)."""
+        self._batches += 1
+
+    def close_batch(self) -> None:
+        """The outermost batch's end: flush every writer due and end the turn, now."""
+        self._batches -= 1
+        if not self._batches:
+            self._flush_now()
 
     def hold(self, writer: Flushable, delay: float) -> None:
         """Flush `writer` within `delay` seconds (sooner if it flushes first: `release`)."""
@@ -63,9 +105,17 @@ class Flushes:
 
     def _flush_due(self) -> None:
         self._turn_scheduled = False
+        if not self._batches:  # else the open batch's end flushes them
+            self._flush_now()
+
+    def _flush_now(self) -> None:
         due, self._due = self._due, []
         for writer in due:
             writer.flush()
+        if self._turn_ends:
+            ends, self._turn_ends = self._turn_ends, []
+            for end in ends:
+                end()
 
     def _flush_held(self) -> None:
         # Every writer due by the time this timer was set for: the loop may run a timer

@@ -11,6 +11,12 @@ before it is durable (D1), and a session's state is always what its committed
 log says. Whoever must know that its events are durable before going on (the
 turn loop, before it asks) awaits `wait(session)`.
 
+What a commit tells (its followers' updates, the asks its callbacks start) is
+queued on the doors' connections; with an `outbox` (the doors' writers, wired by
+daemon/bootstrap.py) it is written when the commit is done with it, in the same
+loop turn, instead of one turn later: a batch is open from the fold until the
+last callback has run.
+
 `flush()` commits at once; `Session.log` (the synchronous way, for the rare
 writes whose caller must know at once: a late reply before `answer` returns
 True, the end of a turn) adds its events and flushes.
@@ -58,6 +64,15 @@ class Session(Protocol):
 AfterCommit = Callable[[StoreError | None], None]
 
 
+class Outbox(Protocol):
+    """Where what a commit tells is queued (jsonrpc/flushing.py's `Flushes`, which the
+    store may not import): held while the batch is open, written when it closes."""
+
+    def open_batch(self) -> None: ...
+
+    def close_batch(self) -> None: ...
+
+
 class _Part:
     """One session's events in the pending group."""
 
@@ -76,6 +91,7 @@ class GroupCommit:
         self._on_lost = on_lost
         self._parts: dict[Session, _Part] = {}  # in the order sessions first logged
         self._scheduled = False
+        self.outbox: Outbox | None = None
 
     def pending(self, session: Session) -> bool:
         return session in self._parts
@@ -135,6 +151,22 @@ class GroupCommit:
         if not parts:
             return
         failures = self._commit(parts)
+        outbox = self.outbox
+        if outbox is None:
+            self._tell(parts, failures)
+            return
+        outbox.open_batch()
+        try:
+            self._tell(parts, failures)
+        finally:
+            try:
+                outbox.close_batch()  # the card leaves now, in its commit's loop turn
+            except Exception:
+                log.exception("writing what a commit told failed")
+
+    def _tell(self, parts: dict[Session, _Part], failures: dict[Session, StoreError]) -> None:
+        """Fold and publish each session's committed events, wake its waiters, then run the
+        callbacks."""
         after: list[tuple[AfterCommit, StoreError | None]] = []
         for session, part in parts.items():
             error = failures.get(session)
