@@ -109,8 +109,9 @@ class OpenQuestion:
         """Show the question to `client` too, once (M2, M3)."""
         if self.done or not client.attached or not client.renders_questions:
             return
-        if any(card.client.id == client.id for card in self._cards):
-            return
+        for card in self._cards:  # a loop, not any(): no generator on every ask
+            if card.client.id == client.id:
+                return
         card = _Card(self, client)
         self._cards += (card,)
         self._running += 1

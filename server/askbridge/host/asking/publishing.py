@@ -41,6 +41,8 @@ class Publisher:
                 client.link.send_view_changes(session_id, changes)
             if updates:
                 client.link.send_updates(session_id, updates)
+        if not self._listeners:
+            return  # the usual case: nobody observes every session
         for listener in list(self._listeners):
             if changes:
                 listener.on_view_changes(session_id, changes)

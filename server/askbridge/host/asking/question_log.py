@@ -10,6 +10,7 @@ where they arrive (late_answers.py).
 
 from __future__ import annotations
 
+from logging import DEBUG, INFO
 from typing import TYPE_CHECKING, Any
 
 from askbridge.core import UserQuestionError, error_from_wire
@@ -28,6 +29,12 @@ def log_claim(call_id: str, client_id: int, claimed: bool) -> None:
     log.info(
         "question %s %s by client %s", call_id, "claimed" if claimed else "released", client_id
     )
+
+
+def log_asked_enabled() -> bool:
+    """Whether `log_asked` writes anything: below INFO (an inline host logs at WARNING) its
+    line is not even built, nor is the fallback it names looked up."""
+    return log.isEnabledFor(INFO)
 
 
 def log_asked(
@@ -56,14 +63,16 @@ def log_asked(
         "" if len(question.request.questions) == 1 else "s",
         where,
     )
-    log.debug(
-        "question %s text: %s", question.call_id, [q.question for q in question.request.questions]
-    )
+    if log.isEnabledFor(DEBUG):
+        texts = [q.question for q in question.request.questions]
+        log.debug("question %s text: %s", question.call_id, texts)
 
 
 def log_ended(question: OpenQuestion) -> None:
     """S12: how a question's asking ended: answered (by whom), pending, or withdrawn (why).
     The cards still shown elsewhere are withdrawn because it ended: first answer wins."""
+    if not log.isEnabledFor(INFO):
+        return  # every line below is INFO or DEBUG (an inline host logs at WARNING)
     call = question.call_id or "(blocking)"
     others = question.asked - (1 if (question.by or "").startswith("client") else 0)
     if question.answer is None and question.error is None:  # ended from outside: the timed

@@ -147,9 +147,9 @@ class SQLiteEventStore:
                 first = self._next_seq.get(session_id)
                 if first is None:
                     first = self._read_next_seq(conn, session_id)
-                rows.extend(
-                    (session_id, first + i, body, *columns(body)) for i, body in enumerate(bodies)
-                )
+                for seq, body in enumerate(bodies, first):  # a loop: no generator per batch
+                    kind, head = columns(body)
+                    rows.append((session_id, seq, body, kind, head))
                 self._next_seq[session_id] = first + len(bodies)
             conn.executemany(_INSERT_EVENT, rows)
 
