@@ -60,14 +60,16 @@ class Flushes:
         """Flush `writer` in the next loop turn, or at the end of the open batch (it asks
         once until it has flushed)."""
         self._due.append(writer)
-        if not self._turn_scheduled and not self._batches:
-            self._turn_scheduled = True
-            self._loop.call_soon(self._flush_due)
+        self._end_turn_soon()
 
     def at_turn_end(self, callback: Callable[[], None]) -> None:
         """Call `callback` once this loop turn's frames are flushed: in the next turn, or
         at the end of the open batch — one callback for the writers and for it."""
         self._turn_ends.append(callback)
+        self._end_turn_soon()
+
+    def _end_turn_soon(self) -> None:
+        """One callback in the next turn for all that is due, none while a batch is open."""
         if not self._turn_scheduled and not self._batches:
             self._turn_scheduled = True
             self._loop.call_soon(self._flush_due)

@@ -46,7 +46,7 @@ from askbridge.protocol.vocabulary import Answer
 
 from .clients import Client, Subscribers
 from .open_question import OpenQuestion, Spawn
-from .question_log import log_asked, log_asked_enabled, log_ended
+from .question_log import log_asked, log_ended
 
 
 class QuestionFanout:
@@ -93,10 +93,11 @@ class QuestionFanout:
         question = OpenQuestion(request, self, settle)
         self._open.setdefault(session_id, []).append(question)
         renderers = self._subscribers.renderers(session_id)
-        if log_asked_enabled():
-            # Whose fallback it would be is told only when no window is asked (S12).
-            rest = None if renderers else self._rest_client(session_id)
-            log_asked(question, session_id, renderers, rest)
+        # Whose fallback it would be is named only when no window is asked (S12), the
+        # waterfall's path, which looks it up anyway.
+        log_asked(
+            question, session_id, renderers, None if renderers else self._rest_client(session_id)
+        )
         for client in renderers:
             question.offer(client)
         if not renderers and not question.done:

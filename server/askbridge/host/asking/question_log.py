@@ -31,16 +31,12 @@ def log_claim(call_id: str, client_id: int, claimed: bool) -> None:
     )
 
 
-def log_asked_enabled() -> bool:
-    """Whether `log_asked` writes anything: below INFO (an inline host logs at WARNING) its
-    line is not even built, nor is the fallback it names looked up."""
-    return log.isEnabledFor(INFO)
-
-
 def log_asked(
     question: OpenQuestion, session_id: str, renderers: list[Client], rest: Client | None
 ) -> None:
     """S12: a question asked — where it went, without its text (that only at DEBUG)."""
+    if not log.isEnabledFor(INFO):
+        return  # its lines are INFO and DEBUG (an inline host logs at WARNING): not built
     if renderers:
         n = len(renderers)
         where = (
