@@ -19,15 +19,23 @@ writer due, in the order they asked, and ends the turn for whatever keeps data
 for one turn (`at_turn_end`: the doors' once-per-turn encodings). Notifications
 held for their delay are not affected: they still wait for an urgent frame or
 their deadline.
+
+One writer whose `flush` raises is logged and passed over; the writers after it
+in the same turn are still flushed. Each writer asks once until it has flushed
+(writer.py: `_flush_urgent`), so a writer skipped because an earlier one raised
+would never ask again, and its window would wait for a card forever.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 import weakref
 from collections.abc import Callable
 from typing import Protocol
+
+logger = logging.getLogger("askbridge.jsonrpc")
 
 
 class Flushable(Protocol):
@@ -113,7 +121,7 @@ class Flushes:
     def _flush_now(self) -> None:
         due, self._due = self._due, []
         for writer in due:
-            writer.flush()
+            _flush_alone(writer)
         if self._turn_ends:
             ends, self._turn_ends = self._turn_ends, []
             for end in ends:
@@ -126,9 +134,20 @@ class Flushes:
         self._timer, self._timer_at = None, math.inf
         for writer, deadline in list(self._held.items()):
             if deadline <= now:
-                writer.flush()  # which releases it
+                # released here, not only by its flush: one that raises must not be
+                # found due again by every timer from now on
+                del self._held[writer]
+                _flush_alone(writer)  # its own release finds nothing held
         if self._held:
             self._arm(min(self._held.values()))
+
+
+def _flush_alone(writer: Flushable) -> None:
+    """`writer.flush()`; what it raises is logged, and the caller goes on to the next."""
+    try:
+        writer.flush()
+    except Exception:
+        logger.exception("flushing a writer failed; the other writers are still flushed")
 
 
 _BY_LOOP: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Flushes] = (
