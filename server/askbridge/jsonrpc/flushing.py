@@ -20,10 +20,11 @@ for one turn (`at_turn_end`: the doors' once-per-turn encodings). Notifications
 held for their delay are not affected: they still wait for an urgent frame or
 their deadline.
 
-One writer whose `flush` raises is logged and passed over; the writers after it
-in the same turn are still flushed. Each writer asks once until it has flushed
-(writer.py: `_flush_urgent`), so a writer skipped because an earlier one raised
-would never ask again, and its window would wait for a card forever.
+Nothing raises out of the scheduler: a writer's `flush` or a turn's end that raises
+is logged and passed over, and the rest of the turn still runs. Each asks once until
+it has run (writer.py: `_flush_urgent`; OncePerTurn's registration), so one skipped
+because an earlier one raised would never ask again: its window would wait for a card
+forever, or a once-per-turn encoding would be kept past its turn.
 """
 
 from __future__ import annotations
@@ -121,11 +122,11 @@ class Flushes:
     def _flush_now(self) -> None:
         due, self._due = self._due, []
         for writer in due:
-            _flush_alone(writer)
+            _run_alone(writer.flush)
         if self._turn_ends:
             ends, self._turn_ends = self._turn_ends, []
             for end in ends:
-                end()
+                _run_alone(end)
 
     def _flush_held(self) -> None:
         # Every writer due by the time this timer was set for: the loop may run a timer
@@ -137,17 +138,17 @@ class Flushes:
                 # released here, not only by its flush: one that raises must not be
                 # found due again by every timer from now on
                 del self._held[writer]
-                _flush_alone(writer)  # its own release finds nothing held
+                _run_alone(writer.flush)  # its own release finds nothing held
         if self._held:
             self._arm(min(self._held.values()))
 
 
-def _flush_alone(writer: Flushable) -> None:
-    """`writer.flush()`; what it raises is logged, and the caller goes on to the next."""
+def _run_alone(step: Callable[[], None]) -> None:
+    """`step()`; what it raises is logged, and the caller goes on to the next."""
     try:
-        writer.flush()
+        step()
     except Exception:
-        logger.exception("flushing a writer failed; the other writers are still flushed")
+        logger.exception("flushing failed; the rest of the turn is still flushed")
 
 
 _BY_LOOP: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Flushes] = (

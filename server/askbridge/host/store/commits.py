@@ -66,7 +66,9 @@ AfterCommit = Callable[[StoreError | None], None]
 
 class Outbox(Protocol):
     """Where what a commit tells is queued (jsonrpc/flushing.py's `Flushes`, which the
-    store may not import): held while the batch is open, written when it closes."""
+    store may not import): held while the batch is open, written when it closes.
+    `close_batch` does not raise: a writer that fails is logged there and the others
+    are still written."""
 
     def open_batch(self) -> None: ...
 
@@ -159,10 +161,7 @@ class GroupCommit:
         try:
             self._tell(parts, failures)
         finally:
-            try:
-                outbox.close_batch()  # the card leaves now, in its commit's loop turn
-            except Exception:
-                log.exception("writing what a commit told failed")
+            outbox.close_batch()  # the card leaves now, in its commit's loop turn
 
     def _tell(self, parts: dict[Session, _Part], failures: dict[Session, StoreError]) -> None:
         """Fold and publish each session's committed events, wake its waiters, then run the
