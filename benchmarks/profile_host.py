@@ -6,7 +6,7 @@ the figures in benchmarks/README.md were measured with it.
 
     .venv/bin/python benchmarks/profile_host.py cprofile  OUT [--sequential] [--rounds N]
     .venv/bin/python benchmarks/profile_host.py callgrind OUT [--sequential] [--rounds N]
-    .venv/bin/python benchmarks/profile_host.py calls OUT [--questions N]
+    .venv/bin/python benchmarks/profile_host.py calls OUT [--sequential] [--rounds N]
 
 - The workload is `bench_bridge_concurrent.py`'s (64 sessions of 50 steps at once), or
   with `--sequential` `bench_bridge_sequential.py`'s shape (one session, 2,000 steps).
@@ -20,7 +20,8 @@ the figures in benchmarks/README.md were measured with it.
   Instruction counts are what the fifth session judged changes by: wall-clock is too
   noisy on 2 shared cores.
 - `calls`: reads a cProfile dump and prints Python calls per question, by file and
-  by function (the "~520 calls per question, 75 dict.get" figures).
+  by function (the "~520 calls per question, 75 dict.get" figures); give it the
+  `--sequential` and `--rounds` of the run that wrote the dump.
 
 Every process it starts is gone when it returns (the client sends `shutdown`/`exit`
 and waits for the server).
@@ -146,13 +147,11 @@ def main() -> None:
     parser.add_argument("out", help="the profile written (cprofile, callgrind) or read (calls)")
     parser.add_argument("--sequential", action="store_true", help="one session of 2,000 steps, as (a)")
     parser.add_argument("--rounds", type=int, default=1)
-    parser.add_argument("--questions", type=int, default=CONCURRENT[0] * CONCURRENT[1],
-                        help="for calls: the questions the profile covers")
     args = parser.parse_args()
-    if args.kind == "calls":
-        _calls(args.out, args.questions)
-        return
     sessions, steps = SEQUENTIAL if args.sequential else CONCURRENT
+    if args.kind == "calls":  # the same --sequential and --rounds as the profile's run
+        _calls(args.out, sessions * steps * args.rounds)
+        return
     asyncio.run(_drive(args.kind, args.out, sessions, steps, args.rounds))
 
 
