@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-from collections.abc import Awaitable
+from collections.abc import AsyncIterator, Awaitable
+from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
@@ -91,31 +92,34 @@ async def turns(n: int = 3) -> None:
         await asyncio.sleep(0)
 
 
-async def test_a_response_is_dispatched_inside_data_received() -> None:
-    r = Reader()
-    r.start()
+@asynccontextmanager
+async def reading(framer: Any = None) -> AsyncIterator[Reader]:
+    """A Reader whose read task runs; at the end, end of input must end it."""
+    r = Reader(framer)
+    task = r.start()
     await turns()
-    r.inbound.data_received(lsp(b"answer"))
-    assert r.seen == [b"answer"]  # no loop turn in between
+    yield r
     r.inbound.eof_received()
-    await asyncio.wait_for(r.task, 5)  # type: ignore[arg-type]
+    await asyncio.wait_for(task, 5)
+
+
+async def test_a_response_is_dispatched_inside_data_received() -> None:
+    async with reading() as r:
+        r.inbound.data_received(lsp(b"answer"))
+        assert r.seen == [b"answer"]  # no loop turn in between
 
 
 async def test_a_response_behind_a_request_waits_for_the_request() -> None:
-    r = Reader()
-    r.start()
-    await turns()
-    r.inbound.data_received(lsp(b"req-1") + lsp(b"answer-1"))
-    r.inbound.data_received(lsp(b"answer-2"))
-    await turns()
-    assert r.seen == []  # the request's work holds every frame behind it
-    r.release.set()
-    await turns()
-    assert r.seen == [b"req-1", b"answer-1", b"answer-2"]
-    r.inbound.data_received(lsp(b"answer-3"))
-    assert r.seen[-1] == b"answer-3"  # idle again: straight from data_received
-    r.inbound.eof_received()
-    await asyncio.wait_for(r.task, 5)  # type: ignore[arg-type]
+    async with reading() as r:
+        r.inbound.data_received(lsp(b"req-1") + lsp(b"answer-1"))
+        r.inbound.data_received(lsp(b"answer-2"))
+        await turns()
+        assert r.seen == []  # the request's work holds every frame behind it
+        r.release.set()
+        await turns()
+        assert r.seen == [b"req-1", b"answer-1", b"answer-2"]
+        r.inbound.data_received(lsp(b"answer-3"))
+        assert r.seen[-1] == b"answer-3"  # idle again: straight from data_received
 
 
 async def test_frames_before_serve_and_before_the_framer_are_kept_in_order() -> None:
@@ -132,62 +136,46 @@ async def test_frames_before_serve_and_before_the_framer_are_kept_in_order() -> 
 
 
 async def test_S7_the_transport_is_paused_while_output_backs_up_and_resumed_after() -> None:
-    r = Reader()
-    r.start()
-    await turns()
-    r.out.backed_up = True
-    r.inbound.data_received(lsp(b"answer-1"))
-    assert r.seen == [] and r.transport.paused  # nothing taken while the peer does not read
-    await turns()
-    assert r.transport.paused
-    r.out.drained.set()
-    await turns()
-    assert r.seen == [b"answer-1"] and not r.transport.paused
-    assert r.transport.flips == ["pause", "resume"]
-    r.inbound.eof_received()
-    await asyncio.wait_for(r.task, 5)  # type: ignore[arg-type]
+    async with reading() as r:
+        r.out.backed_up = True
+        r.inbound.data_received(lsp(b"answer-1"))
+        assert r.seen == [] and r.transport.paused  # nothing taken while the peer does not read
+        await turns()
+        assert r.transport.paused
+        r.out.drained.set()
+        await turns()
+        assert r.seen == [b"answer-1"] and not r.transport.paused
+        assert r.transport.flips == ["pause", "resume"]
 
 
 async def test_a_busy_read_task_pauses_the_transport_once_enough_is_buffered() -> None:
-    r = Reader()
-    r.start()
-    await turns()
-    r.inbound.data_received(lsp(b"req"))
-    r.inbound.data_received(lsp(b"x" * HOLD_BYTES))
-    assert r.transport.paused
-    r.release.set()
-    await turns()
-    assert not r.transport.paused and r.seen == [b"req", b"x" * HOLD_BYTES]
-    r.inbound.eof_received()
-    await asyncio.wait_for(r.task, 5)  # type: ignore[arg-type]
+    async with reading() as r:
+        r.inbound.data_received(lsp(b"req"))
+        r.inbound.data_received(lsp(b"x" * HOLD_BYTES))
+        assert r.transport.paused
+        r.release.set()
+        await turns()
+        assert not r.transport.paused and r.seen == [b"req", b"x" * HOLD_BYTES]
 
 
 async def test_a_dispatch_that_raises_is_logged_and_reading_goes_on(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    r = Reader()
-    r.start()
-    await turns()
-    with caplog.at_level(logging.ERROR, "askbridge.jsonrpc"):
-        r.inbound.data_received(lsp(b"answer-1") + lsp(b"boom") + lsp(b"answer-2"))
-    assert r.seen == [b"answer-1", b"answer-2"]
-    assert "dispatching a frame failed" in caplog.text
-    r.inbound.data_received(lsp(b"answer-3"))
-    assert r.seen[-1] == b"answer-3" and not r.task.done()  # type: ignore[union-attr]
-    r.inbound.eof_received()
-    await asyncio.wait_for(r.task, 5)  # type: ignore[arg-type]
+    async with reading() as r:
+        with caplog.at_level(logging.ERROR, "askbridge.jsonrpc"):
+            r.inbound.data_received(lsp(b"answer-1") + lsp(b"boom") + lsp(b"answer-2"))
+        assert r.seen == [b"answer-1", b"answer-2"]
+        assert "dispatching a frame failed" in caplog.text
+        r.inbound.data_received(lsp(b"answer-3"))
+        assert r.seen[-1] == b"answer-3" and not r.task.done()  # type: ignore[union-attr]
 
 
 async def test_a_problem_frame_is_answered_and_the_next_frame_read() -> None:
-    r = Reader(LspFramer(max_body=4))
-    r.start()
-    await turns()
-    r.inbound.data_received(lsp(b"too long") + lsp(b"ok"))
-    assert r.seen == [b"ok"]
-    assert r.replies[0]["id"] is None and r.replies[0]["error"]["code"] == -32600
-    assert FrameProblem.OVERSIZED.value in r.replies[0]["error"]["message"]
-    r.inbound.eof_received()
-    await asyncio.wait_for(r.task, 5)  # type: ignore[arg-type]
+    async with reading(LspFramer(max_body=4)) as r:
+        r.inbound.data_received(lsp(b"too long") + lsp(b"ok"))
+        assert r.seen == [b"ok"]
+        assert r.replies[0]["id"] is None and r.replies[0]["error"]["code"] == -32600
+        assert FrameProblem.OVERSIZED.value in r.replies[0]["error"]["message"]
 
 
 async def test_end_of_input_waits_for_the_frames_before_it() -> None:

@@ -48,6 +48,28 @@ class Framer(Protocol):
         ...
 
 
+class Buffered:
+    """The byte buffer a framer slices frames out of; what was taken is dropped as more
+    is fed (subclasses define `take`)."""
+
+    def __init__(self, unread: bytes = b"") -> None:
+        self._buf = bytearray(unread)
+        self._pos = 0  # start of unconsumed bytes in _buf
+        self._eof = False
+
+    def unread(self) -> int:
+        return len(self._buf) - self._pos
+
+    def feed(self, data: bytes) -> None:
+        if self._pos:
+            del self._buf[: self._pos]
+            self._pos = 0
+        self._buf += data
+
+    def feed_eof(self) -> None:
+        self._eof = True
+
+
 class StreamFrames:
     """Frames of `framer` over the bytes of `reader`, read 64 KiB at a time.
 

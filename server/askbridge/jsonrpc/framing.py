@@ -1,11 +1,12 @@
-"""Reading LSP base-protocol frames from an asyncio stream: `Content-Length: N\\r\\n\\r\\n` + JSON.
+"""LSP base-protocol framing: `Content-Length: N\\r\\n\\r\\n` + JSON.
 
-`FrameReader` turns a byte stream into `Frame`s — a body to parse, or a problem
-the dispatcher answers (protocol.md "Errors"):
+`LspFramer` (sans-IO: fed bytes, it hands out frames) turns a byte stream into
+`Frame`s — a body to parse, or a problem the dispatcher answers (protocol.md
+"Errors"):
 
 - header names are case-insensitive; headers other than Content-Length are ignored;
 - a body above `max_body` (8 MiB) yields an OVERSIZED frame, then exactly that
-  many bytes are discarded unparsed, chunk by chunk, and reading continues;
+  many bytes are discarded unparsed as they are fed, and reading continues;
 - a malformed header block (garbage line, missing/invalid/conflicting
   Content-Length, a block over 64 KiB, bare-LF line ends) yields one
   MALFORMED_HEADER frame, then the reader resyncs at the next `Content-Length:`
@@ -18,11 +19,13 @@ the dispatcher answers (protocol.md "Errors"):
   `resync_in(body)`, and reading resumes at the first `Content-Length:` in it;
 - end of input ends the iteration; a truncated final header or body is dropped.
 
-The reader keeps its own buffer and slices every complete frame out of each
-chunk without further awaits, which is what makes this loop faster than
-pygls's thread-pooled reader. Cancelling `next_frame()` loses no bytes.
+The framer keeps its own buffer and slices every complete frame out of what it
+was fed, which is what makes reading faster than pygls's thread-pooled reader.
+A door's connection feeds it from its read transport (`inbound.Inbound`); a
+client reads it from a stream with `FrameReader` (cancelling `next_frame()`
+loses no bytes).
 
-Writing is `writer.MessageWriter`; newline framing (ACP, MCP) is `lines.LineReader`.
+Writing is `writer.MessageWriter`; newline framing (ACP, MCP) is `lines.LineFramer`.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ import logging
 import re
 from typing import NamedTuple
 
-from .frames import MAX_BODY, Frame, FrameProblem, StreamFrames
+from .frames import MAX_BODY, Buffered, Frame, FrameProblem, StreamFrames
 
 logger = logging.getLogger("askbridge.jsonrpc")
 
@@ -95,7 +98,7 @@ def _header_prefix_tail(body: bytes) -> int | None:
     return None
 
 
-class LspFramer:
+class LspFramer(Buffered):
     """Sans-IO LSP framing: bytes in (`feed`, `feed_eof`), `Frame`s out (`take`).
 
     Never raises on bad input. A frame is sliced out only when `take()` is called, so a
@@ -106,30 +109,19 @@ class LspFramer:
         self, max_body: int = MAX_BODY, max_header: int = MAX_HEADER, unread: bytes = b""
     ) -> None:
         """`unread`: input taken from the stream before (early.py); it is parsed first."""
-        self._buf = bytearray(unread)
-        self._pos = 0  # start of unconsumed bytes in _buf
+        super().__init__(unread)
         self._max_body = max_body
         self._max_header = max_header
         self._body_len: int | None = None  # header parsed, waiting for this many body bytes
         self._skip = 0  # bytes of an oversized body still to discard
         self._resyncing = False
-        self._eof = False
-
-    def unread(self) -> int:
-        return len(self._buf) - self._pos
 
     def feed(self, data: bytes) -> None:
         if self._skip and self._pos == len(self._buf):  # an oversized body: never buffered
             dropped = min(self._skip, len(data))
             self._skip -= dropped
             data = data[dropped:]
-        if self._pos:
-            del self._buf[: self._pos]
-            self._pos = 0
-        self._buf += data
-
-    def feed_eof(self) -> None:
-        self._eof = True
+        super().feed(data)
 
     def take(self) -> Frame | None:
         """The next frame, or None until more bytes are fed (for good after `feed_eof`)."""

@@ -113,7 +113,8 @@ class Inbound(asyncio.Protocol):
             framer.feed(data)
             if self._serving is not None and not self._busy:
                 self._pump()
-        self._flow()
+        if self._busy or self._paused or self._serving is None:  # else: nothing to pause
+            self._flow()
 
     def eof_received(self) -> bool | None:
         self._end()

@@ -20,28 +20,14 @@ from __future__ import annotations
 
 import asyncio
 
-from .frames import MAX_BODY, Frame, FrameProblem, StreamFrames
+from .frames import MAX_BODY, Buffered, Frame, FrameProblem, StreamFrames
 
 
-class LineFramer:
+class LineFramer(Buffered):
     def __init__(self, max_line: int = MAX_BODY) -> None:
-        self._buf = bytearray()
-        self._pos = 0  # start of unconsumed bytes in _buf
+        super().__init__()
         self._max_line = max_line
         self._discarding = False  # inside an oversized line, up to its newline
-        self._eof = False
-
-    def unread(self) -> int:
-        return len(self._buf) - self._pos
-
-    def feed(self, data: bytes) -> None:
-        if self._pos:
-            del self._buf[: self._pos]
-            self._pos = 0
-        self._buf += data
-
-    def feed_eof(self) -> None:
-        self._eof = True
 
     def take(self) -> Frame | None:
         """The next line as a frame, or None until more bytes are fed (for good after
