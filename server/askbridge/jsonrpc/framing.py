@@ -161,7 +161,7 @@ class LspFramer(Buffered):
             if bare_lf >= 0:
                 return self._malformed("header lines must end with CRLF", bare_lf + 2)
             if end < 0 or end - self._pos > self._max_header:
-                if self.unread() <= self._max_header:
+                if len(self._buf) - self._pos <= self._max_header:
                     return None
                 reason = f"no end of header within {self._max_header} bytes"
                 return self._malformed(reason, self._pos + 1)
@@ -179,7 +179,7 @@ class LspFramer(Buffered):
                     detail=f"Content-Length {parsed} exceeds {self._max_body}",
                 )
             self._body_len = parsed
-        if self.unread() < self._body_len:
+        if len(self._buf) - self._pos < self._body_len:  # unread(), inline: every frame
             return None
         start, self._pos = self._pos, self._pos + self._body_len
         self._body_len = None
