@@ -230,3 +230,40 @@ def test_any_split_into_data_received_yields_the_same_frames(
         return got
 
     assert asyncio.run(run()) == bodies
+
+
+@pytest.mark.parametrize(
+    ("make", "stream"),
+    [
+        (
+            lambda: LspFramer(max_body=16),
+            lsp(b'{"a":1}')
+            + b"garbage\r\n\r\n"
+            + lsp(b"x" * 40)
+            + b"content-length: 2\r\nX-Other: y\r\n\r\n{}"
+            + lsp(b'{"b":2}'),
+        ),
+        (lambda: LineFramer(max_line=16), b'{"a":1}\n' + b"y" * 40 + b'\n\r\n{"b":2}\r\n{"c":3}'),
+    ],
+)
+async def test_byte_by_byte_yields_what_one_chunk_yields(make: Any, stream: bytes) -> None:
+    """Problem frames, resync and the oversized discard do not depend on the split either."""
+
+    async def frames(chunks: list[bytes]) -> list[tuple[bytes, Any]]:
+        inbound = Inbound(make())
+        inbound.connection_made(Transport())
+        got: list[tuple[bytes, Any]] = []
+        task = asyncio.ensure_future(
+            inbound.serve(Out(), lambda b: got.append((b, None)), lambda e: got.append((b"", e)))
+        )
+        await asyncio.sleep(0)
+        for chunk in chunks:
+            inbound.data_received(chunk)
+        inbound.eof_received()
+        await asyncio.wait_for(task, 5)
+        return [(body, err and err["error"]["message"]) for body, err in got]
+
+    whole = await frames([stream])
+    assert await frames([stream[i : i + 1] for i in range(len(stream))]) == whole
+    assert [body for body, err in whole if err is None][-1] in (b'{"b":2}', b'{"c":3}')
+    assert any(err for _, err in whole)  # the problem frames were answered
