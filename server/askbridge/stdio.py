@@ -1,4 +1,5 @@
-"""The process's stdio as asyncio streams, for both front doors (`serve` and `acp`).
+"""The process's stdio for the front doors: the read side as a connection's `Inbound`
+protocol, the write side as an asyncio stream.
 
 `open_stdio()` dups fd 0 and fd 1 and then points fd 1 and `sys.stdout` at
 stderr, so a stray print (ours, a library's, a child process's) can never
@@ -14,6 +15,12 @@ import os
 import stat
 import sys
 import threading
+from collections.abc import Callable
+from typing import TypeVar
+
+from askbridge.jsonrpc.inbound import Inbound
+
+_P = TypeVar("_P", bound=asyncio.BaseProtocol)
 
 _CHUNK = 64 * 1024
 
@@ -65,26 +72,36 @@ def _copy_in_thread(src: int, dst: int) -> None:
 
 
 def join_copiers(timeout: float = 5.0) -> None:
-    """Wait for file copies started by open_read_pipe/open_write_pipe (after closing writers)."""
+    """Wait for file copies started by the open_* functions here (after closing writers)."""
     for thread in _copiers:
         thread.join(timeout)
 
 
-async def open_read_pipe(fd: int, limit: int = _CHUNK) -> asyncio.StreamReader:
-    """A StreamReader on `fd` (takes ownership of the fd).
+async def open_inbound(fd: int) -> Inbound:
+    """A connection's read side on `fd` (takes ownership of the fd): the read pipe's
+    protocol, which frames and dispatches what arrives in the turn it arrives.
 
     A regular file (`askbridge serve < requests.bin`) is fed through a pipe by a
     thread, since asyncio can only poll pipes, sockets and ttys.
     """
+    return await _read_pipe(fd, Inbound)
+
+
+async def open_read_pipe(fd: int, limit: int = _CHUNK) -> asyncio.StreamReader:
+    """A StreamReader on `fd` (takes ownership of the fd); a regular file goes through a pipe."""
+    reader = asyncio.StreamReader(limit=limit)
+    await _read_pipe(fd, lambda: asyncio.StreamReaderProtocol(reader))
+    return reader
+
+
+async def _read_pipe(fd: int, protocol: Callable[[], _P]) -> _P:
     if _needs_copier(fd):
         r, w = os.pipe()
         _copy_in_thread(fd, w)
         fd = r
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=limit)
     pipe = os.fdopen(fd, "rb", buffering=0)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), pipe)
-    return reader
+    _, made = await asyncio.get_running_loop().connect_read_pipe(protocol, pipe)
+    return made
 
 
 async def open_write_pipe(fd: int) -> asyncio.StreamWriter:
@@ -107,11 +124,10 @@ def redirect_stdout_to_stderr() -> None:
     sys.stdout = sys.stderr
 
 
-async def open_stdio(
-    redirect_stdout: bool = True, limit: int = _CHUNK
-) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-    """Streams on dup'd copies of fd 0 and fd 1; by default fd 1 then goes to stderr."""
+async def open_stdio(redirect_stdout: bool = True) -> tuple[Inbound, asyncio.StreamWriter]:
+    """The read side and a stream on dup'd copies of fd 0 and fd 1; by default fd 1 then
+    goes to stderr."""
     in_fd, out_fd = os.dup(0), os.dup(1)
     if redirect_stdout:
         redirect_stdout_to_stderr()
-    return await open_read_pipe(in_fd, limit), await open_write_pipe(out_fd)
+    return await open_inbound(in_fd), await open_write_pipe(out_fd)

@@ -28,6 +28,7 @@ from askbridge.jsonrpc import (
     Connection,
     ConnectionClosed,
     FrameReader,
+    LspFramer,
     MalformedReply,
     MessageWriter,
     RpcError,
@@ -35,7 +36,7 @@ from askbridge.jsonrpc import (
 )
 from askbridge.protocol.errors import FIXED_MESSAGES, ErrorCode
 from askbridge.protocol.parsing import InvalidParams, parse_params
-from askbridge.stdio import open_read_pipe, open_write_pipe
+from askbridge.stdio import open_inbound, open_read_pipe, open_write_pipe
 
 
 def frame(body: bytes) -> bytes:
@@ -97,9 +98,9 @@ async def served(
     c2s_read, c2s_write = os.pipe()
     s2c_read, s2c_write = os.pipe()
     server_out = await open_write_pipe(s2c_write)
-    reader = await open_read_pipe(c2s_read)
-    frames = FrameReader(reader) if max_body is None else FrameReader(reader, max_body=max_body)
-    conn = Connection(frames, MessageWriter(server_out))
+    inbound = await open_inbound(c2s_read)  # the read pipe's protocol, as the doors read
+    inbound.use(LspFramer() if max_body is None else LspFramer(max_body=max_body))
+    conn = Connection(inbound, MessageWriter(server_out))
     conn.on_request("echo", echo)
     if setup is not None:
         setup(conn)

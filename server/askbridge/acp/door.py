@@ -14,14 +14,14 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from askbridge.host.host import Host
-from askbridge.jsonrpc import line_connection, serve_then_close
+from askbridge.jsonrpc import Input, line_connection, serve_then_close
 
 from .server import AcpServer
 
 
 async def serve_acp(
     host: Host,
-    reader: asyncio.StreamReader,
+    reader: Input,
     writer: asyncio.StreamWriter,
     *,
     env: Mapping[str, str] | None = None,

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from askbridge.host.host import Host
+from askbridge.jsonrpc import Input
 from askbridge.protocol.defaults import ASK_TIMEOUT_DEFAULT_SECONDS
 
 # After the data directory is lost, how long requests in flight have to answer STORE_LOST.
@@ -24,7 +25,7 @@ FATAL_GRACE_S = 0.5
 async def serve_door(
     host: Host,
     door: str,
-    reader: asyncio.StreamReader,
+    reader: Input,
     writer: asyncio.StreamWriter,
     hello: dict[str, Any],
     early: Any = None,

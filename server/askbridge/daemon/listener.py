@@ -37,7 +37,8 @@ from anyio.abc import TaskGroup, TaskStatus
 from askbridge import __version__
 from askbridge.host.host import Host
 from askbridge.hostsock import bind_host_socket, socket_path
-from askbridge.stdio import open_read_pipe, open_write_pipe
+from askbridge.jsonrpc import Input
+from askbridge.stdio import open_inbound, open_write_pipe
 
 from .doors import log_start, serve_door
 from .socket_lines import cancel_when_closed, close_quietly, peer_of, read_first_line, send_line
@@ -179,11 +180,12 @@ class HostSocket:
         served = False  # the door's client finished by itself (not cut off by the host)
         try:
             with door.scope:
-                if relay:
+                reader: Input
+                if relay:  # a stream: the relay's socket (the fd handoff's pipes are faster)
                     reader, writer = await self._relay_streams(attached["token"])
                 else:
                     in_fd, out_fd = os.dup(fds[0]), os.dup(fds[1])
-                    reader, writer = await open_read_pipe(in_fd), await open_write_pipe(out_fd)
+                    reader, writer = await open_inbound(in_fd), await open_write_pipe(out_fd)
                 async with anyio.create_task_group() as tg:
                     # The front door process is the server its client started: when it dies
                     # (killed by its editor), its client is done.

@@ -1,8 +1,11 @@
 """The one JSON-RPC 2.0 core every door runs on (architecture.md `jsonrpc/`; S3, S7, S8).
 
-- `framing.FrameReader`: LSP base-protocol frames in (8 MiB cap, header resync);
-- `lines.LineReader`: newline-delimited messages in, for ACP and MCP (8 MiB cap);
-- `frames`: what both readers share, and `read_frames`, the one read loop (S7, S8);
+- `framing.LspFramer`: LSP base-protocol frames in (8 MiB cap, header resync);
+- `lines.LineFramer`: newline-delimited messages in, for ACP and MCP (8 MiB cap);
+  both sans-IO; `FrameReader` and `LineReader` read them from an asyncio stream;
+- `frames`: what both framers share;
+- `inbound.Inbound`: the one read loop, an `asyncio.Protocol` on the door's read
+  transport that dispatches a response in the turn its bytes arrive (S7, S8);
 - `writer.MessageWriter`: messages out in either framing, coalesced, bounded;
   `flushing`: when, for every writer of a loop at once (one callback, one timer);
 - `encoding`: the one JSON encoding out, and params encoded once for several
@@ -34,9 +37,10 @@ import anyio
 
 from .connection import Connection
 from .encoding import Encoded, OncePerTurn
-from .frames import MAX_BODY, Frame, FrameProblem, read_frames
-from .framing import FrameReader
-from .lines import LineReader
+from .frames import MAX_BODY, Frame, FrameProblem
+from .framing import FrameReader, LspFramer
+from .inbound import Inbound
+from .lines import LineFramer, LineReader
 from .messages import ConnectionClosed, MalformedReply, RpcError, RpcResponseError
 from .outgoing import (
     ACP,
@@ -63,8 +67,12 @@ __all__ = [
     "Frame",
     "FrameProblem",
     "FrameReader",
+    "Inbound",
+    "Input",
     "LateReply",
+    "LineFramer",
     "LineReader",
+    "LspFramer",
     "MalformedReply",
     "MessageWriter",
     "OncePerTurn",
@@ -78,21 +86,24 @@ __all__ = [
     "line_frame",
     "lsp_connection",
     "lsp_frame",
-    "read_frames",
     "serve_then_close",
 ]
 
 
-def lsp_connection(reader: StreamReader, writer: StreamWriter, unread: bytes = b"") -> Connection:
-    """A connection speaking LSP-framed JSON-RPC (`askbridge serve`) on a pair of streams."""
-    return Connection(FrameReader(reader, unread=unread), MessageWriter(writer), dialect=LSP)
+# What a door reads: the protocol of its read transport (stdio.open_inbound), or a stream.
+Input = Inbound | StreamReader
 
 
-def line_connection(
-    reader: StreamReader, writer: StreamWriter, dialect: Dialect = ACP
-) -> Connection:
-    """A connection speaking newline-delimited JSON-RPC (ACP, MCP) on a pair of streams."""
-    return Connection(LineReader(reader), MessageWriter(writer, line_frame), dialect=dialect)
+def lsp_connection(reader: Input, writer: StreamWriter, unread: bytes = b"") -> Connection:
+    """A connection speaking LSP-framed JSON-RPC (`askbridge serve`) on `reader`, `writer`."""
+    inbound = Inbound.over(reader, LspFramer(unread=unread))
+    return Connection(inbound, MessageWriter(writer), dialect=LSP)
+
+
+def line_connection(reader: Input, writer: StreamWriter, dialect: Dialect = ACP) -> Connection:
+    """A connection speaking newline-delimited JSON-RPC (ACP, MCP) on `reader`, `writer`."""
+    inbound = Inbound.over(reader, LineFramer())
+    return Connection(inbound, MessageWriter(writer, line_frame), dialect=dialect)
 
 
 async def serve_then_close(

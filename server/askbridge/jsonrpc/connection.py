@@ -1,7 +1,7 @@
 """One JSON-RPC 2.0 connection for every door: dispatch in, requests out, cancellation both ways.
 
-    conn = Connection(FrameReader(reader), MessageWriter(writer))   # LSP framing
-    conn = Connection(LineReader(reader), MessageWriter(writer, line_frame), dialect=ACP)
+    conn = lsp_connection(inbound, writer)        # LSP framing on stdio.open_inbound's protocol
+    conn = line_connection(inbound, writer)       # newline framing (ACP, MCP)
     conn.on_request("session/new", handle_new)    # async def handle_new(params) -> result
     await conn.serve()                            # returns when input ends
 
@@ -14,7 +14,7 @@ Notification handlers run inline, in arrival order (so `exit` completes
 before end of input is seen): keep them quick. Every failure a handler raises
 becomes a wire error in `messages.error_reply`, and nothing a peer sends ends
 the connection (S8): a problem frame (oversized, malformed header) is -32600
-with `id: null` (frames.read_frames); a body that is not JSON is -32700
+with `id: null` (inbound.Inbound); a body that is not JSON is -32700
 (after which the LSP reader resyncs inside it); JSON that is not a request
 or notification is -32600; a request holding a lone surrogate is -32602
 naming the field (S3, messages.surrogate_rejection).
@@ -24,7 +24,7 @@ outgoing.Outgoing: its responses are taken before dispatch and never answered.
 
 `refuse_requests(reason)` makes every later request -32600 (LSP after
 `shutdown`, S9). While more than 4 MiB of output waits for the peer, serve()
-stops reading its input (S7); a peer that lets 64 MiB pile up is cut off.
+pauses its input (S7); a peer that lets 64 MiB pile up is cut off.
 At end of input, outstanding requests fail with ConnectionClosed and incoming
 request tasks are cancelled. serve() never closes the stream: whoever opened
 it does. DEBUG logs every message's direction, method and id.
@@ -43,7 +43,8 @@ from anyio.abc import TaskGroup
 from askbridge.protocol.errors import RpcErrorCode
 
 from . import messages as m
-from .frames import FrameSource, read_frames
+from .frames import StreamFrames
+from .inbound import Inbound
 from .messages import MessageId
 from .outgoing import ACP, LSP, Dialect, LateReply, Outcome, Outgoing
 from .writer import MessageWriter, OutputOverflow
@@ -58,13 +59,13 @@ Handler = Callable[[Any], Awaitable[Any]]
 class Connection:
     def __init__(
         self,
-        frames: FrameSource,
+        frames: Inbound | StreamFrames,
         out: MessageWriter,
         *,
         dialect: Dialect = LSP,
         id_prefix: str = "ab-",
     ) -> None:
-        self._frames = frames
+        self._inbound = frames if isinstance(frames, Inbound) else Inbound.of(frames)
         self._out = out
         self._dialect = dialect
         self._requests: dict[str, Handler] = {}
@@ -108,8 +109,8 @@ class Connection:
         async with anyio.create_task_group() as tg:
             self._task_group = tg
             try:
-                await read_frames(
-                    self._frames, self._out, self._dispatch, self._send, lambda: not self._closed
+                await self._inbound.serve(
+                    self._out, self._dispatch, self._send, lambda: not self._closed
                 )
             finally:
                 self._close()
@@ -137,11 +138,12 @@ class Connection:
 
     def _dispatch(self, body: bytes) -> Awaitable[None] | None:
         """Handle one body: what must wait (a request, a notification) is returned for
-        read_frames to await; the rest (responses, errors) is done when this returns."""
+        the read task to await; the rest (responses, errors) is done when this returns —
+        from the transport's `data_received` when no earlier frame waits (inbound.py)."""
         try:
             msg = m.decode(body)
         except m.ParseFailure as exc:
-            resync = getattr(self._frames, "resync_in", None)
+            resync = getattr(self._inbound.framer, "resync_in", None)
             if resync is not None and resync(body):
                 logger.warning("resyncing inside a body that is not JSON")
             self._send(m.error(None, RpcErrorCode.PARSE_ERROR, str(exc)))

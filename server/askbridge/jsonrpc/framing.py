@@ -1,11 +1,12 @@
-"""Reading LSP base-protocol frames from an asyncio stream: `Content-Length: N\\r\\n\\r\\n` + JSON.
+"""LSP base-protocol framing: `Content-Length: N\\r\\n\\r\\n` + JSON.
 
-`FrameReader` turns a byte stream into `Frame`s — a body to parse, or a problem
-the dispatcher answers (protocol.md "Errors"):
+`LspFramer` (sans-IO: fed bytes, it hands out frames) turns a byte stream into
+`Frame`s — a body to parse, or a problem the dispatcher answers (protocol.md
+"Errors"):
 
 - header names are case-insensitive; headers other than Content-Length are ignored;
 - a body above `max_body` (8 MiB) yields an OVERSIZED frame, then exactly that
-  many bytes are discarded unparsed, chunk by chunk, and reading continues;
+  many bytes are discarded unparsed as they are fed, and reading continues;
 - a malformed header block (garbage line, missing/invalid/conflicting
   Content-Length, a block over 64 KiB, bare-LF line ends) yields one
   MALFORMED_HEADER frame, then the reader resyncs at the next `Content-Length:`
@@ -18,11 +19,13 @@ the dispatcher answers (protocol.md "Errors"):
   `resync_in(body)`, and reading resumes at the first `Content-Length:` in it;
 - end of input ends the iteration; a truncated final header or body is dropped.
 
-The reader keeps its own buffer and slices every complete frame out of each
-chunk without further awaits, which is what makes this loop faster than
-pygls's thread-pooled reader. Cancelling `next_frame()` loses no bytes.
+The framer keeps its own buffer and slices every complete frame out of what it
+was fed, which is what makes reading faster than pygls's thread-pooled reader.
+A door's connection feeds it from its read transport (`inbound.Inbound`); a
+client reads it from a stream with `FrameReader` (cancelling `next_frame()`
+loses no bytes).
 
-Writing is `writer.MessageWriter`; newline framing (ACP, MCP) is `lines.LineReader`.
+Writing is `writer.MessageWriter`; newline framing (ACP, MCP) is `lines.LineFramer`.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ import logging
 import re
 from typing import NamedTuple
 
-from .frames import CHUNK, MAX_BODY, ChunkReader, Frame, FrameProblem
+from .frames import MAX_BODY, Buffered, Frame, FrameProblem, StreamFrames
 
 logger = logging.getLogger("askbridge.jsonrpc")
 
@@ -95,42 +98,44 @@ def _header_prefix_tail(body: bytes) -> int | None:
     return None
 
 
-class FrameReader(ChunkReader):
-    """Async iterator of `Frame`s read from `reader`; never raises on bad input."""
+class LspFramer(Buffered):
+    """Sans-IO LSP framing: bytes in (`feed`, `feed_eof`), `Frame`s out (`take`).
+
+    Never raises on bad input. A frame is sliced out only when `take()` is called, so a
+    body handed back with `resync_in` is read before anything that follows it.
+    """
 
     def __init__(
-        self,
-        reader: asyncio.StreamReader,
-        max_body: int = MAX_BODY,
-        max_header: int = MAX_HEADER,
-        unread: bytes = b"",
+        self, max_body: int = MAX_BODY, max_header: int = MAX_HEADER, unread: bytes = b""
     ) -> None:
         """`unread`: input taken from the stream before (early.py); it is parsed first."""
-        super().__init__(reader, unread)
+        super().__init__(unread)
         self._max_body = max_body
         self._max_header = max_header
         self._body_len: int | None = None  # header parsed, waiting for this many body bytes
         self._skip = 0  # bytes of an oversized body still to discard
         self._resyncing = False
 
-    async def next_frame(self) -> Frame | None:
-        """The next frame, or None at end of input."""
-        while True:
-            if self._skip:
-                if not await self._discard():
-                    return None
-                continue
-            frame = self._parse()
-            if frame is not None:
-                return frame
-            if not await self._fill():
-                if len(self._buf) > self._pos:
-                    logger.debug("input ended inside a frame; %d bytes dropped", self._unread)
-                return None
+    def feed(self, data: bytes) -> None:
+        if self._skip and self._pos == len(self._buf):  # an oversized body: never buffered
+            dropped = min(self._skip, len(data))
+            self._skip -= dropped
+            data = data[dropped:]
+        super().feed(data)
 
-    def buffered_frame(self) -> Frame | None:
-        """The next frame when the buffer holds all of it (`next_frame` without an await)."""
-        return None if self._skip else self._parse()
+    def take(self) -> Frame | None:
+        """The next frame, or None until more bytes are fed (for good after `feed_eof`)."""
+        if self._skip:
+            dropped = min(self._skip, self.unread())
+            self._pos += dropped
+            self._skip -= dropped
+            if self._skip:
+                return None
+        frame = self._parse()
+        if frame is None and self._eof and self.unread():
+            logger.debug("input ended inside a frame; %d bytes dropped", self.unread())
+            self._pos = len(self._buf)
+        return frame
 
     def resync_in(self, body: bytes) -> bool:
         """S8: `body` (just returned, not JSON) may hold the start of the next frame.
@@ -146,18 +151,6 @@ class FrameReader(ChunkReader):
         self._buf[self._pos : self._pos] = body[start:]
         return True
 
-    async def _discard(self) -> bool:
-        """Drop oversized-body bytes without keeping more than one chunk; False at EOF."""
-        taken = min(self._skip, self._unread)
-        self._pos += taken
-        self._skip -= taken
-        while self._skip:
-            chunk = await self._reader.read(min(self._skip, CHUNK))
-            if not chunk:
-                return False
-            self._skip -= len(chunk)
-        return True
-
     def _parse(self) -> Frame | None:
         """Slice the next frame out of the buffer, or None when more bytes are needed."""
         while self._body_len is None:
@@ -168,7 +161,7 @@ class FrameReader(ChunkReader):
             if bare_lf >= 0:
                 return self._malformed("header lines must end with CRLF", bare_lf + 2)
             if end < 0 or end - self._pos > self._max_header:
-                if self._unread <= self._max_header:
+                if len(self._buf) - self._pos <= self._max_header:
                     return None
                 reason = f"no end of header within {self._max_header} bytes"
                 return self._malformed(reason, self._pos + 1)
@@ -186,7 +179,7 @@ class FrameReader(ChunkReader):
                     detail=f"Content-Length {parsed} exceeds {self._max_body}",
                 )
             self._body_len = parsed
-        if self._unread < self._body_len:
+        if len(self._buf) - self._pos < self._body_len:  # unread(), inline: every frame
             return None
         start, self._pos = self._pos, self._pos + self._body_len
         self._body_len = None
@@ -208,3 +201,20 @@ class FrameReader(ChunkReader):
         self._pos = found.start()
         self._resyncing = False
         return True
+
+
+class FrameReader(StreamFrames):
+    """Async iterator of LSP `Frame`s read from `reader` (a client's side, the tests')."""
+
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        max_body: int = MAX_BODY,
+        max_header: int = MAX_HEADER,
+        unread: bytes = b"",
+    ) -> None:
+        self.framer: LspFramer
+        super().__init__(reader, LspFramer(max_body, max_header, unread))
+
+    def resync_in(self, body: bytes) -> bool:
+        return self.framer.resync_in(body)

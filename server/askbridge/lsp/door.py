@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from askbridge.host.host import Host
-from askbridge.jsonrpc import lsp_connection, serve_then_close
+from askbridge.jsonrpc import Input, lsp_connection, serve_then_close
 
 from .early import EarlyStart
 from .server import LspServer
@@ -24,7 +24,7 @@ from .server import LspServer
 
 async def serve_lsp(
     host: Host,
-    reader: asyncio.StreamReader,
+    reader: Input,
     writer: asyncio.StreamWriter,
     *,
     env: Mapping[str, str] | None = None,

@@ -43,6 +43,7 @@ from askbridge import __version__
 from askbridge.core import HarnessError
 from askbridge.host.agent.tools import valid_timeout
 from askbridge.host.host import Host
+from askbridge.jsonrpc import Input
 from askbridge.protocol.defaults import ASK_TIMEOUT_DEFAULT_SECONDS, ASK_TIMEOUT_MESSAGE
 
 from .link import McpLink
@@ -56,7 +57,7 @@ DEFAULT_CLIENT_NAME = "MCP client"
 
 async def serve_mcp(
     host: Host,
-    reader: asyncio.StreamReader,
+    reader: Input,
     writer: asyncio.StreamWriter,
     *,
     env: Mapping[str, str],

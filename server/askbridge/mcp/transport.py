@@ -2,15 +2,16 @@
 the SDK as its `SessionMessage` streams (protocol.md "MCP front door"; S3, S7, S8, L7).
 
 The SDK's own stdio transport reads `sys.stdin` in a worker thread; a front door
-of the host serves descriptors it was handed (H4), so this bridge takes any
-`asyncio.StreamReader`/`StreamWriter` pair instead and keeps the project's
-input rules, which the SDK's transport does not — with the same code every
-other door runs on:
+of the host serves descriptors it was handed (H4), so this bridge takes any read
+side (`jsonrpc.Input`: a read pipe's protocol or a stream) and `StreamWriter`
+instead and keeps the project's input rules, which the SDK's transport does
+not — with the same code every other door runs on:
 
-- reading (`jsonrpc.LineReader`, `jsonrpc.read_frames`): one message per
+- reading (`jsonrpc.LineFramer`, `jsonrpc.Inbound`): one message per
   line, a line over 8 MiB is refused (-32600, id null) without being buffered
   whole, and reading pauses while more than 4 MiB of output wait for the
-  client (S7);
+  client (S7); a response to the door's own request is taken in the loop turn its
+  bytes arrive;
 - decoding (`jsonrpc.messages`): invalid JSON, NaN and nesting too deep for
   the parser are -32700 (id null); a request holding a lone surrogate is
   -32602 naming the field (S3); JSON that is not a JSON-RPC message, or a
@@ -30,7 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
 import anyio
@@ -39,7 +40,15 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
-from askbridge.jsonrpc import MCP, LineReader, MessageWriter, Outgoing, line_frame, read_frames
+from askbridge.jsonrpc import (
+    MCP,
+    Inbound,
+    Input,
+    LineFramer,
+    MessageWriter,
+    Outgoing,
+    line_frame,
+)
 from askbridge.jsonrpc import messages as m
 from askbridge.protocol.errors import RpcErrorCode
 
@@ -51,11 +60,11 @@ class Wire:
 
     def __init__(
         self,
-        reader: asyncio.StreamReader,
+        reader: Input,
         writer: asyncio.StreamWriter,
         on_end_of_input: Callable[[], None] | None = None,
     ) -> None:
-        self._lines = LineReader(reader)
+        self._lines = Inbound.over(reader, LineFramer())
         self.out = MessageWriter(writer, line_frame)
         self.requests = Outgoing(self.out, MCP, id_prefix="askbridge-")
         self._on_end_of_input = on_end_of_input
@@ -81,13 +90,12 @@ class Wire:
                 self.out.flush()
 
     async def _pump_in(self, to_sdk: MemoryObjectSendStream[SessionMessage | Exception]) -> None:
-        async def on_body(body: bytes) -> None:
-            message = self._decode(body)
-            if message is not None:
-                await to_sdk.send(SessionMessage(message))
+        def on_body(body: bytes) -> Awaitable[None] | None:
+            message = self._decode(body)  # None: answered (or taken) here, at once
+            return None if message is None else to_sdk.send(SessionMessage(message))
 
         async with to_sdk:
-            await read_frames(self._lines, self.out, on_body, self._reply)
+            await self._lines.serve(self.out, on_body, self._reply)
             # End of input: the door marks its calls as cut off before the SDK cancels them.
             self.requests.close("the MCP client's input ended")
             if self._on_end_of_input is not None:
