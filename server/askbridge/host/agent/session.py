@@ -94,11 +94,9 @@ class Session(SessionFolds):
         # An external (MCP) session's agent runs outside (agent/external.py): it has no
         # turns, takes no prompts, and its late replies wait for `take_replies` (X4).
         self.runs_turns = header.get("origin") != ev.EXTERNAL_ORIGIN
-
-    @property
-    def is_root(self) -> bool:
-        """Not a delegated child: followed, listed, asked through the fan-out (M1, P6)."""
-        return self.header.get("origin") in ev.ROOT_ORIGINS
+        # Not a delegated child: followed, listed, asked through the fan-out (M1, P6). Read
+        # for every commit and ask; the header never changes.
+        self.is_root: bool = header.get("origin") in ev.ROOT_ORIGINS
 
     # -- the log --------------------------------------------------------------------------
 
@@ -131,10 +129,32 @@ class Session(SessionFolds):
         if error is not None:
             raise error
 
-    def committed_events(self, events: list[ev.Event], publish: bool) -> None:
-        """The events are durable: fold them, then tell the followers (D1)."""
-        changes = self.fold(events, initial=False)
-        if publish and self.is_root:  # P6: a delegated child has no followers
+    def committed_events(self, chunks: list[tuple[list[ev.Event], bool]]) -> None:
+        """What one commit made durable, as logged (events, whether to publish them): fold
+        it, then tell the followers (D1).
+
+        Told in as few `publish`es as the wire allows: each chunk's view changes go before
+        its updates, and every update is a notification of its own, so a chunk that
+        changes no view (a step's result, then its next step) joins the one before it.
+        """
+        if len(chunks) == 1:
+            events, publish = chunks[0]
+            changes = self.fold(events, initial=False)
+            if publish and self.is_root:  # P6: a delegated child has no followers
+                self.host.publisher.publish(self.id, events, changes)
+            return
+        self.fold_state([event for events, _ in chunks for event in events], initial=False)
+        told = self.is_root
+        groups: list[tuple[list[ev.Event], list[dict[str, Any]]]] = []
+        for events, publish in chunks:
+            changes = self.projection.apply(events)  # per chunk: its changes go before it
+            if not (publish and told):
+                continue  # tells nothing: the chunks either side of it may still join
+            if changes or not groups:
+                groups.append((list(events), changes))
+            else:
+                groups[-1][0].extend(events)
+        for events, changes in groups:
             self.host.publisher.publish(self.id, events, changes)
 
     def _encoded(self, event: ev.Event) -> str:

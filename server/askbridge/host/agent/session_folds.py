@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..log import events as ev
-from ..log.inbox import Inbox
+from ..log.inbox import INBOX_KINDS, Inbox
 from ..log.projection import Projection
 
 
@@ -34,11 +34,18 @@ class SessionFolds:
 
     def fold(self, events: list[ev.Event], *, initial: bool) -> list[dict[str, Any]]:
         """Every fold a loaded session keeps; the view's changes, unless `initial` (a load:
-        nobody needs them). Live, the turn loop counts requests and turns as it makes
-        them (the model's position is needed before its header is logged)."""
-        self.inbox.apply(events)
+        nobody needs them)."""
+        self.fold_state(events, initial=initial)
+        return self.projection.apply(events, report=not initial)
+
+    def fold_state(self, events: list[ev.Event], *, initial: bool) -> None:
+        """Every fold but the projection's, in one pass (the inbox's events are rare: they
+        are handed to it, not all the others). Live, the turn loop counts requests and
+        turns as it makes them (the model's position is needed before its header is
+        logged)."""
         open_calls = self.open_calls
         messages: list[ev.Event] = []
+        inbox: list[ev.Event] = []
         for event in events:
             kind = event.get("type")
             if kind == ev.TOOL_CALL:
@@ -56,10 +63,13 @@ class SessionFolds:
                     self.turns += 1
             elif kind == ev.TURN_END:
                 self.open_turn = None
+            elif kind in INBOX_KINDS:
+                inbox.append(event)
+        if inbox:
+            self.inbox.apply(inbox)
         # The latest text, read from the end: a load (store.load_lazily) decodes no other
         # assistant message.
         for message in reversed(messages):
             if message.get("text"):
                 self.last_text = str(message["text"])
                 break
-        return self.projection.apply(events, report=not initial)
