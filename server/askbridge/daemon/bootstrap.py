@@ -50,7 +50,7 @@ async def serve_host(
     # A question leaves no cyclic garbage (open_question.py lets go of its cards), so the
     # young generation's collections find none: at the default threshold (700) they
     # only rescanned the questions in flight, ~140 times per 3,200 questions, and their
-    # survivors set off full collections of the whole heap (benchmarks/README.md).
+    # survivors set off full collections of the whole heap (bench_bridge_concurrent.py).
     gc.set_threshold(_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
     status = 0
     with anyio.CancelScope() as everything:
