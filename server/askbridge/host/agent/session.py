@@ -35,6 +35,7 @@ from askbridge.protocol.errors import ErrorCode
 
 from ..log import events as ev
 from ..log.inbox import InboxItem
+from ..store.commits import Chunk
 from ..store.store_api import encode_event
 from .agents import Agent, new_id
 from .history import LazyHistory
@@ -129,32 +130,16 @@ class Session(SessionFolds):
         if error is not None:
             raise error
 
-    def committed_events(self, chunks: list[tuple[list[ev.Event], bool]]) -> None:
+    def committed_events(self, chunks: list[Chunk]) -> None:
         """What one commit made durable, as logged (events, whether to publish them): fold
-        it, then tell the followers (D1).
-
-        Told in as few `publish`es as the wire allows: each chunk's view changes go before
-        its updates, and every update is a notification of its own, so a chunk that
-        changes no view (a step's result, then its next step) joins the one before it.
-        """
+        it, then tell the followers (D1), in as few `publish`es as the wire allows."""
         if len(chunks) == 1:
             events, publish = chunks[0]
             changes = self.fold(events, initial=False)
             if publish and self.is_root:  # P6: a delegated child has no followers
                 self.host.publisher.publish(self.id, events, changes)
             return
-        self.fold_state([event for events, _ in chunks for event in events], initial=False)
-        told = self.is_root
-        groups: list[tuple[list[ev.Event], list[dict[str, Any]]]] = []
-        for events, publish in chunks:
-            changes = self.projection.apply(events)  # per chunk: its changes go before it
-            if not (publish and told):
-                continue  # tells nothing: the chunks either side of it may still join
-            if changes or not groups:
-                groups.append((list(events), changes))
-            else:
-                groups[-1][0].extend(events)
-        for events, changes in groups:
+        for events, changes in self.fold_chunks(chunks, told=self.is_root):
             self.host.publisher.publish(self.id, events, changes)
 
     def _encoded(self, event: ev.Event) -> str:

@@ -18,7 +18,8 @@ from typing import Any
 
 from ..log import events as ev
 from ..log.inbox import INBOX_KINDS, Inbox
-from ..log.projection import Projection
+from ..log.projection import Change, Projection
+from ..store.commits import Chunk
 
 
 class SessionFolds:
@@ -73,3 +74,23 @@ class SessionFolds:
             if message.get("text"):
                 self.last_text = str(message["text"])
                 break
+
+    def fold_chunks(
+        self, chunks: list[Chunk], *, told: bool
+    ) -> list[tuple[list[ev.Event], list[Change]]]:
+        """Fold one commit's chunks (in one pass but the projection's, which reports each
+        chunk's changes); what to publish, if `told`, in as few parts as the wire allows:
+        a chunk's view changes go before its updates and every update is a notification
+        of its own, so a chunk that changes no view (a step's result, then its next step)
+        joins the one before it."""
+        self.fold_state([event for events, _ in chunks for event in events], initial=False)
+        groups: list[tuple[list[ev.Event], list[Change]]] = []
+        for events, publish in chunks:
+            changes = self.projection.apply(events)
+            if not (publish and told):
+                continue  # tells nothing: the chunks either side of it may still join
+            if changes or not groups:
+                groups.append((list(events), changes))
+            else:
+                groups[-1][0].extend(events)
+        return groups
