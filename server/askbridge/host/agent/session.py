@@ -35,6 +35,7 @@ from askbridge.protocol.errors import ErrorCode
 
 from ..log import events as ev
 from ..log.inbox import InboxItem
+from ..store.commits import Chunk
 from ..store.store_api import encode_event
 from .agents import Agent, new_id
 from .history import LazyHistory
@@ -94,11 +95,9 @@ class Session(SessionFolds):
         # An external (MCP) session's agent runs outside (agent/external.py): it has no
         # turns, takes no prompts, and its late replies wait for `take_replies` (X4).
         self.runs_turns = header.get("origin") != ev.EXTERNAL_ORIGIN
-
-    @property
-    def is_root(self) -> bool:
-        """Not a delegated child: followed, listed, asked through the fan-out (M1, P6)."""
-        return self.header.get("origin") in ev.ROOT_ORIGINS
+        # Not a delegated child: followed, listed, asked through the fan-out (M1, P6). Read
+        # for every commit and ask; the header never changes.
+        self.is_root: bool = header.get("origin") in ev.ROOT_ORIGINS
 
     # -- the log --------------------------------------------------------------------------
 
@@ -131,10 +130,16 @@ class Session(SessionFolds):
         if error is not None:
             raise error
 
-    def committed_events(self, events: list[ev.Event], publish: bool) -> None:
-        """The events are durable: fold them, then tell the followers (D1)."""
-        changes = self.fold(events, initial=False)
-        if publish and self.is_root:  # P6: a delegated child has no followers
+    def committed_events(self, chunks: list[Chunk]) -> None:
+        """What one commit made durable, as logged (events, whether to publish them): fold
+        it, then tell the followers (D1), in as few `publish`es as the wire allows."""
+        if len(chunks) == 1:
+            events, publish = chunks[0]
+            changes = self.fold(events, initial=False)
+            if publish and self.is_root:  # P6: a delegated child has no followers
+                self.host.publisher.publish(self.id, events, changes)
+            return
+        for events, changes in self.fold_chunks(chunks, told=self.is_root):
             self.host.publisher.publish(self.id, events, changes)
 
     def _encoded(self, event: ev.Event) -> str:

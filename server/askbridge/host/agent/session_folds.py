@@ -17,8 +17,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..log import events as ev
-from ..log.inbox import Inbox
-from ..log.projection import Projection
+from ..log.inbox import INBOX_KINDS, Inbox
+from ..log.projection import Change, Projection
+from ..store.commits import Chunk
 
 
 class SessionFolds:
@@ -34,11 +35,18 @@ class SessionFolds:
 
     def fold(self, events: list[ev.Event], *, initial: bool) -> list[dict[str, Any]]:
         """Every fold a loaded session keeps; the view's changes, unless `initial` (a load:
-        nobody needs them). Live, the turn loop counts requests and turns as it makes
-        them (the model's position is needed before its header is logged)."""
-        self.inbox.apply(events)
+        nobody needs them)."""
+        self.fold_state(events, initial=initial)
+        return self.projection.apply(events, report=not initial)
+
+    def fold_state(self, events: list[ev.Event], *, initial: bool) -> None:
+        """Every fold but the projection's, in one pass (the inbox's events are rare: they
+        are handed to it, not all the others). Live, the turn loop counts requests and
+        turns as it makes them (the model's position is needed before its header is
+        logged)."""
         open_calls = self.open_calls
         messages: list[ev.Event] = []
+        inbox: list[ev.Event] = []
         for event in events:
             kind = event.get("type")
             if kind == ev.TOOL_CALL:
@@ -56,10 +64,33 @@ class SessionFolds:
                     self.turns += 1
             elif kind == ev.TURN_END:
                 self.open_turn = None
+            elif kind in INBOX_KINDS:
+                inbox.append(event)
+        if inbox:
+            self.inbox.apply(inbox)
         # The latest text, read from the end: a load (store.load_lazily) decodes no other
         # assistant message.
         for message in reversed(messages):
             if message.get("text"):
                 self.last_text = str(message["text"])
                 break
-        return self.projection.apply(events, report=not initial)
+
+    def fold_chunks(
+        self, chunks: list[Chunk], *, told: bool
+    ) -> list[tuple[list[ev.Event], list[Change]]]:
+        """Fold one commit's chunks (in one pass but the projection's, which reports each
+        chunk's changes); what to publish, if `told`, in as few parts as the wire allows:
+        a chunk's view changes go before its updates and every update is a notification
+        of its own, so a chunk that changes no view (a step's result, then its next step)
+        joins the one before it."""
+        self.fold_state([event for events, _ in chunks for event in events], initial=False)
+        groups: list[tuple[list[ev.Event], list[Change]]] = []
+        for events, publish in chunks:
+            changes = self.projection.apply(events)
+            if not (publish and told):
+                continue  # tells nothing: the chunks either side of it may still join
+            if changes or not groups:
+                groups.append((list(events), changes))
+            else:
+                groups[-1][0].extend(events)
+        return groups

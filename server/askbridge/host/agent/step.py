@@ -62,7 +62,10 @@ class Step:
         StoreError), else when the last ask's result is logged."""
         self._future = asyncio.get_running_loop().create_future()
         self._session.after_commit(self.committed)
-        await self._future
+        try:
+            await self._future
+        finally:
+            self._session.host.commits.resumed(self._session)
         if self._failure is not None:
             raise self._failure
 
@@ -109,7 +112,10 @@ class Step:
             # The turn is woken before the result is logged, so its wake-up is queued ahead
             # of the group commit's flush: a model that answers at once (a script) logs its
             # next step into the same commit as this result. The result is still logged
-            # here, before the turn runs; a failure to log it is raised by `wait`.
+            # here, before the turn runs; a failure to log it is raised by `wait`. A flush
+            # already queued (another session's answer, read in the same loop turn) waits
+            # for the turn: `woken`.
+            self._session.host.commits.woken(self._session)
             self._wake()
         try:
             finish_call(self._session, call_id, ASK_TOOL, self._signal, outcome)
@@ -131,7 +137,10 @@ class Step:
         """After the tasks: return once every ask's result is logged."""
         if self._left and self._failure is None:
             self._future = asyncio.get_running_loop().create_future()
-            await self._future
+            try:
+                await self._future
+            finally:
+                self._session.host.commits.resumed(self._session)
         if self._failure is not None:
             raise self._failure
 

@@ -27,12 +27,14 @@ class Publisher:
     def __init__(self, subscribers: Subscribers) -> None:
         self._subscribers = subscribers
         self._listeners: list[HostListener] = []
+        self._updates_for: Callable[[Sequence[ev.Event]], list[dict[str, Any]]] | None = None
 
     def publish(
         self, session_id: str, events: Sequence[ev.Event], changes: list[dict[str, Any]]
     ) -> None:
-        from ..log.updates import updates_for  # lazily, as before: not on the start-up path
-
+        updates_for = self._updates_for
+        if updates_for is None:
+            updates_for = self._updates_for = _import_updates_for()
         updates = updates_for(events)
         if not updates and not changes:
             return
@@ -52,3 +54,11 @@ class Publisher:
     def add_listener(self, listener: HostListener) -> Callable[[], None]:
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+
+def _import_updates_for() -> Callable[[Sequence[ev.Event]], list[dict[str, Any]]]:
+    """Lazily, as before (not on the start-up path), and once: an import statement in
+    `publish` would cost a call into the import machinery per commit."""
+    from ..log.updates import updates_for
+
+    return updates_for

@@ -14,6 +14,10 @@ from typing import Any
 
 from . import events as ev
 
+# The events this fold reads: a fold of a whole log may hand it only these (in order). A
+# tuple, not a set: a damaged event's type may be anything, even unhashable.
+INBOX_KINDS = (ev.INBOX_INSERTED, ev.INBOX_CLAIMED, ev.INBOX_DISCARDED)
+
 
 @dataclass(frozen=True)
 class InboxItem:

@@ -57,7 +57,7 @@ class Session(Protocol):
 
     def raise_commit_error(self) -> None: ...
 
-    def committed_events(self, events: list[ev.Event], publish: bool) -> None: ...
+    def committed_events(self, chunks: list[Chunk]) -> None: ...
 
 
 # What `after` calls once a session's events are committed: with None, or its StoreError.
@@ -93,6 +93,9 @@ class GroupCommit:
         self._on_lost = on_lost
         self._parts: dict[Session, _Part] = {}  # in the order sessions first logged
         self._scheduled = False
+        # Turns woken to log their next step (step.py `Step.__call__`) that have not run yet.
+        self._woken: set[Session] = set()
+        self._deferred = False
         self.outbox: Outbox | None = None
 
     def pending(self, session: Session) -> bool:
@@ -143,8 +146,26 @@ class GroupCommit:
             part.after = []
         part.after.append(callback)
 
+    def woken(self, session: Session) -> None:
+        """`session`'s turn was woken to log its next step (its result is logged now): a
+        flush queued before that wake-up waits for it, so the two share one commit."""
+        self._woken.add(session)
+
+    def resumed(self, session: Session) -> None:
+        """`session`'s woken turn runs (and logs, unless it waits for something else)."""
+        self._woken.discard(session)
+
     def _flush_scheduled(self) -> None:
-        self._scheduled = False
+        if self._woken and not self._deferred:
+            # Turns woken after this flush was queued (other sessions' answers read in the
+            # same loop turn) run just after it: go after them, once. Their steps then join
+            # their results' commit instead of one of their own a loop turn later. Once:
+            # what is woken meanwhile, or a turn that logs nothing, delays no commit more.
+            self._woken.clear()
+            self._deferred = True
+            asyncio.get_running_loop().call_soon(self._flush_scheduled)
+            return
+        self._scheduled = self._deferred = False
         self.flush()
 
     def flush(self) -> None:
@@ -171,8 +192,7 @@ class GroupCommit:
             error = failures.get(session)
             if error is None:
                 try:
-                    for events, publish in part.chunks:
-                        session.committed_events(events, publish)
+                    session.committed_events(part.chunks)
                 except Exception:  # a listener's bug must not cost the other sessions
                     log.exception("telling the followers of %s failed", session.id)
             else:
