@@ -40,6 +40,7 @@ from askbridge.jsonrpc import (
     RpcResponseError,
     client_failure,
 )
+from askbridge.protocol.encoded import EncodedObject, json_string
 from askbridge.protocol.errors import ClientGone, ErrorCode
 from askbridge.protocol.vocabulary import Answer, AnswerItem
 
@@ -224,7 +225,11 @@ class _Card:
 
 
 def _update_params(update: dict[str, Any], session_id: str) -> dict[str, Any]:
-    return {"sessionId": session_id, "update": update}
+    params = {"sessionId": session_id, "update": update}
+    if type(update) is EncodedObject:  # built with its text (protocol/encoded.py)
+        text = f'{{"sessionId":{json_string(session_id)},"update":{update.json}}}'
+        return EncodedObject(params, text)
+    return params
 
 
 def _changes_params(changes: list[dict[str, Any]], session_id: str) -> dict[str, Any]:

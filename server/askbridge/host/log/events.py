@@ -30,6 +30,8 @@ from __future__ import annotations
 
 from typing import Any, Final, Literal
 
+from askbridge.protocol.encoded import EncodedObject, json_string
+
 Event = dict[str, Any]
 
 SESSION_HEADER = "session/header"
@@ -96,11 +98,37 @@ def request_header(tools: list[dict[str, Any]]) -> Event:
 
 
 def assistant_message(text: str, tool_calls: list[dict[str, Any]]) -> Event:
-    return {"type": ASSISTANT_MESSAGE, "text": text, "toolCalls": tool_calls}
+    """Encoded once (protocol/encoded.py) when its calls are (`encoded_call`)."""
+    event = {"type": ASSISTANT_MESSAGE, "text": text, "toolCalls": tool_calls}
+    texts = [call.json for call in tool_calls if type(call) is EncodedObject]
+    if type(text) is str and len(texts) == len(tool_calls):
+        spliced = f'{{"type":"assistant/message","text":{json_string(text)},"toolCalls":['
+        return EncodedObject(event, f"{spliced}{','.join(texts)}]}}")
+    return event
+
+
+def encoded_call(call_id: str, name: str, arguments: Any) -> dict[str, Any]:
+    """An assistant message's tool call {id, name, arguments}; encoded once when its
+    arguments are."""
+    call = {"id": call_id, "name": name, "arguments": arguments}
+    return _with_text(call, '{"id":', call_id, name, arguments)
 
 
 def tool_call(call_id: str, name: str, arguments: Any) -> Event:
-    return {"type": TOOL_CALL, "callId": call_id, "name": name, "arguments": arguments}
+    """Encoded once when its arguments are (the model's checked call: model_output.py)."""
+    event = {"type": TOOL_CALL, "callId": call_id, "name": name, "arguments": arguments}
+    return _with_text(event, '{"type":"tool/call","callId":', call_id, name, arguments)
+
+
+def _with_text(
+    value: dict[str, Any], head: str, call_id: str, name: str, arguments: Any
+) -> dict[str, Any]:
+    """`value` ({…, <id>, name, arguments}, its keys before the id's in `head`) as an
+    EncodedObject, its text spliced from its parts', when its arguments are one."""
+    if type(arguments) is not EncodedObject or type(call_id) is not str or type(name) is not str:
+        return value
+    tail = f'{json_string(call_id)},"name":{json_string(name)},"arguments":{arguments.json}}}'
+    return EncodedObject(value, head + tail)
 
 
 def tool_result(

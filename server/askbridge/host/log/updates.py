@@ -24,6 +24,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from askbridge.protocol.encoded import EncodedObject, json_string
+
 from . import events as ev
 
 Update = dict[str, Any]
@@ -52,13 +54,19 @@ def user_message(content: list[dict[str, Any]], source: dict[str, Any] | None) -
 
 
 def tool_call(call_id: str, name: str, raw_input: Any) -> Update:
-    return {
+    """Encoded once when its input is (the call's checked arguments: protocol/encoded.py)."""
+    update = {
         "sessionUpdate": "tool_call",
         "toolCallId": call_id,
         "title": name,
         "status": "in_progress",
         "rawInput": raw_input,
     }
+    if type(raw_input) is EncodedObject and type(call_id) is str and type(name) is str:
+        head = f'{{"sessionUpdate":"tool_call","toolCallId":{json_string(call_id)},'
+        tail = f'"title":{json_string(name)},"status":"in_progress","rawInput":{raw_input.json}}}'
+        return EncodedObject(update, head + tail)
+    return update
 
 
 def tool_call_update(
