@@ -6,21 +6,23 @@ from __future__ import annotations
 import copy
 import json
 import pickle
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from protocol_strategies import ident, json_value, question, wait
 
+from askbridge.core import Question, UserQuestionRequest
 from askbridge.host.log import events as ev
 from askbridge.host.log import updates
 from askbridge.host.store.store_api import StoreError, encode_event
 from askbridge.jsonrpc.encoding import Encoded, encode
-from askbridge.lsp.relay import _update_params
+from askbridge.lsp.relay import _ask_params, _update_params
 from askbridge.protocol.encoded import EncodedObject, encoded, text_of
 from askbridge.protocol.text import compact_json
-
-from protocol_strategies import json_value
+from askbridge.protocol.vocabulary import QuestionItem, Wait
 
 # Strings JSON escapes (quotes, backslashes, controls, U+2028, non-ASCII, a lone surrogate).
 nasty = st.text(alphabet=st.sampled_from('a"\\\n\t\x00\x1f\u2028é€😀\ud800/<'), max_size=12)
@@ -103,3 +105,23 @@ def test_the_encoders_take_its_text() -> None:
     with pytest.raises(StoreError, match="lone surrogate"):
         encode_event(bad)
     assert encode(bad) == encode(dict(bad)) == json.dumps(dict(bad), separators=(",", ":")).encode()
+
+
+@given(st.lists(question, min_size=1, max_size=3), st.none() | ident, st.none() | wait)
+def test_a_card_is_spliced_from_its_questions(
+    items: list[dict[str, Any]], session_id: str | None, waited: dict[str, Any] | None
+) -> None:
+    records = [Question.of(QuestionItem.model_validate(item)) for item in items]
+    for q in records:
+        assert q.dump_json() == compact_json(q.dump())
+    agent = SimpleNamespace(id="a-1")
+    request = UserQuestionRequest(
+        records,
+        agent=agent,  # type: ignore[arg-type]
+        session_id=session_id,
+        wait=None if waited is None else Wait.model_validate(waited),
+    )
+    params = _ask_params(request, session_id)
+    _same(params)
+    assert params["questions"] == [q.dump() for q in records]
+    assert ("wait" in params) is (waited is not None)

@@ -40,7 +40,7 @@ from askbridge.jsonrpc import (
     RpcResponseError,
     client_failure,
 )
-from askbridge.protocol.encoded import EncodedObject, json_string
+from askbridge.protocol.encoded import EncodedObject, json_string, text_of
 from askbridge.protocol.errors import ClientGone, ErrorCode
 from askbridge.protocol.vocabulary import Answer, AnswerItem
 
@@ -237,14 +237,21 @@ def _changes_params(changes: list[dict[str, Any]], session_id: str) -> dict[str,
 
 
 def _ask_params(request: UserQuestionRequest, session_id: str | None) -> dict[str, Any]:
+    """A card's params, built with their text (protocol/encoded.py): spliced from the
+    questions' (`Question.dump_json`), not encoded again as a whole."""
+    agent_id = request.agent.id if request.agent is not None else None
     params: dict[str, Any] = {
         "sessionId": session_id,
-        "agentId": request.agent.id if request.agent is not None else None,
+        "agentId": agent_id,
         "questions": [q.dump() for q in request.questions],
     }
-    if request.wait is not None:
-        params["wait"] = request.wait.dump()
-    return params
+    questions = ",".join([q.dump_json() for q in request.questions])
+    text = f'{{"sessionId":{text_of(session_id)},"agentId":{text_of(agent_id)},"questions":['
+    text += questions
+    if request.wait is None:
+        return EncodedObject(params, text + "]}")
+    params["wait"] = wait = request.wait.dump()
+    return EncodedObject(params, f'{text}],"wait":{text_of(wait)}}}')
 
 
 def _chosen(q: Question, result: Any) -> AnswerItem:
