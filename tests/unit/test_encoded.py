@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from protocol_strategies import ident, json_value, question, wait
 
 from askbridge.core import Question, UserQuestionRequest
+from askbridge.host.agent.outcome import ToolOutcome
 from askbridge.host.log import events as ev
 from askbridge.host.log import updates
 from askbridge.host.store.store_api import StoreError, encode_event
@@ -22,7 +23,7 @@ from askbridge.jsonrpc.encoding import Encoded, encode
 from askbridge.lsp.relay import _ask_params, _update_params
 from askbridge.protocol.encoded import EncodedObject, encoded, text_of
 from askbridge.protocol.text import compact_json
-from askbridge.protocol.vocabulary import QuestionItem, Wait
+from askbridge.protocol.vocabulary import Answer, AnswerItem, QuestionItem, Wait
 
 # Strings JSON escapes (quotes, backslashes, controls, U+2028, non-ASCII, a lone surrogate).
 nasty = st.text(alphabet=st.sampled_from('a"\\\n\t\x00\x1f\u2028é€😀\ud800/<'), max_size=12)
@@ -41,7 +42,7 @@ def test_encoded_is_the_compact_text(value: dict[str, Any]) -> None:
     obj = encoded(value)
     _same(obj)
     assert obj == value and encoded(obj) is obj
-    assert text_of(obj) == obj.json and text_of("a\"b") == compact_json("a\"b")
+    assert text_of(obj) == obj.json and text_of('a"b') == compact_json('a"b')
 
 
 def test_it_is_read_only_and_copies_are_plain() -> None:
@@ -125,3 +126,59 @@ def test_a_card_is_spliced_from_its_questions(
     _same(params)
     assert params["questions"] == [q.dump() for q in records]
     assert ("wait" in params) is (waited is not None)
+
+
+error_data = st.none() | st.fixed_dictionaries({"name": nasty, "code": nasty})
+answer_items = st.lists(
+    st.fixed_dictionaries({"id": nasty, "selected": st.lists(nasty, max_size=2)}), max_size=3
+)
+
+
+@given(
+    nasty,
+    nasty,
+    nasty,
+    st.booleans(),
+    error_data,
+    st.sampled_from([None, "answered", "pending", "done"]),
+    answer_items,
+)
+def test_a_result_and_its_update_are_built_with_their_text(
+    call_id: str,
+    name: str,
+    content: str,
+    is_error: bool,
+    error: dict[str, str] | None,
+    outcome: str | None,
+    answers: list[dict[str, Any]],
+) -> None:
+    for answers_json in (None, compact_json(answers)):
+        event = ev.tool_result(
+            call_id,
+            name,
+            content,
+            is_error=is_error,
+            error=error,
+            outcome=outcome,
+            answers=answers,
+            answers_json=answers_json,
+        )
+        _same(event)
+    update = updates.tool_call_update(call_id, content, is_error=is_error, error=error)
+    _same(update)
+    _same(_update_params(update, call_id))
+
+
+def test_a_result_that_is_not_json_stays_plain() -> None:
+    event = ev.tool_result("c", "n", "x", error={"name": {1, 2}})  # type: ignore[dict-item]
+    assert type(event) is dict
+    with pytest.raises(StoreError):
+        encode_event(event)
+    assert type(updates.tool_call_update("c", "x", is_error=True, error={"a": {1}})) is dict  # type: ignore[dict-item]
+
+
+def test_an_answered_outcome_keeps_its_answers_text() -> None:
+    outcome = ToolOutcome.answered(Answer(answers=[AnswerItem(id="q", selected=["Yes"])]))
+    assert outcome.content == compact_json({"answers": outcome.answers})
+    assert outcome.answers_json == compact_json(outcome.answers)
+    _same(outcome.event("c-1", "ask_user_question"))

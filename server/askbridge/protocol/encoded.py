@@ -76,4 +76,6 @@ def text_of(value: Any) -> str:
     if kind is EncodedObject:
         text: str = value.json
         return text
+    if value is None or kind is bool:
+        return "null" if value is None else "true" if value else "false"
     return compact_json(value)

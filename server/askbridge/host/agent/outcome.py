@@ -44,12 +44,14 @@ class ToolOutcome:
     error: dict[str, str] | None = None
     kind: OutcomeKind = "done"
     answers: list[dict[str, Any]] | None = None  # answered: the checked batch, wire form
+    answers_json: str | None = None  # its compact text, for the event (encoded once)
 
     @classmethod
     def answered(cls, answer: Answer) -> ToolOutcome:
         """T3: the checked answer batch; the model reads its compact JSON."""
         answers = [wire_item(item) for item in answer.answers]
-        return cls(compact({"answers": answers}), kind="answered", answers=answers)
+        text = compact(answers)
+        return cls(f'{{"answers":{text}}}', kind="answered", answers=answers, answers_json=text)
 
     @classmethod
     def pending(cls, call_id: str, text: str | None = None) -> ToolOutcome:
@@ -71,6 +73,7 @@ class ToolOutcome:
             error=self.error,
             outcome=self.kind,
             answers=self.answers,
+            answers_json=self.answers_json,
         )
 
 

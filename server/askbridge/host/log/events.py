@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from typing import Any, Final, Literal
 
-from askbridge.protocol.encoded import EncodedObject, json_string
+from askbridge.protocol.encoded import EncodedObject, json_string, text_of
 
 Event = dict[str, Any]
 
@@ -140,11 +140,15 @@ def tool_result(
     error: dict[str, str] | None = None,
     outcome: str | None = None,
     answers: list[dict[str, Any]] | None = None,
+    answers_json: str | None = None,
 ) -> Event:
     """`outcome` says what an ask came to, so that no reader parses `content` back (P3):
     "answered" (with `answers`) or "pending". A failure needs none: `isError` and its
     `error.code` say it all. Any other outcome (another tool's own text) is not written.
-    Logs written before `outcome` existed carry only the text (projection_outcomes.py)."""
+    Logs written before `outcome` existed carry only the text (projection_outcomes.py).
+
+    Built with its text (protocol/encoded.py), spliced from its parts' and from
+    `answers_json`, the text of `answers` when the caller has it."""
     event: Event = {
         "type": TOOL_RESULT,
         "callId": call_id,
@@ -159,7 +163,21 @@ def tool_result(
         event["answers"] = answers
     elif outcome == OUTCOME_PENDING:
         event["outcome"] = outcome
-    return event
+    try:
+        text = (
+            f'{{"type":"tool/result","callId":{text_of(call_id)},"name":{text_of(name)},'
+            f'"content":{text_of(content)},"isError":{text_of(is_error)}'
+        )
+        if error is not None:
+            text += f',"error":{text_of(error)}'
+        if outcome == OUTCOME_ANSWERED:
+            answers_text = text_of(answers) if answers_json is None else answers_json
+            text += f',"outcome":"answered","answers":{answers_text}'
+        elif outcome == OUTCOME_PENDING:
+            text += ',"outcome":"pending"'
+    except (TypeError, ValueError, RecursionError):
+        return event  # not plain JSON: the store says where (encode_event)
+    return EncodedObject(event, text + "}")
 
 
 def text_content(text: str) -> list[dict[str, str]]:

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from askbridge.protocol.encoded import EncodedObject, json_string
+from askbridge.protocol.encoded import EncodedObject, json_string, text_of
 
 from . import events as ev
 
@@ -72,15 +72,29 @@ def tool_call(call_id: str, name: str, raw_input: Any) -> Update:
 def tool_call_update(
     call_id: str, text: str, *, is_error: bool, error: dict[str, str] | None
 ) -> Update:
+    """Built with its text (protocol/encoded.py): one is sent for every question."""
+    status = "failed" if is_error else "completed"
     update: Update = {
         "sessionUpdate": "tool_call_update",
         "toolCallId": call_id,
-        "status": "failed" if is_error else "completed",
+        "status": status,
         "content": [{"type": "content", "content": {"type": "text", "text": text}}],
     }
     if error is not None:
         update["error"] = error
-    return update
+    if type(call_id) is not str or type(text) is not str:
+        return update
+    encoded = (
+        f'{{"sessionUpdate":"tool_call_update","toolCallId":{json_string(call_id)},'
+        f'"status":"{status}","content":[{{"type":"content","content":'
+        f'{{"type":"text","text":{json_string(text)}}}}}]'
+    )
+    if error is not None:
+        try:
+            encoded += f',"error":{text_of(error)}'
+        except (TypeError, ValueError, RecursionError):
+            return update  # not plain JSON: the connection's encoder says so
+    return EncodedObject(update, encoded + "}")
 
 
 def _turn_start(event: ev.Event) -> list[Update]:
