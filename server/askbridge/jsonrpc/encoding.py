@@ -61,6 +61,18 @@ class Encoded:
         self.json = encode(value)
         self._frames: dict[tuple[str, Framer], bytes] = {}
 
+    @classmethod
+    def of_text(cls, text: str) -> Encoded:
+        """Params whose compact text (`compact_json`'s) the caller spliced from its parts
+        (protocol/encoded.py), without building the value first."""
+        encoded = cls.__new__(cls)
+        try:
+            encoded.json = text.encode()
+        except UnicodeEncodeError:  # a lone surrogate: escaped, as `encode` escapes it
+            encoded.json = encode(json.loads(text))
+        encoded._frames = {}
+        return encoded
+
     def notification(self, method: str, frame: Framer) -> bytes:
         framed = self._frames.get((method, frame))
         if framed is None:
@@ -114,7 +126,8 @@ class OncePerTurn:
         entry = self._entries.get(key)
         if entry is not None:
             return entry[1]
-        encoded = Encoded(build(obj, tag))
+        built = build(obj, tag)  # the params, or their Encoded (`Encoded.of_text`)
+        encoded = built if type(built) is Encoded else Encoded(built)
         self._entries[key] = (obj, encoded)
         return encoded
 

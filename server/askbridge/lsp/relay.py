@@ -34,6 +34,7 @@ from askbridge.host.asking.late_answers import late_answer_callback
 from askbridge.jsonrpc import (
     Connection,
     ConnectionClosed,
+    Encoded,
     LateReply,
     OncePerTurn,
     Outcome,
@@ -134,7 +135,7 @@ class LspRelay:
         if self._shut:
             raise ClientGone("the client has shut down")
         try:
-            params = _SHARED.get(request, request.session_id, _ask_params)
+            params = _SHARED.get(request, request.session_id, _ask_encoded)
             # The request's withdraw is the card's: nothing of ours to clean up.
             return self.conn.request_soon(
                 "userQuestions/ask", params, _Card(on_done), self._late(request)
@@ -237,21 +238,27 @@ def _changes_params(changes: list[dict[str, Any]], session_id: str) -> dict[str,
 
 
 def _ask_params(request: UserQuestionRequest, session_id: str | None) -> dict[str, Any]:
-    """A card's params, built with their text (protocol/encoded.py): spliced from the
-    questions' (`Question.dump_json`), not encoded again as a whole."""
-    agent_id = request.agent.id if request.agent is not None else None
     params: dict[str, Any] = {
         "sessionId": session_id,
-        "agentId": agent_id,
+        "agentId": _agent_id(request),
         "questions": [q.dump() for q in request.questions],
     }
+    if request.wait is not None:
+        params["wait"] = request.wait.dump()
+    return params
+
+
+def _ask_encoded(request: UserQuestionRequest, session_id: str | None) -> Encoded:
+    """`Encoded(_ask_params(…))`, spliced from the questions' texts (`Question.dump_json`)
+    without building the params: a card is encoded for every ask (protocol/encoded.py)."""
     questions = ",".join([q.dump_json() for q in request.questions])
-    text = f'{{"sessionId":{text_of(session_id)},"agentId":{text_of(agent_id)},"questions":['
-    text += questions
-    if request.wait is None:
-        return EncodedObject(params, text + "]}")
-    params["wait"] = wait = request.wait.dump()
-    return EncodedObject(params, f'{text}],"wait":{text_of(wait)}}}')
+    text = f'{{"sessionId":{text_of(session_id)},"agentId":{text_of(_agent_id(request))},'
+    wait = "" if request.wait is None else f',"wait":{text_of(request.wait.dump())}'
+    return Encoded.of_text(f'{text}"questions":[{questions}]{wait}}}')
+
+
+def _agent_id(request: UserQuestionRequest) -> str | None:
+    return request.agent.id if request.agent is not None else None
 
 
 def _chosen(q: Question, result: Any) -> AnswerItem:
