@@ -183,3 +183,20 @@ def test_an_answered_outcome_keeps_its_answers_text() -> None:
     assert outcome.content == compact_json({"answers": outcome.answers})
     assert outcome.answers_json == compact_json(outcome.answers)
     _same(outcome.event("c-1", "ask_user_question"))
+
+
+@given(
+    st.lists(
+        st.builds(
+            AnswerItem,
+            id=nasty.filter(bool),
+            selected=st.lists(nasty, max_size=3),
+            custom=st.none() | nasty,
+        ),
+        max_size=3,
+    )
+)
+def test_an_answers_text_is_its_compact_json(items: list[AnswerItem]) -> None:
+    outcome = ToolOutcome.answered(Answer(answers=items))
+    assert outcome.answers_json == compact_json(outcome.answers)
+    assert outcome.content == compact_json({"answers": outcome.answers})
