@@ -9,6 +9,11 @@ a message's params: `frame_message` splices those bytes into each message
 what encoding the whole message would give; a notification's frame is built
 once for all.
 
+A value built with its text (`protocol.encoded.EncodedObject`: a question's
+arguments, the events and updates that carry them) is not encoded again: `encode`
+takes its text, and a door that splices params from such texts hands over
+`Encoded.of_text(text)`.
+
 `OncePerTurn` is how a door shares one `Encoded` between its connections
 without the host knowing about encodings: the host hands every window the
 same object (the fan-out the same `UserQuestionRequest` to each card, the

@@ -41,7 +41,7 @@ from askbridge.jsonrpc import (
     RpcResponseError,
     client_failure,
 )
-from askbridge.protocol.encoded import EncodedObject, json_string, text_of
+from askbridge.protocol.encoded import EncodedObject, text_of
 from askbridge.protocol.errors import ClientGone, ErrorCode
 from askbridge.protocol.vocabulary import Answer, AnswerItem
 
@@ -228,7 +228,7 @@ class _Card:
 def _update_params(update: dict[str, Any], session_id: str) -> dict[str, Any]:
     params = {"sessionId": session_id, "update": update}
     if type(update) is EncodedObject:  # built with its text (protocol/encoded.py)
-        text = f'{{"sessionId":{json_string(session_id)},"update":{update.json}}}'
+        text = f'{{"sessionId":{text_of(session_id)},"update":{update.json}}}'
         return EncodedObject(params, text)
     return params
 
