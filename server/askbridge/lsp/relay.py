@@ -41,7 +41,7 @@ from askbridge.jsonrpc import (
     RpcResponseError,
     client_failure,
 )
-from askbridge.protocol.encoded import EncodedObject, text_of
+from askbridge.protocol.encoded import EncodedObject, text_of, with_text
 from askbridge.protocol.errors import ClientGone, ErrorCode
 from askbridge.protocol.vocabulary import Answer, AnswerItem
 
@@ -229,7 +229,7 @@ def _update_params(update: dict[str, Any], session_id: str) -> dict[str, Any]:
     params = {"sessionId": session_id, "update": update}
     if type(update) is EncodedObject:  # built with its text (protocol/encoded.py)
         text = f'{{"sessionId":{text_of(session_id)},"update":{update.json}}}'
-        return EncodedObject(params, text)
+        return with_text(params, text)
     return params
 
 

@@ -40,13 +40,9 @@ json_string = encode_basestring
 class EncodedObject(dict[str, Any]):
     """A read-only dict and `json`, its compact JSON text (module docstring)."""
 
-    __slots__ = ("json",)
+    __slots__ = ("json",)  # set by `with_text` or `encoded`, the only ways to make one
 
-    def __init__(self, value: Mapping[str, Any], json: str) -> None:
-        """`json` must be `compact_json(value)`: only a builder whose template is tested
-        against it passes its own; anyone else uses `encoded(value)`."""
-        dict.__init__(self, value)
-        self.json = json
+    json: str
 
     def _read_only(self, *_args: Any, **_kwargs: Any) -> NoReturn:
         raise TypeError("an EncodedObject is read-only (its text is kept): copy it with dict()")
@@ -59,12 +55,21 @@ class EncodedObject(dict[str, Any]):
         return dict, (dict(self),)  # copies and pickles are plain dicts
 
 
+def with_text(value: Mapping[str, Any], json: str) -> EncodedObject:
+    """A copy of `value` holding `json`, which must be `compact_json(value)`: only a builder
+    whose template is tested against it passes its own; anyone else uses `encoded`. (The
+    dict's own constructor and a slot set: a Python `__init__` would cost a third more.)"""
+    obj = EncodedObject(value)
+    obj.json = json
+    return obj
+
+
 def encoded(value: Mapping[str, Any]) -> EncodedObject:
     """`value` as an EncodedObject (encoded now, unless it is one); the encoder's TypeError,
     ValueError or RecursionError for a value that is not plain JSON."""
     if type(value) is EncodedObject:
         return value
-    return EncodedObject(value, compact_json(value))
+    return with_text(value, compact_json(value))
 
 
 def text_of(value: Any) -> str:

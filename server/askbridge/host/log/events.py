@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from typing import Any, Final, Literal
 
-from askbridge.protocol.encoded import EncodedObject, json_string, text_of
+from askbridge.protocol.encoded import EncodedObject, json_string, text_of, with_text
 
 Event = dict[str, Any]
 
@@ -103,7 +103,7 @@ def assistant_message(text: str, tool_calls: list[dict[str, Any]]) -> Event:
     texts = [call.json for call in tool_calls if type(call) is EncodedObject]
     if type(text) is str and len(texts) == len(tool_calls):
         spliced = f'{{"type":"assistant/message","text":{json_string(text)},"toolCalls":['
-        return EncodedObject(event, f"{spliced}{','.join(texts)}]}}")
+        return with_text(event, f"{spliced}{','.join(texts)}]}}")
     return event
 
 
@@ -128,7 +128,7 @@ def _with_text(
     if type(arguments) is not EncodedObject or type(call_id) is not str or type(name) is not str:
         return value
     tail = f'{json_string(call_id)},"name":{json_string(name)},"arguments":{arguments.json}}}'
-    return EncodedObject(value, head + tail)
+    return with_text(value, head + tail)
 
 
 def tool_result(
@@ -177,7 +177,7 @@ def tool_result(
             text += ',"outcome":"pending"'
     except (TypeError, ValueError, RecursionError):
         return event  # not plain JSON: the store says where (encode_event)
-    return EncodedObject(event, text + "}")
+    return with_text(event, text + "}")
 
 
 def text_content(text: str) -> list[dict[str, str]]:

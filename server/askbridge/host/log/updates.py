@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from askbridge.protocol.encoded import EncodedObject, json_string, text_of
+from askbridge.protocol.encoded import EncodedObject, json_string, text_of, with_text
 
 from . import events as ev
 
@@ -65,7 +65,7 @@ def tool_call(call_id: str, name: str, raw_input: Any) -> Update:
     if type(raw_input) is EncodedObject and type(call_id) is str and type(name) is str:
         head = f'{{"sessionUpdate":"tool_call","toolCallId":{json_string(call_id)},'
         tail = f'"title":{json_string(name)},"status":"in_progress","rawInput":{raw_input.json}}}'
-        return EncodedObject(update, head + tail)
+        return with_text(update, head + tail)
     return update
 
 
@@ -94,7 +94,7 @@ def tool_call_update(
             encoded += f',"error":{text_of(error)}'
         except (TypeError, ValueError, RecursionError):
             return update  # not plain JSON: the connection's encoder says so
-    return EncodedObject(update, encoded + "}")
+    return with_text(update, encoded + "}")
 
 
 def _turn_start(event: ev.Event) -> list[Update]:

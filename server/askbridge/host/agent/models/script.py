@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from askbridge.protocol.encoded import EncodedObject
+from askbridge.protocol.encoded import with_text
 from askbridge.protocol.text import compact_json
 
 from ..model_output import passes_checks
@@ -101,7 +101,7 @@ def _fresh(text: str, compact: bool) -> Any:
     """A fresh copy of a step's arguments; with its text when that is its compact text
     (which decoding and encoding again gives back exactly)."""
     value = json.loads(text)
-    return EncodedObject(value, text) if compact else value
+    return with_text(value, text) if compact else value
 
 
 class ScriptModel:
