@@ -120,13 +120,13 @@ async def test_M2_a_card_in_two_windows_is_encoded_once_each_with_its_own_id(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     built: list[str | None] = []
-    ask_params = relay._ask_params
+    ask_encoded = relay._ask_encoded
 
-    def counted(request: Any, session_id: str | None) -> dict[str, Any]:
+    def counted(request: Any, session_id: str | None) -> Any:
         built.append(session_id)
-        return ask_params(request, session_id)
+        return ask_encoded(request, session_id)
 
-    monkeypatch.setattr(relay, "_ask_params", counted)
+    monkeypatch.setattr(relay, "_ask_encoded", counted)
     async with host_env(mode="legacy") as env, window(env.host) as one, window(env.host) as two:
         # Window two has one request of its own out already: its card's id is its next.
         two.relay.conn.request_soon("window/workDoneProgress/create", {"token": "t"}, print)

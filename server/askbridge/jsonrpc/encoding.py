@@ -9,6 +9,11 @@ a message's params: `frame_message` splices those bytes into each message
 what encoding the whole message would give; a notification's frame is built
 once for all.
 
+A value built with its text (`protocol.encoded.EncodedObject`: a question's
+arguments, the events and updates that carry them) is not encoded again: `encode`
+takes its text, and a door that splices params from such texts hands over
+`Encoded.of_text(text)`.
+
 `OncePerTurn` is how a door shares one `Encoded` between its connections
 without the host knowing about encodings: the host hands every window the
 same object (the fan-out the same `UserQuestionRequest` to each card, the
@@ -25,6 +30,7 @@ import json
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from askbridge.protocol.encoded import EncodedObject, json_string
 from askbridge.protocol.text import compact_json
 
 from .flushing import flushes_of
@@ -40,7 +46,12 @@ _COMPACT_ASCII = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
 def encode(obj: Any) -> bytes:
     """Compact UTF-8 JSON; NaN refused (ValueError), non-JSON types refused (TypeError)."""
     try:
-        return compact_json(obj).encode()
+        # A value built with its text (protocol/encoded.py) is not encoded again; a string
+        # (a request's id, "ab-<n>") needs no encoder built around the string encoder.
+        kind = type(obj)
+        if kind is EncodedObject:
+            return obj.json.encode()  # type: ignore[no-any-return]
+        return (json_string(obj) if kind is str else compact_json(obj)).encode()
     except UnicodeEncodeError:
         # A lone surrogate slipped through: escaped, the JSON stays valid and readable.
         return _COMPACT_ASCII.encode(obj).encode()
@@ -58,6 +69,18 @@ class Encoded:
     def __init__(self, value: Any) -> None:
         self.json = encode(value)
         self._frames: dict[tuple[str, Framer], bytes] = {}
+
+    @classmethod
+    def of_text(cls, text: str) -> Encoded:
+        """Params whose compact text (`compact_json`'s) the caller spliced from its parts
+        (protocol/encoded.py), without building the value first."""
+        encoded = cls.__new__(cls)
+        try:
+            encoded.json = text.encode()
+        except UnicodeEncodeError:  # a lone surrogate: escaped, as `encode` escapes it
+            encoded.json = encode(json.loads(text))
+        encoded._frames = {}
+        return encoded
 
     def notification(self, method: str, frame: Framer) -> bytes:
         framed = self._frames.get((method, frame))
@@ -112,7 +135,8 @@ class OncePerTurn:
         entry = self._entries.get(key)
         if entry is not None:
             return entry[1]
-        encoded = Encoded(build(obj, tag))
+        built = build(obj, tag)  # the params, or their Encoded (`Encoded.of_text`)
+        encoded = built if type(built) is Encoded else Encoded(built)
         self._entries[key] = (obj, encoded)
         return encoded
 

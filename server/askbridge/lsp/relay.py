@@ -34,12 +34,14 @@ from askbridge.host.asking.late_answers import late_answer_callback
 from askbridge.jsonrpc import (
     Connection,
     ConnectionClosed,
+    Encoded,
     LateReply,
     OncePerTurn,
     Outcome,
     RpcResponseError,
     client_failure,
 )
+from askbridge.protocol.encoded import EncodedObject, text_of, with_text
 from askbridge.protocol.errors import ClientGone, ErrorCode
 from askbridge.protocol.vocabulary import Answer, AnswerItem
 
@@ -133,7 +135,7 @@ class LspRelay:
         if self._shut:
             raise ClientGone("the client has shut down")
         try:
-            params = _SHARED.get(request, request.session_id, _ask_params)
+            params = _SHARED.get(request, request.session_id, _ask_encoded)
             # The request's withdraw is the card's: nothing of ours to clean up.
             return self.conn.request_soon(
                 "userQuestions/ask", params, _Card(on_done), self._late(request)
@@ -224,7 +226,11 @@ class _Card:
 
 
 def _update_params(update: dict[str, Any], session_id: str) -> dict[str, Any]:
-    return {"sessionId": session_id, "update": update}
+    params = {"sessionId": session_id, "update": update}
+    if type(update) is EncodedObject:  # built with its text (protocol/encoded.py)
+        text = f'{{"sessionId":{text_of(session_id)},"update":{update.json}}}'
+        return with_text(params, text)
+    return params
 
 
 def _changes_params(changes: list[dict[str, Any]], session_id: str) -> dict[str, Any]:
@@ -234,12 +240,25 @@ def _changes_params(changes: list[dict[str, Any]], session_id: str) -> dict[str,
 def _ask_params(request: UserQuestionRequest, session_id: str | None) -> dict[str, Any]:
     params: dict[str, Any] = {
         "sessionId": session_id,
-        "agentId": request.agent.id if request.agent is not None else None,
+        "agentId": _agent_id(request),
         "questions": [q.dump() for q in request.questions],
     }
     if request.wait is not None:
         params["wait"] = request.wait.dump()
     return params
+
+
+def _ask_encoded(request: UserQuestionRequest, session_id: str | None) -> Encoded:
+    """`Encoded(_ask_params(…))`, spliced from the questions' texts (`Question.dump_json`)
+    without building the params: a card is encoded for every ask (protocol/encoded.py)."""
+    questions = ",".join([q.dump_json() for q in request.questions])
+    text = f'{{"sessionId":{text_of(session_id)},"agentId":{text_of(_agent_id(request))},'
+    wait = "" if request.wait is None else f',"wait":{text_of(request.wait.dump())}'
+    return Encoded.of_text(f'{text}"questions":[{questions}]{wait}}}')
+
+
+def _agent_id(request: UserQuestionRequest) -> str | None:
+    return request.agent.id if request.agent is not None else None
 
 
 def _chosen(q: Question, result: Any) -> AnswerItem:

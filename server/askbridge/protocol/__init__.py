@@ -7,7 +7,9 @@ Map: vocabulary (V1–V8 shapes), common (shared small shapes), model_spec
 (ModelSpec, AskUserQuestionConfig), session / updates / questions (LSP door
 payloads), acp (the ACP door's `_askbridge/*` and `_meta` payloads), methods
 (method-name constants), payloads (method → params/result types), parsing
-(`parse_params`, `InvalidParams` → -32602), schema (`write_schemas`, `main`).
+(`parse_params`, `InvalidParams` → -32602), schema (`write_schemas`, `main`);
+text (the compact JSON encoder, lone surrogates) and encoded (`EncodedObject`, a
+JSON object carrying its compact text, which every layer's encoder splices).
 
 Every name here loads on first use: see askbridge.lazy.
 """

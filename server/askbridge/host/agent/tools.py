@@ -222,7 +222,7 @@ def parse_questions(arguments: Any) -> list[Question]:
     straight from the arguments (`Question.from_tool_item`: the same records, without the
     view form in between).
     """
-    raw = arguments.get("questions") if type(arguments) is dict else None
+    raw = arguments.get("questions") if isinstance(arguments, dict) else None
     if type(raw) is list and questions_valid(raw):  # the usual case: taken whole, as it is
         return [Question.from_tool_item(item) for item in raw]
     questions, problem = read_questions(arguments)

@@ -153,7 +153,7 @@ class Projection:
                 if type(call_id) is not str:
                     continue
                 arguments = event.get("arguments")
-                raw = arguments.get("questions") if type(arguments) is dict else None
+                raw = arguments.get("questions") if isinstance(arguments, dict) else None
                 if type(raw) is list and questions_valid(raw):
                     entry = ActiveCall(call_id, None, "open", raw)  # built when read
                 else:

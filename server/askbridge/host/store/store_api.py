@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from askbridge.core.errors import StoreDamaged, StoreError, StoreLost
+from askbridge.protocol.encoded import EncodedObject
 from askbridge.protocol.text import compact_json
 
 from ..log.events import SESSION_HEADER, Event
@@ -107,7 +108,8 @@ class EventStore(Protocol):
 def encode_event(event: Event) -> str:
     """The stored text of an event: compact JSON, non-ASCII kept; StoreError when it has none."""
     try:
-        text = compact_json(event)
+        # An event built with its text (protocol/encoded.py) is not encoded again.
+        text = event.json if type(event) is EncodedObject else compact_json(event)
         if not text.isascii():
             text.encode()  # UnicodeEncodeError on a lone surrogate, which UTF-8 cannot hold
     except (TypeError, ValueError, RecursionError) as exc:
