@@ -62,12 +62,18 @@ class Step:
         StoreError), else when the last ask's result is logged."""
         self._future = asyncio.get_running_loop().create_future()
         self._session.after_commit(self.committed)
+        await self._resumed()
+        if self._failure is not None:
+            raise self._failure
+
+    async def _resumed(self) -> None:
+        """Wait for the step's future; then the group commit hears that the turn runs again
+        (`woken`, in `__call__`, held its flush for this)."""
+        assert self._future is not None
         try:
             await self._future
         finally:
             self._session.host.commits.resumed(self._session)
-        if self._failure is not None:
-            raise self._failure
 
     def committed(self, error: StoreError | None) -> None:
         """The group commit's callback: the calls are durable (D1); start them."""
@@ -137,10 +143,7 @@ class Step:
         """After the tasks: return once every ask's result is logged."""
         if self._left and self._failure is None:
             self._future = asyncio.get_running_loop().create_future()
-            try:
-                await self._future
-            finally:
-                self._session.host.commits.resumed(self._session)
+            await self._resumed()
         if self._failure is not None:
             raise self._failure
 
