@@ -19,9 +19,8 @@ import argparse
 import sys
 
 from askbridge.cli_parser import EXIT_USAGE, parse_args
+from askbridge.entry import EXIT_INTERRUPTED, interrupted
 from askbridge.logsetup import setup_logging
-
-EXIT_INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for Ctrl-C
 
 # What `serve`/`acp` say when a person starts them in a terminal (they wait for a program).
 TTY_HINTS = {
@@ -53,8 +52,10 @@ def _stdin_is_terminal() -> bool:
 def main(argv: list[str] | None = None) -> int:
     try:
         return _run(parse_args(sys.argv[1:] if argv is None else argv))
-    except KeyboardInterrupt:
-        return EXIT_INTERRUPTED  # Ctrl-C is how a person stops a server: no traceback
+    except BaseException as exc:
+        if interrupted(exc):  # Ctrl-C is how a person stops a server: no traceback
+            return EXIT_INTERRUPTED
+        raise
 
 
 def _run(args: argparse.Namespace) -> int:

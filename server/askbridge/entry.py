@@ -25,7 +25,25 @@ import sys
 from askbridge.attach import default_host_mode  # stdlib only: no cost on the attach path
 
 _DOORS = {"serve": "lsp", "acp": "acp", "mcp": "mcp"}
-_EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for Ctrl-C
+
+
+def interrupted(exc: BaseException) -> bool:
+    """Whether `exc` is Ctrl-C's KeyboardInterrupt, or was raised because of it.
+
+    The inline host answers `initialize` before it has imported everything (lsp/early.py),
+    so Ctrl-C can land inside an import. Where that import is running a class body's
+    `__set_name__` (a dataclass field), Python 3.11 wraps the KeyboardInterrupt in a
+    RuntimeError: measured under load, 1 Ctrl-C in ~40 ended with that traceback and
+    status 1 instead of 130. The interrupt is still the cause, so it is still Ctrl-C."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, KeyboardInterrupt):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
 
 
 def plain_command_line(
@@ -84,8 +102,10 @@ def main(argv: list[str] | None = None) -> int:
         from askbridge.attach import attach
 
         return attach(door, data_dir, {}, __version__, 60.0)
-    except KeyboardInterrupt:
-        return _EXIT_INTERRUPTED
+    except BaseException as exc:
+        if interrupted(exc):
+            return EXIT_INTERRUPTED
+        raise
 
 
 def _run_inline(door: str, data_dir: str) -> int:
