@@ -4,7 +4,7 @@
 "use strict";
 
 const S = { client: null, cards: new Map(), views: {}, sessions: {}, dismissed: new Set(),
-  held: new Set(), claimed: new Set(), els: new Map(), es: null, retry: 1000, live: false };
+  held: new Set(), claimed: new Set(), els: new Map(), es: null, retry: 1000, reconnect: 0, live: false };
 const $ = (id) => document.getElementById(id);
 let focused = document.hasFocus() && document.visibilityState === "visible";
 
@@ -58,6 +58,10 @@ async function start() {
 }
 
 function connect() {
+  // One stream at a time: "Retry" (or a reconnect) drops the reconnect still scheduled,
+  // whose second stream would resync the page again and redraw a card the person is
+  // filling in (seen: the selection lost between a click and "Answer").
+  clearTimeout(S.reconnect);
   if (S.es) S.es.close();
   const es = S.es = new EventSource("/api/events");
   es.onmessage = (e) => { S.retry = 1000; handle(JSON.parse(e.data)); };
@@ -68,7 +72,7 @@ function connect() {
     $("login").hidden = status !== 401;
     $("stopped").hidden = status === 401;
     $("status").textContent = status === 401 ? "not logged in" : "askbridge stopped";
-    if (status !== 401) { setTimeout(connect, S.retry); S.retry = Math.min(S.retry * 2, 15000); }
+    if (status !== 401 && S.es === es) { S.reconnect = setTimeout(connect, S.retry); S.retry = Math.min(S.retry * 2, 15000); }
   };
 }
 
