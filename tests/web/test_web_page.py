@@ -244,6 +244,31 @@ async def test_B6_reconnect_gets_the_whole_state(tmp_path: Path) -> None:
         assert await result() == {"answers": [{"id": "db", "selected": ["SQLite"]}]}
 
 
+async def test_B6_a_resync_keeps_what_was_filled_in_and_drops_nothing_twice(tmp_path: Path) -> None:
+    """The whole state after a reconnect keeps the element of a card that is still open
+    as it was: what the person selected and typed before the phone slept is there."""
+    async with web_stack(tmp_path) as st:
+        page = await st.page("phone")
+        result = st.ask_soon([FEATURES, DB])
+        c = await card(page, "Which features?")
+        await c.get_by_text("Auth", exact=True).click()
+        await c.get_by_label("Other answer to: Which database?").fill("DuckDB")
+        await page.evaluate("S.es.close(); S.es.onerror()")  # the stream gone; it comes back
+        await page.locator("#stopped").wait_for()
+        await page.locator("#stopped").wait_for(state="hidden")  # the whole state again
+        assert await page.locator("article.card").count() == 1
+        c = await card(page, "Which features?")
+        assert await c.get_by_label("Auth").is_checked()
+        assert await c.get_by_label("Other answer to: Which database?").input_value() == "DuckDB"
+        await c.get_by_role("button", name="Answer").click()
+        assert await result() == {
+            "answers": [
+                {"id": "features", "selected": ["Auth"]},
+                {"id": "db", "selected": [], "custom": "DuckDB"},
+            ]
+        }
+
+
 async def test_B2_page_without_token_is_401_and_says_so(tmp_path: Path) -> None:
     async with web_stack(tmp_path) as st:
         context = await st.browser.new_context()

@@ -80,9 +80,15 @@ function handle(ev) {
   if (ev.type === "state") {  // B6: everything afresh; nothing stale stays
     S.client = ev.client; S.live = true; S.sessions = ev.sessions; S.views = ev.views;
     S.cards = new Map(); S.claimed.clear();
-    for (const el of S.els.values()) el.remove();
-    S.els.clear();
     for (const c of ev.cards) addCard(c);
+    // A card still open as it was keeps its element, and with it what the person has
+    // selected or typed (a phone that slept mid-answer); every other element goes.
+    // The same id with other content (a restarted host numbers afresh) is a new card.
+    const continued = new Map(wanted().late.map((c) => [c.key, c]));
+    for (const [key, el] of S.els) {
+      const c = S.cards.get(key) || continued.get(key);
+      if (!c || el.sig !== signature(c) || el.classList.contains("closed")) { el.remove(); S.els.delete(key); }
+    }
     $("stopped").hidden = true; $("login").hidden = true; $("status").textContent = "connected";
   } else if (ev.type === "card") {
     const known = S.cards.has(ev.card.id);
@@ -204,8 +210,10 @@ function collect(el, questions) {
   });
 }
 
+function signature(card) { return JSON.stringify([card.sessionId, card.callId, card.timed, card.questions]); }
+
 function cardElement(card) {
-  const el = document.createElement("article");
+  const el = document.createElement("article"); el.sig = signature(card);
   el.className = "card"; el.dataset.key = card.key; el.setAttribute("aria-label", card.questions[0].question);
   const meta = document.createElement("div"); meta.className = "meta";
   const sess = textEl("span", "sess", ""); const countdown = textEl("span", "countdown", "");
@@ -231,8 +239,9 @@ function cardElement(card) {
   return el;
 }
 
-async function send(card, answers) {
-  const el = S.els.get(card.key); const note = el.querySelector(".note");
+async function send(shown, answers) {
+  const card = (shown.id && S.cards.get(shown.id)) || shown;  // the element may outlive a resync
+  const el = S.els.get(card.key || shown.key); const note = el.querySelector(".note");
   const path = card.late ? `/api/sessions/${encodeURIComponent(card.sessionId)}/calls/${encodeURIComponent(card.callId)}/answer`
     : `/api/cards/${card.id}/answer`;
   const r = await post(path, { answer: { answers } });
@@ -307,7 +316,7 @@ function render() {
       if (key.startsWith("late:") && !el.dataset.gone) {  // a settled continued card says so, then goes
         el.dataset.gone = "1"; el.classList.add("closed");
         const note = el.querySelector(".note"); if (!note.textContent) note.textContent = "Answered elsewhere.";
-        setTimeout(() => { el.remove(); S.els.delete(key); }, 4000);
+        setTimeout(() => { el.remove(); if (S.els.get(key) === el) S.els.delete(key); }, 4000);
       } else if (!key.startsWith("late:")) { el.remove(); S.els.delete(key); }
     }
   }
