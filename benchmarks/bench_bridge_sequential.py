@@ -8,7 +8,7 @@ the whole path: the model's tool call is logged → `userQuestions/ask` goes out
 (committed to the real SQLite store in a temporary data directory) → the next
 step starts. Timed: `session/prompt` sent to its response, divided by 2,000;
 the best of 3 such prompts (each in a new session) after a 200-question
-warm-up. Measured in both host modes (`_servers.py`): inline, and attached to
+warm-up, the modes and the baseline timed in turn round after round (`main`). Measured in both host modes (`_servers.py`): inline, and attached to
 a running `askbridge host`.
 
 Baseline, measured in the same run with the same client (`_echo_baseline.RawClient`):
@@ -28,6 +28,7 @@ Run: `.venv/bin/python benchmarks/bench_bridge_sequential.py [inline|attached]`
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 import tempfile
 import time
@@ -52,56 +53,86 @@ REPEATS = 3  # best of 3, for the echo and the bridge alike: the machine is shar
 SERVE_ARGS = ("--max-turn-requests", "100000")
 
 
-async def echo_round_trip() -> float:
-    """Seconds per sequential echo round trip carrying one ask's params."""
-    async with RawClient.spawn(echo_command()) as client:
+class Echo:
+    """The baseline: sequential echo round trips carrying one ask's params."""
+
+    def __init__(self, client: RawClient) -> None:
+        self.client = client
+
+    async def warm_up(self) -> None:
         for _ in range(WARMUP):
-            await client.request("echo", ASK_PARAMS)
-        best = float("inf")
-        for _ in range(REPEATS):
-            start = time.perf_counter()
-            for _ in range(QUESTIONS):
-                await client.request("echo", ASK_PARAMS)
-            best = min(best, time.perf_counter() - start)
-        return best / QUESTIONS
+            await self.client.request("echo", ASK_PARAMS)
+
+    async def timed(self) -> tuple[float, float]:
+        start = time.perf_counter()
+        for _ in range(QUESTIONS):
+            await self.client.request("echo", ASK_PARAMS)
+        return time.perf_counter() - start, 0.0
 
 
-async def bridge_question(mode: str, data_dir: str) -> tuple[float, float]:
-    """(seconds per question, server CPU seconds per question): the best of REPEATS
-    prompts of QUESTIONS asks, each in a new session, after a warm-up prompt."""
-    results: Counter[str] = Counter()
+class Bridge:
+    """One host mode's server: each timed round is one prompt of QUESTIONS asks in a new
+    session; (wall, server CPU) seconds."""
 
-    def count_results(method: str, params: Any) -> None:
+    def __init__(self, client: RawClient, pid: int) -> None:
+        self.client, self.pid = client, pid
+        self.results: Counter[str] = Counter()
+        client.on_notification = self._count
+
+    def _count(self, method: str, params: Any) -> None:
         update = params["update"] if method == "session/update" else {}
         if update.get("sessionUpdate") == "tool_call_update":
-            results[update["status"]] += 1
+            self.results[update["status"]] += 1
 
-    def on_request(method: str, params: Any) -> Any:
-        assert method == "userQuestions/ask", method
-        return answer_first_options(params)
+    async def prompt(self, questions: int) -> tuple[float, float]:
+        new = await self.client.request("session/new", {"model": ask_script(questions)})
+        cpu_start, start = cpu_seconds(self.pid), time.perf_counter()
+        result = await self.client.request("session/prompt", text_prompt(new["sessionId"]))
+        wall, cpu = time.perf_counter() - start, cpu_seconds(self.pid) - cpu_start
+        assert result == {"stopReason": "end_turn"}, result
+        return wall, cpu
 
-    async with bridge(mode, data_dir, on_request, SERVE_ARGS) as (client, pid):
-        client.on_notification = count_results
-        best, cpu = float("inf"), float("inf")
-        for questions in (WARMUP, *[QUESTIONS] * REPEATS):
-            new = await client.request("session/new", {"model": ask_script(questions)})
-            cpu_start, start = cpu_seconds(pid), time.perf_counter()
-            result = await client.request("session/prompt", text_prompt(new["sessionId"]))
-            if questions == QUESTIONS:
-                best = min(best, time.perf_counter() - start)
-                cpu = min(cpu, cpu_seconds(pid) - cpu_start)
-            assert result == {"stopReason": "end_turn"}, result
-        assert results == {"completed": WARMUP + QUESTIONS * REPEATS}, results
-        await shut_down(client)
-        return best / QUESTIONS, cpu / QUESTIONS
+    async def warm_up(self) -> None:
+        await self.prompt(WARMUP)
+
+    async def timed(self) -> tuple[float, float]:
+        return await self.prompt(QUESTIONS)
+
+
+def on_request(method: str, params: Any) -> Any:
+    assert method == "userQuestions/ask", method
+    return answer_first_options(params)
 
 
 async def main(modes: list[str]) -> None:
-    echo = await echo_round_trip()
+    """The echo and every mode, all started first, then timed in turn round after round
+    (echo, inline, attached, echo, …), each its best of REPEATS rounds: a slow spell
+    of the shared machine lands on all of them, not on whichever ran during it. (Until
+    the eighth session each was timed in one block after the other, so drift between
+    blocks showed in the ratios: attached/inline read 0.97–1.19 in one session.)"""
+    async with contextlib.AsyncExitStack() as stack:
+        echo_client = await stack.enter_async_context(RawClient.spawn(echo_command()))
+        runs: dict[str, Echo | Bridge] = {"echo": Echo(echo_client)}
+        for mode in modes:
+            data_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="askbridge-bench-"))
+            client, pid = await stack.enter_async_context(bridge(mode, data_dir, on_request, SERVE_ARGS))
+            runs[mode] = Bridge(client, pid)
+        for run in runs.values():
+            await run.warm_up()
+        best = {name: (float("inf"), float("inf")) for name in runs}
+        for _ in range(REPEATS):
+            for name, run in runs.items():
+                wall, cpu = await run.timed()
+                best[name] = (min(best[name][0], wall), min(best[name][1], cpu))
+        for mode in modes:
+            bridge_run = runs[mode]
+            assert isinstance(bridge_run, Bridge)
+            assert bridge_run.results == {"completed": WARMUP + QUESTIONS * REPEATS}, bridge_run.results
+            await shut_down(bridge_run.client)
+    echo = best["echo"][0] / QUESTIONS
     per_question: dict[str, float] = {}
     for mode in modes:
-        with tempfile.TemporaryDirectory(prefix="askbridge-bench-") as data_dir:
-            seconds, cpu = await bridge_question(mode, data_dir)
+        seconds, cpu = (x / QUESTIONS for x in best[mode])
         per_question[mode] = seconds
         print(
             f"bridge_sequential[{mode}]: {QUESTIONS} questions, {seconds * 1e6:.0f} us/question "
