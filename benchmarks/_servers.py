@@ -22,9 +22,11 @@ import os
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import AsyncIterator, Sequence
+from typing import Any
 
-from _echo_baseline import INITIALIZE_PARAMS, RawClient, RequestHandler
+from _echo_baseline import INITIALIZE_PARAMS, RawClient, RequestHandler, answer_first_options
 
 MODES = ("inline", "attached")
 HOST_IDLE_EXIT_S = "600"
@@ -95,6 +97,26 @@ async def bridge(
     finally:
         if host is not None:
             await asyncio.to_thread(stop_host, data_dir, host)
+
+
+def count_tool_results(client: RawClient) -> Counter[str]:
+    """The `tool_call_update` statuses the client's `session/update`s report, counted as
+    they come (every question of a bench run must end `completed`)."""
+    results: Counter[str] = Counter()
+
+    def count(method: str, params: Any) -> None:
+        update = params["update"] if method == "session/update" else {}
+        if update.get("sessionUpdate") == "tool_call_update":
+            results[update["status"]] += 1
+
+    client.on_notification = count
+    return results
+
+
+def answer_asks(method: str, params: Any) -> Any:
+    """The bench client's answer to every `userQuestions/ask`: at once, first options."""
+    assert method == "userQuestions/ask", method
+    return answer_first_options(params)
 
 
 async def shut_down(client: RawClient) -> None:

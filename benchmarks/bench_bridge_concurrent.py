@@ -6,7 +6,8 @@ the client answers every `userQuestions/ask` instantly, inline in its read
 loop. Each question is the whole path (tool call logged → ask → answer
 checked → result committed to the real SQLite store in a temporary data
 directory → next step). Timed: first prompt sent to last prompt answered,
-best of 3 rounds (64 new sessions each), after a warm-up round of 5 steps.
+best of 3 rounds (64 new sessions each), after a warm-up round of 5 steps, the
+modes and the baseline timed in turn round after round (`main`).
 Measured in both host modes (`_servers.py`): inline, and attached to a running
 `askbridge host`.
 
@@ -27,21 +28,19 @@ Run: `.venv/bin/python benchmarks/bench_bridge_concurrent.py [inline|attached]`
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 import tempfile
 import time
-from collections import Counter
-from typing import Any
 
 from _echo_baseline import (
     ASK_PARAMS,
     RawClient,
-    answer_first_options,
     ask_script,
     echo_command,
     text_prompt,
 )
-from _servers import MODES, bridge, cpu_seconds, shut_down
+from _servers import MODES, answer_asks, bridge, count_tool_results, cpu_seconds, shut_down
 from _targets import against
 
 SESSIONS = 64
@@ -51,64 +50,74 @@ QUESTIONS = SESSIONS * STEPS
 REPEATS = 3  # best of 3, for the echo and the bridge alike: the machine is shared
 
 
-async def echo_rate() -> float:
-    """Echo requests per second with SESSIONS requests always in flight."""
+class Echo:
+    """The baseline: SESSIONS requesters, each sending its next echo as soon as its
+    previous one is answered; a round is `steps` echoes each."""
 
-    async def requester(client: RawClient, count: int) -> None:
-        for _ in range(count):
-            await client.request("echo", ASK_PARAMS)
+    def __init__(self, client: RawClient) -> None:
+        self.client = client
 
-    best = float("inf")
-    async with RawClient.spawn(echo_command()) as client:
-        for count in (WARMUP_STEPS, *[STEPS] * REPEATS):
-            start = time.perf_counter()
-            async with asyncio.TaskGroup() as tg:
-                for _ in range(SESSIONS):
-                    tg.create_task(requester(client, count))
-            if count == STEPS:
-                best = min(best, time.perf_counter() - start)
-        return QUESTIONS / best
+    async def round(self, steps: int) -> tuple[float, float]:
+        async def requester() -> None:
+            for _ in range(steps):
+                await self.client.request("echo", ASK_PARAMS)
+
+        start = time.perf_counter()
+        async with asyncio.TaskGroup() as tg:
+            for _ in range(SESSIONS):
+                tg.create_task(requester())
+        return time.perf_counter() - start, 0.0
 
 
-async def bridge_rate(mode: str, data_dir: str) -> tuple[float, float]:
-    """(questions per second, server CPU seconds per question) over SESSIONS concurrent
-    prompts of STEPS asks each: the best round of REPEATS, each figure on its own."""
-    results: Counter[str] = Counter()
+class Bridge:
+    """One host mode's server: a round is SESSIONS new sessions' prompts of `steps` asks,
+    sent at once; (wall, server CPU) seconds."""
 
-    def on_request(method: str, params: Any) -> Any:
-        assert method == "userQuestions/ask", method
-        return answer_first_options(params)
+    def __init__(self, client: RawClient, pid: int) -> None:
+        self.client, self.pid = client, pid
+        self.results = count_tool_results(client)
 
-    def count_results(method: str, params: Any) -> None:
-        update = params["update"] if method == "session/update" else {}
-        if update.get("sessionUpdate") == "tool_call_update":
-            results[update["status"]] += 1
-
-    async with bridge(mode, data_dir, on_request) as (client, pid):
-        client.on_notification = count_results
-        best, cpu = float("inf"), float("inf")
-        for steps in (WARMUP_STEPS, *[STEPS] * REPEATS):
-            sessions = [
-                (await client.request("session/new", {"model": ask_script(steps)}))["sessionId"]
-                for _ in range(SESSIONS)
-            ]
-            cpu_start, start = cpu_seconds(pid), time.perf_counter()
-            prompts = [client.request_nowait("session/prompt", text_prompt(s)) for s in sessions]
-            stops = await asyncio.gather(*prompts)
-            if steps == STEPS:
-                best = min(best, time.perf_counter() - start)
-                cpu = min(cpu, cpu_seconds(pid) - cpu_start)
-            assert all(stop == {"stopReason": "end_turn"} for stop in stops), stops
-        assert results == {"completed": SESSIONS * (WARMUP_STEPS + STEPS * REPEATS)}, results
-        await shut_down(client)
-        return QUESTIONS / best, cpu / QUESTIONS
+    async def round(self, steps: int) -> tuple[float, float]:
+        sessions = [
+            (await self.client.request("session/new", {"model": ask_script(steps)}))["sessionId"]
+            for _ in range(SESSIONS)
+        ]
+        cpu_start, start = cpu_seconds(self.pid), time.perf_counter()
+        prompts = [self.client.request_nowait("session/prompt", text_prompt(s)) for s in sessions]
+        stops = await asyncio.gather(*prompts)
+        wall, cpu = time.perf_counter() - start, cpu_seconds(self.pid) - cpu_start
+        assert all(stop == {"stopReason": "end_turn"} for stop in stops), stops
+        return wall, cpu
 
 
 async def main(modes: list[str]) -> None:
-    echo = await echo_rate()
+    """The echo and every mode started first, then timed in turn round after round,
+    each its best of REPEATS rounds (as bench_bridge_sequential.py: a slow spell of the
+    shared machine lands on all of them)."""
+    async with contextlib.AsyncExitStack() as stack:
+        runs: dict[str, Echo | Bridge] = {
+            "echo": Echo(await stack.enter_async_context(RawClient.spawn(echo_command())))
+        }
+        for mode in modes:
+            data_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="askbridge-bench-"))
+            client, pid = await stack.enter_async_context(bridge(mode, data_dir, answer_asks))
+            runs[mode] = Bridge(client, pid)
+        for run in runs.values():
+            await run.round(WARMUP_STEPS)
+        best = {name: (float("inf"), float("inf")) for name in runs}
+        for _ in range(REPEATS):
+            for name, run in runs.items():
+                wall, cpu = await run.round(STEPS)
+                best[name] = (min(best[name][0], wall), min(best[name][1], cpu))
+        for mode in modes:
+            bridge_run = runs[mode]
+            assert isinstance(bridge_run, Bridge)
+            expected = {"completed": SESSIONS * (WARMUP_STEPS + STEPS * REPEATS)}
+            assert bridge_run.results == expected, bridge_run.results
+            await shut_down(bridge_run.client)
+    echo = QUESTIONS / best["echo"][0]
     for mode in modes:
-        with tempfile.TemporaryDirectory(prefix="askbridge-bench-") as data_dir:
-            rate, cpu = await bridge_rate(mode, data_dir)
+        rate, cpu = QUESTIONS / best[mode][0], best[mode][1] / QUESTIONS
         print(
             f"bridge_concurrent[{mode}]: {SESSIONS} sessions, {QUESTIONS} questions, "
             f"{rate:.0f} questions/s (server CPU {cpu * 1e6:.0f} us/question); "

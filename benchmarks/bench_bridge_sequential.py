@@ -32,18 +32,15 @@ import contextlib
 import sys
 import tempfile
 import time
-from collections import Counter
-from typing import Any
 
 from _echo_baseline import (
     ASK_PARAMS,
     RawClient,
-    answer_first_options,
     ask_script,
     echo_command,
     text_prompt,
 )
-from _servers import MODES, bridge, cpu_seconds, shut_down
+from _servers import MODES, answer_asks, bridge, count_tool_results, cpu_seconds, shut_down
 from _targets import against
 
 QUESTIONS = 2_000
@@ -76,13 +73,7 @@ class Bridge:
 
     def __init__(self, client: RawClient, pid: int) -> None:
         self.client, self.pid = client, pid
-        self.results: Counter[str] = Counter()
-        client.on_notification = self._count
-
-    def _count(self, method: str, params: Any) -> None:
-        update = params["update"] if method == "session/update" else {}
-        if update.get("sessionUpdate") == "tool_call_update":
-            self.results[update["status"]] += 1
+        self.results = count_tool_results(client)
 
     async def prompt(self, questions: int) -> tuple[float, float]:
         new = await self.client.request("session/new", {"model": ask_script(questions)})
@@ -99,11 +90,6 @@ class Bridge:
         return await self.prompt(QUESTIONS)
 
 
-def on_request(method: str, params: Any) -> Any:
-    assert method == "userQuestions/ask", method
-    return answer_first_options(params)
-
-
 async def main(modes: list[str]) -> None:
     """The echo and every mode, all started first, then timed in turn round after round
     (echo, inline, attached, echo, …), each its best of REPEATS rounds: a slow spell
@@ -115,7 +101,7 @@ async def main(modes: list[str]) -> None:
         runs: dict[str, Echo | Bridge] = {"echo": Echo(echo_client)}
         for mode in modes:
             data_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="askbridge-bench-"))
-            client, pid = await stack.enter_async_context(bridge(mode, data_dir, on_request, SERVE_ARGS))
+            client, pid = await stack.enter_async_context(bridge(mode, data_dir, answer_asks, SERVE_ARGS))
             runs[mode] = Bridge(client, pid)
         for run in runs.values():
             await run.warm_up()
