@@ -47,19 +47,28 @@ def serve_command(mode: str, data_dir: str, *args: str) -> list[str]:
     return askbridge("serve", "--data-dir", data_dir, "--host", host, *args)
 
 
-def start_host(data_dir: str, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen:
-    """`askbridge host` on `data_dir`, answering on its socket when this returns."""
+def start_host(
+    data_dir: str,
+    *args: str,
+    env: dict[str, str] | None = None,
+    runner: Sequence[str] | None = None,
+    timeout: float = 10,
+) -> subprocess.Popen:
+    """`askbridge host` on `data_dir`, answering on its socket when this returns.
+    `runner`: the command that runs `askbridge` with the arguments after it (a profiler's
+    wrapper, profile_host.py), instead of the console script; `timeout`: for its start."""
     os.makedirs(data_dir, mode=0o700, exist_ok=True)
+    command = ["host", "--data-dir", data_dir, "--idle-exit", HOST_IDLE_EXIT_S, *args]
     with open(os.path.join(data_dir, "host.log"), "ab") as log:
         host = subprocess.Popen(
-            askbridge("host", "--data-dir", data_dir, "--idle-exit", HOST_IDLE_EXIT_S, *args),
+            [*runner, *command] if runner is not None else askbridge(*command),
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=log,
             env=env,
         )
     socket_path = os.path.join(data_dir, "host.sock")
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + timeout
     while not os.path.exists(socket_path):
         if host.poll() is not None or time.monotonic() > deadline:
             raise RuntimeError(f"askbridge host did not start (status {host.poll()})")
@@ -67,14 +76,15 @@ def start_host(data_dir: str, *args: str, env: dict[str, str] | None = None) -> 
     return host
 
 
-def stop_host(data_dir: str, host: subprocess.Popen | None = None) -> None:
-    """Stop the data directory's host (`--stop`); the one we started must be gone."""
+def stop_host(data_dir: str, host: subprocess.Popen | None = None, wait_s: float = 10) -> None:
+    """Stop the data directory's host (`--stop`); the one we started must be gone (killed
+    after `wait_s`)."""
     subprocess.run(
         askbridge("host", "--data-dir", data_dir, "--stop"), capture_output=True, check=False
     )
     if host is not None:
         try:
-            host.wait(10)
+            host.wait(wait_s)
         except subprocess.TimeoutExpired:
             host.kill()
             host.wait()

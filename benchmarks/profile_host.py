@@ -1,4 +1,4 @@
-"""Profile the inline host over the (a) or (b) workload: where a question's CPU goes.
+"""Profile the host over the (a) or (b) workload: where a question's CPU goes.
 
 Not a benchmark (`make bench` runs only `bench_*.py`): a tool for the next step on
 targets (a) and (b), kept here because the fifth session's copy lived in /tmp and
@@ -8,9 +8,16 @@ the figures in benchmarks/README.md were measured with it.
     .venv/bin/python benchmarks/profile_host.py callgrind OUT [--sequential] [--rounds N]
     .venv/bin/python benchmarks/profile_host.py calls OUT [--sequential] [--rounds N]
 
+    ... [--host inline|attached]    # which host is profiled (default inline)
+
 - The workload is `bench_bridge_concurrent.py`'s (64 sessions of 50 steps at once), or
   with `--sequential` `bench_bridge_sequential.py`'s shape (one session, 2,000 steps).
   A short warm-up round runs first and is not profiled.
+- `--host attached`: as the benches' attached mode (`_servers.py`), `askbridge host` is
+  started first on a fresh data directory, under the profiler, then the client's front
+  door with `--host auto` hands it its stdio; the process profiled and measured is the
+  pid `askbridge host --status` names (checked to be the one started), not the front
+  door's. The host is stopped (`--stop`, killed if it hangs) when the script ends.
 - `cprofile`: the server runs under this script as a wrapper that starts a
   `cProfile.Profile(time.process_time)` on SIGUSR1 and dumps it to OUT on SIGUSR2, so
   only the timed prompts are in the profile (`session/new` is not).
@@ -50,7 +57,7 @@ from _echo_baseline import (
     ask_script,
     text_prompt,
 )
-from _servers import cpu_seconds
+from _servers import askbridge, cpu_seconds, serve_command, start_host, stop_host
 
 CONCURRENT = (64, 50)  # sessions, steps: bench_bridge_concurrent.py's run
 SEQUENTIAL = (1, 2000)  # bench_bridge_sequential.py's run
@@ -79,17 +86,49 @@ def _wrapped_server(out: str) -> None:
     sys.exit(main())
 
 
-async def _drive(kind: str, out: str, sessions: int, steps: int, rounds: int) -> None:
+async def _drive(
+    kind: str, out: str, sessions: int, steps: int, rounds: int, host: str
+) -> None:
     data_dir = tempfile.mkdtemp(prefix="askbridge-profile-")
     # bench_bridge_sequential.py's limit: 2,000 tool steps are one turn
-    serve = ["serve", "--data-dir", data_dir, "--host", "inline", "--max-turn-requests", "100000"]
-    cmd = [sys.executable, SELF, "_wrapped", out, "--", *serve]
+    limit = ("--max-turn-requests", "100000")
+    runner = [sys.executable, SELF, "_wrapped", out, "--"]
     if kind == "callgrind":
-        cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}", *cmd]
+        valgrind = ["valgrind", "--tool=callgrind", "--instr-atstart=no"]
+        runner = [*valgrind, f"--callgrind-out-file={out}", *runner]
+    if host == "inline":
+        serve = ["serve", "--data-dir", data_dir, "--host", "inline", *limit]
+        await _prompts(kind, [*runner, *serve], None, sessions, steps, rounds)
+        return
+    # As bench_bridge_sequential.py's attached mode: `askbridge host` (here under the
+    # profiler) first, then a front door with `--host auto` hands it its stdio.
+    daemon = start_host(data_dir, *limit, runner=runner, timeout=120)
+    try:
+        pid = _host_pid(data_dir, daemon.pid)
+        await _prompts(kind, serve_command("attached", data_dir, *limit), pid, sessions, steps, rounds)
+    finally:  # nothing outlives the script: the daemon is stopped (killed if it hangs)
+        await asyncio.to_thread(stop_host, data_dir, daemon, 120)
+
+
+def _host_pid(data_dir: str, started: int) -> int:
+    """The pid the data directory's host gives in `askbridge host --status`: the process
+    doing the work, which must be the one started under the profiler."""
+    command = askbridge("host", "--status", "--data-dir", data_dir)
+    status = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    pid = int(status.split("askbridge host pid ", 1)[1].split(",", 1)[0])
+    assert pid == started, (pid, started, status)
+    return pid
+
+
+async def _prompts(
+    kind: str, cmd: list[str], server_pid: int | None, sessions: int, steps: int, rounds: int
+) -> None:
+    """The warm-up and the timed rounds through a front door `cmd`, profiling `server_pid`
+    (None: the front door's own process, an inline host)."""
     async with RawClient.spawn(cmd, lambda _method, params: answer_first_options(params)) as client:
         await client.request("initialize", INITIALIZE_PARAMS)
         client.notify("initialized", {})
-        pid = client.process.pid
+        pid = client.process.pid if server_pid is None else server_pid
         for timed, n in [(False, 5), *[(True, steps)] * rounds]:
             ids = [(await client.request("session/new", {"model": ask_script(n)}))["sessionId"] for _ in range(sessions)]
             if timed:
@@ -147,12 +186,18 @@ def main() -> None:
     parser.add_argument("out", help="the profile written (cprofile, callgrind) or read (calls)")
     parser.add_argument("--sequential", action="store_true", help="one session of 2,000 steps, as (a)")
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument(
+        "--host",
+        choices=("inline", "attached"),
+        default="inline",
+        help="profile an inline host, or the `askbridge host` a front door attaches to",
+    )
     args = parser.parse_args()
     sessions, steps = SEQUENTIAL if args.sequential else CONCURRENT
     if args.kind == "calls":  # the same --sequential and --rounds as the profile's run
         _calls(args.out, sessions * steps * args.rounds)
         return
-    asyncio.run(_drive(args.kind, args.out, sessions, steps, args.rounds))
+    asyncio.run(_drive(args.kind, args.out, sessions, steps, args.rounds, args.host))
 
 
 if __name__ == "__main__":

@@ -46,22 +46,27 @@ def log_asked(
         where = f"the fallback of client {rest.id} ({rest.door})"
     else:
         where = "nobody (the waterfall)"
-    intents = sorted(
-        {q.intent.kind if q.intent is not None else "question" for q in question.request.questions}
-    )
+    items = question.request.questions
+    count = len(items)
+    # One question (nearly every ask) is one intent: no set to build and sort.
+    intents = [intent_of(items[0])] if count == 1 else sorted({intent_of(q) for q in items})
     log.info(
         "question %s asked in session %s (%s, %s, %d item%s): to %s",
         question.call_id or "(blocking)",
         session_id,
         "timed" if question.timed else "blocking",
         "/".join(intents),
-        len(question.request.questions),
-        "" if len(question.request.questions) == 1 else "s",
+        count,
+        "" if count == 1 else "s",
         where,
     )
     if log.isEnabledFor(DEBUG):
         texts = [q.question for q in question.request.questions]
         log.debug("question %s text: %s", question.call_id, texts)
+
+
+def intent_of(item: Any) -> str:
+    return item.intent.kind if item.intent is not None else "question"
 
 
 def log_ended(question: OpenQuestion) -> None:
@@ -87,7 +92,7 @@ def log_ended(question: OpenQuestion) -> None:
     )
     if question.error is None:
         log.info("question %s answered by %s%s", call, question.by or "?", withdrawn)
-        if question.answer is not None:
+        if question.answer is not None and log.isEnabledFor(DEBUG):
             log.debug("question %s answer: %s", call, question.answer.answers)
         return
     code = error_code(question.error)
