@@ -7,7 +7,9 @@ loop. Each question is the whole path (tool call logged → ask → answer
 checked → result committed to the real SQLite store in a temporary data
 directory → next step). Timed: first prompt sent to last prompt answered,
 best of 3 rounds (64 new sessions each), after a warm-up round of 5 steps, the
-modes and the baseline timed in turn round after round (`main`).
+modes and the baseline timed in turn round after round (`main`); the ratio is the
+median over the rounds of the round's echo time against the bridge's, timed one after
+the other.
 Measured in both host modes (`_servers.py`): inline, and attached to a running
 `askbridge host`.
 
@@ -93,7 +95,7 @@ class Bridge:
 
 async def main(modes: list[str]) -> None:
     """The echo and every mode started first, then timed in turn round after round,
-    each its best of REPEATS rounds (as bench_bridge_sequential.py: a slow spell of the
+    the ratio paired by round (as bench_bridge_sequential.py: a slow spell of the
     shared machine lands on all of them)."""
     async with contextlib.AsyncExitStack() as stack:
         runs: dict[str, Echo | Bridge] = {

@@ -8,7 +8,9 @@ the whole path: the model's tool call is logged → `userQuestions/ask` goes out
 (committed to the real SQLite store in a temporary data directory) → the next
 step starts. Timed: `session/prompt` sent to its response, divided by 2,000;
 the best of 3 such prompts (each in a new session) after a 200-question
-warm-up, the modes and the baseline timed in turn round after round (`main`). Measured in both host modes (`_servers.py`): inline, and attached to
+warm-up, the modes and the baseline timed in turn round after round (`main`);
+a ratio is the median over the rounds of the two runs timed one after the other
+(`paired`). Measured in both host modes (`_servers.py`): inline, and attached to
 a running `askbridge host`.
 
 Baseline, measured in the same run with the same client (`_echo_baseline.RawClient`):
@@ -93,7 +95,7 @@ class Bridge:
 
 async def main(modes: list[str]) -> None:
     """The echo and every mode, all started first, then timed in turn round after round
-    (echo, inline, attached, echo, …), each its best of REPEATS rounds: a slow spell
+    (echo, inline, attached, echo, …), REPEATS rounds, ratios paired by round: a slow spell
     of the shared machine lands on all of them, not on whichever ran during it. (Until
     the eighth session each was timed in one block after the other, so drift between
     blocks showed in the ratios: attached/inline read 0.97–1.19 in one session.)"""
@@ -102,7 +104,9 @@ async def main(modes: list[str]) -> None:
         runs: dict[str, Echo | Bridge] = {"echo": Echo(echo_client)}
         for mode in modes:
             data_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="askbridge-bench-"))
-            client, pid = await stack.enter_async_context(bridge(mode, data_dir, answer_asks, SERVE_ARGS))
+            client, pid = await stack.enter_async_context(
+                bridge(mode, data_dir, answer_asks, SERVE_ARGS)
+            )
             runs[mode] = Bridge(client, pid)
         for run in runs.values():
             await run.warm_up()
@@ -113,9 +117,14 @@ async def main(modes: list[str]) -> None:
         for mode in modes:
             bridge_run = runs[mode]
             assert isinstance(bridge_run, Bridge)
-            assert bridge_run.results == {"completed": WARMUP + QUESTIONS * REPEATS}, bridge_run.results
+            assert bridge_run.results == {"completed": WARMUP + QUESTIONS * REPEATS}, (
+                bridge_run.results
+            )
             await shut_down(bridge_run.client)
-    best = {name: [min(x) / QUESTIONS for x in zip(*timed, strict=True)] for name, timed in rounds.items()}
+    best = {
+        name: [min(x) / QUESTIONS for x in zip(*timed, strict=True)]
+        for name, timed in rounds.items()
+    }
     echo = best["echo"][0]
     for mode in modes:
         seconds, cpu = best[mode]
