@@ -18,6 +18,8 @@ from askbridge.log_lines import LeanLogger
 from askbridge.protocol.errors import ErrorCode
 
 if TYPE_CHECKING:
+    from askbridge.core.question import Question
+
     from .clients import Client
     from .open_question import OpenQuestion
 
@@ -49,7 +51,7 @@ def log_asked(
     items = question.request.questions
     count = len(items)
     # One question (nearly every ask) is one intent: no set to build and sort.
-    intents = [intent_of(items[0])] if count == 1 else sorted({intent_of(q) for q in items})
+    intents = [_intent_of(items[0])] if count == 1 else sorted({_intent_of(q) for q in items})
     log.info(
         "question %s asked in session %s (%s, %s, %d item%s): to %s",
         question.call_id or "(blocking)",
@@ -65,7 +67,7 @@ def log_asked(
         log.debug("question %s text: %s", question.call_id, texts)
 
 
-def intent_of(item: Any) -> str:
+def _intent_of(item: Question) -> str:
     return item.intent.kind if item.intent is not None else "question"
 
 

@@ -77,7 +77,7 @@ function connect() {
 }
 
 function handle(ev) {
-  if (ev.type === "state") {  // B6: everything afresh; nothing stale stays
+  if (ev.type === "state") {  // B6: the whole state; nothing stale stays, nothing twice
     S.client = ev.client; S.live = true; S.sessions = ev.sessions; S.views = ev.views;
     S.cards = new Map(); S.claimed.clear();
     for (const c of ev.cards) addCard(c);
