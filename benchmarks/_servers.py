@@ -19,14 +19,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any, Protocol
 
-from _echo_baseline import INITIALIZE_PARAMS, RawClient, RequestHandler, answer_first_options
+from _echo_baseline import (
+    INITIALIZE_PARAMS,
+    RawClient,
+    RequestHandler,
+    answer_first_options,
+    echo_command,
+)
 
 MODES = ("inline", "attached")
 HOST_IDLE_EXIT_S = "600"
@@ -107,6 +115,70 @@ async def bridge(
     finally:
         if host is not None:
             await asyncio.to_thread(stop_host, data_dir, host)
+
+
+Round = tuple[float, float]  # one timed round: wall seconds, the server's CPU seconds
+
+
+class Timed(Protocol):
+    async def warm_up(self) -> Round: ...
+    async def timed(self) -> Round: ...
+
+
+async def in_turn(runs: Mapping[str, Timed], repeats: int) -> dict[str, list[Round]]:
+    """Every run warmed up, then timed in turn, round after round (echo, inline, attached,
+    echo, ...): a slow spell of the shared machine lands on all of them, not on whichever
+    ran during it. (Until the eighth session each was timed in one block after the other,
+    and drift between blocks showed in the ratios: attached/inline read 0.97-1.19 in one
+    session for the same code.)"""
+    for run in runs.values():
+        await run.warm_up()
+    rounds: dict[str, list[Round]] = {name: [] for name in runs}
+    for _ in range(repeats):
+        for name, run in runs.items():
+            rounds[name].append(await run.timed())
+    return rounds
+
+
+def best(rounds: Mapping[str, list[Round]]) -> dict[str, Round]:
+    """Each run's least wall and least CPU time over its rounds (each on its own)."""
+    return {
+        name: (min(w for w, _ in timed), min(c for _, c in timed)) for name, timed in rounds.items()
+    }
+
+
+def paired(rounds: Mapping[str, list[Round]], a: str, b: str) -> float:
+    """The median over the rounds of a's time / b's time in the same round: each ratio
+    compares two runs timed one right after the other. (The best of each on its own
+    pairs whichever quiet spell each happened to get: on this machine the echo's best
+    once came from a spell none of the bridge's rounds had, 179 against 230-500 us.)"""
+    return statistics.median(x[0] / y[0] for x, y in zip(rounds[a], rounds[b], strict=True))
+
+
+async def started(
+    stack: contextlib.AsyncExitStack, modes: Sequence[str], args: Sequence[str] = ()
+) -> tuple[RawClient, dict[str, tuple[RawClient, int]]]:
+    """The echo server's client, and each mode's (client, server pid) in a temporary data
+    directory of its own, all answering every ask (`answer_asks`); gone with `stack`."""
+    echo = await stack.enter_async_context(RawClient.spawn(echo_command()))
+    bridges: dict[str, tuple[RawClient, int]] = {}
+    for mode in modes:
+        data_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="askbridge-bench-"))
+        bridges[mode] = await stack.enter_async_context(bridge(mode, data_dir, answer_asks, args))
+    return echo, bridges
+
+
+class BridgeRun:
+    """A bench's client of one host mode, counting its questions' results."""
+
+    def __init__(self, client: RawClient, pid: int) -> None:
+        self.client, self.pid = client, pid
+        self.results = count_tool_results(client)
+
+    async def done(self, questions: int) -> None:
+        """Every one of `questions` ended `completed`; the front door shut down, status 0."""
+        assert self.results == {"completed": questions}, self.results
+        await shut_down(self.client)
 
 
 def count_tool_results(client: RawClient) -> Counter[str]:

@@ -31,19 +31,25 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import statistics
 import sys
-import tempfile
 import time
 
 from _echo_baseline import (
     ASK_PARAMS,
     RawClient,
     ask_script,
-    echo_command,
     text_prompt,
 )
-from _servers import MODES, answer_asks, bridge, count_tool_results, cpu_seconds, shut_down
+from _servers import (
+    MODES,
+    BridgeRun,
+    Round,
+    best,
+    cpu_seconds,
+    in_turn,
+    paired,
+    started,
+)
 from _targets import against
 
 SESSIONS = 64
@@ -53,14 +59,27 @@ QUESTIONS = SESSIONS * STEPS
 REPEATS = 3  # best of 3, for the echo and the bridge alike: the machine is shared
 
 
-class Echo:
+class Rounds:
+    """A round of WARMUP_STEPS to warm up, of STEPS when timed."""
+
+    async def round(self, steps: int) -> Round:
+        raise NotImplementedError
+
+    async def warm_up(self) -> Round:
+        return await self.round(WARMUP_STEPS)
+
+    async def timed(self) -> Round:
+        return await self.round(STEPS)
+
+
+class Echo(Rounds):
     """The baseline: SESSIONS requesters, each sending its next echo as soon as its
     previous one is answered; a round is `steps` echoes each."""
 
     def __init__(self, client: RawClient) -> None:
         self.client = client
 
-    async def round(self, steps: int) -> tuple[float, float]:
+    async def round(self, steps: int) -> Round:
         async def requester() -> None:
             for _ in range(steps):
                 await self.client.request("echo", ASK_PARAMS)
@@ -72,15 +91,11 @@ class Echo:
         return time.perf_counter() - start, 0.0
 
 
-class Bridge:
+class Bridge(BridgeRun, Rounds):
     """One host mode's server: a round is SESSIONS new sessions' prompts of `steps` asks,
-    sent at once; (wall, server CPU) seconds."""
+    sent at once."""
 
-    def __init__(self, client: RawClient, pid: int) -> None:
-        self.client, self.pid = client, pid
-        self.results = count_tool_results(client)
-
-    async def round(self, steps: int) -> tuple[float, float]:
+    async def round(self, steps: int) -> Round:
         sessions = [
             (await self.client.request("session/new", {"model": ask_script(steps)}))["sessionId"]
             for _ in range(SESSIONS)
@@ -94,42 +109,24 @@ class Bridge:
 
 
 async def main(modes: list[str]) -> None:
-    """The echo and every mode started first, then timed in turn round after round,
-    the ratio paired by round (as bench_bridge_sequential.py: a slow spell of the
-    shared machine lands on all of them)."""
+    """The echo and every mode started first, then timed in turn (`in_turn`), the ratio
+    paired by round (`paired`), as bench_bridge_sequential.py."""
     async with contextlib.AsyncExitStack() as stack:
-        runs: dict[str, Echo | Bridge] = {
-            "echo": Echo(await stack.enter_async_context(RawClient.spawn(echo_command())))
-        }
-        for mode in modes:
-            data_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="askbridge-bench-"))
-            client, pid = await stack.enter_async_context(bridge(mode, data_dir, answer_asks))
-            runs[mode] = Bridge(client, pid)
-        for run in runs.values():
-            await run.round(WARMUP_STEPS)
-        rounds: dict[str, list[tuple[float, float]]] = {name: [] for name in runs}
-        for _ in range(REPEATS):
-            for name, run in runs.items():
-                rounds[name].append(await run.round(STEPS))
-        for mode in modes:
-            bridge_run = runs[mode]
-            assert isinstance(bridge_run, Bridge)
-            expected = {"completed": SESSIONS * (WARMUP_STEPS + STEPS * REPEATS)}
-            assert bridge_run.results == expected, bridge_run.results
-            await shut_down(bridge_run.client)
-    best = {name: [min(x) for x in zip(*timed, strict=True)] for name, timed in rounds.items()}
-    echo = QUESTIONS / best["echo"][0]
+        echo_client, served = await started(stack, modes)
+        bridges = {mode: Bridge(*run) for mode, run in served.items()}
+        rounds = await in_turn({"echo": Echo(echo_client), **bridges}, REPEATS)
+        for run in bridges.values():
+            await run.done(SESSIONS * (WARMUP_STEPS + STEPS * REPEATS))
+    least = best(rounds)
+    echo = QUESTIONS / least["echo"][0]
     for mode in modes:
-        rate, cpu = QUESTIONS / best[mode][0], best[mode][1] / QUESTIONS
-        # rate / echo rate = echo's time / the bridge's, paired round by round (as (a))
-        ratio = statistics.median(
-            e[0] / b[0] for e, b in zip(rounds["echo"], rounds[mode], strict=True)
-        )
+        rate, cpu = QUESTIONS / least[mode][0], least[mode][1] / QUESTIONS
+        # rate / echo rate = the echo's time / the bridge's, paired round by round
         print(
             f"bridge_concurrent[{mode}]: {SESSIONS} sessions, {QUESTIONS} questions, "
             f"{rate:.0f} questions/s (server CPU {cpu * 1e6:.0f} us/question); "
             f"echo {echo:.0f} requests/s; "
-            f"ratio {against(ratio, '>=', 0.15, digits=3)}",
+            f"ratio {against(paired(rounds, 'echo', mode), '>=', 0.15, digits=3)}",
             flush=True,
         )
 

@@ -31,19 +31,25 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import statistics
 import sys
-import tempfile
 import time
 
 from _echo_baseline import (
     ASK_PARAMS,
     RawClient,
     ask_script,
-    echo_command,
     text_prompt,
 )
-from _servers import MODES, answer_asks, bridge, count_tool_results, cpu_seconds, shut_down
+from _servers import (
+    MODES,
+    BridgeRun,
+    Round,
+    best,
+    cpu_seconds,
+    in_turn,
+    paired,
+    started,
+)
 from _targets import against
 
 QUESTIONS = 2_000
@@ -59,26 +65,24 @@ class Echo:
     def __init__(self, client: RawClient) -> None:
         self.client = client
 
-    async def warm_up(self) -> None:
-        for _ in range(WARMUP):
-            await self.client.request("echo", ASK_PARAMS)
-
-    async def timed(self) -> tuple[float, float]:
+    async def round_trips(self, count: int) -> Round:
         start = time.perf_counter()
-        for _ in range(QUESTIONS):
+        for _ in range(count):
             await self.client.request("echo", ASK_PARAMS)
         return time.perf_counter() - start, 0.0
 
+    async def warm_up(self) -> Round:
+        return await self.round_trips(WARMUP)
 
-class Bridge:
+    async def timed(self) -> Round:
+        return await self.round_trips(QUESTIONS)
+
+
+class Bridge(BridgeRun):
     """One host mode's server: each timed round is one prompt of QUESTIONS asks in a new
-    session; (wall, server CPU) seconds."""
+    session."""
 
-    def __init__(self, client: RawClient, pid: int) -> None:
-        self.client, self.pid = client, pid
-        self.results = count_tool_results(client)
-
-    async def prompt(self, questions: int) -> tuple[float, float]:
+    async def prompt(self, questions: int) -> Round:
         new = await self.client.request("session/new", {"model": ask_script(questions)})
         cpu_start, start = cpu_seconds(self.pid), time.perf_counter()
         result = await self.client.request("session/prompt", text_prompt(new["sessionId"]))
@@ -86,48 +90,26 @@ class Bridge:
         assert result == {"stopReason": "end_turn"}, result
         return wall, cpu
 
-    async def warm_up(self) -> None:
-        await self.prompt(WARMUP)
+    async def warm_up(self) -> Round:
+        return await self.prompt(WARMUP)
 
-    async def timed(self) -> tuple[float, float]:
+    async def timed(self) -> Round:
         return await self.prompt(QUESTIONS)
 
 
 async def main(modes: list[str]) -> None:
-    """The echo and every mode, all started first, then timed in turn round after round
-    (echo, inline, attached, echo, …), REPEATS rounds, ratios paired by round: a slow spell
-    of the shared machine lands on all of them, not on whichever ran during it. (Until
-    the eighth session each was timed in one block after the other, so drift between
-    blocks showed in the ratios: attached/inline read 0.97–1.19 in one session.)"""
+    """The echo and every mode, all started first, then timed in turn (`in_turn`), the
+    ratios paired by round (`paired`)."""
     async with contextlib.AsyncExitStack() as stack:
-        echo_client = await stack.enter_async_context(RawClient.spawn(echo_command()))
-        runs: dict[str, Echo | Bridge] = {"echo": Echo(echo_client)}
-        for mode in modes:
-            data_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="askbridge-bench-"))
-            client, pid = await stack.enter_async_context(
-                bridge(mode, data_dir, answer_asks, SERVE_ARGS)
-            )
-            runs[mode] = Bridge(client, pid)
-        for run in runs.values():
-            await run.warm_up()
-        rounds: dict[str, list[tuple[float, float]]] = {name: [] for name in runs}
-        for _ in range(REPEATS):
-            for name, run in runs.items():
-                rounds[name].append(await run.timed())
-        for mode in modes:
-            bridge_run = runs[mode]
-            assert isinstance(bridge_run, Bridge)
-            assert bridge_run.results == {"completed": WARMUP + QUESTIONS * REPEATS}, (
-                bridge_run.results
-            )
-            await shut_down(bridge_run.client)
-    best = {
-        name: [min(x) / QUESTIONS for x in zip(*timed, strict=True)]
-        for name, timed in rounds.items()
-    }
-    echo = best["echo"][0]
+        echo_client, served = await started(stack, modes, SERVE_ARGS)
+        bridges = {mode: Bridge(*run) for mode, run in served.items()}
+        rounds = await in_turn({"echo": Echo(echo_client), **bridges}, REPEATS)
+        for run in bridges.values():
+            await run.done(WARMUP + QUESTIONS * REPEATS)
+    least = best(rounds)
+    echo = least["echo"][0] / QUESTIONS
     for mode in modes:
-        seconds, cpu = best[mode]
+        seconds, cpu = (x / QUESTIONS for x in least[mode])
         print(
             f"bridge_sequential[{mode}]: {QUESTIONS} questions, {seconds * 1e6:.0f} us/question "
             f"(server CPU {cpu * 1e6:.0f} us); echo {echo * 1e6:.0f} us/round trip; "
@@ -135,20 +117,12 @@ async def main(modes: list[str]) -> None:
             flush=True,
         )
     if len(modes) == 2:
-        attached, inline = best["attached"][0], best["inline"][0]
+        attached, inline = least["attached"][0] / QUESTIONS, least["inline"][0] / QUESTIONS
         print(
             f"bridge_attach_overhead: attached {attached * 1e6:.0f} us/question, "
             f"inline {inline * 1e6:.0f} us/question; "
             f"ratio {against(paired(rounds, 'attached', 'inline'), '<=', 1.1)}"
         )
-
-
-def paired(rounds: dict[str, list[tuple[float, float]]], a: str, b: str) -> float:
-    """The median over the rounds of a's time / b's time in the same round: each ratio
-    compares two runs timed one right after the other. (The best of each on its own
-    pairs whichever quiet spell each happened to get: on this machine the echo's best
-    once came from a spell none of the bridge's rounds had, 179 against 230-500 us.)"""
-    return statistics.median(x[0] / y[0] for x, y in zip(rounds[a], rounds[b], strict=True))
 
 
 if __name__ == "__main__":

@@ -53,11 +53,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _echo_baseline import (
     INITIALIZE_PARAMS,
     RawClient,
-    answer_first_options,
     ask_script,
     text_prompt,
 )
-from _servers import askbridge, cpu_seconds, serve_command, start_host, stop_host
+from _servers import answer_asks, askbridge, cpu_seconds, serve_command, start_host, stop_host
 
 CONCURRENT = (64, 50)  # sessions, steps: bench_bridge_concurrent.py's run
 SEQUENTIAL = (1, 2000)  # bench_bridge_sequential.py's run
@@ -125,7 +124,7 @@ async def _prompts(
 ) -> None:
     """The warm-up and the timed rounds through a front door `cmd`, profiling `server_pid`
     (None: the front door's own process, an inline host)."""
-    async with RawClient.spawn(cmd, lambda _method, params: answer_first_options(params)) as client:
+    async with RawClient.spawn(cmd, answer_asks) as client:
         await client.request("initialize", INITIALIZE_PARAMS)
         client.notify("initialized", {})
         pid = client.process.pid if server_pid is None else server_pid
