@@ -87,7 +87,7 @@ function handle(ev) {
     const continued = new Map(wanted().late.map((c) => [c.key, c]));
     for (const [key, el] of S.els) {
       const c = S.cards.get(key) || continued.get(key);
-      if (!c || el.sig !== signature(c) || el.classList.contains("closed")) { el.remove(); S.els.delete(key); }
+      if (!c || el.classList.contains("closed") || signature(el.shown) !== signature(c)) { el.remove(); S.els.delete(key); }
     }
     $("stopped").hidden = true; $("login").hidden = true; $("status").textContent = "connected";
   } else if (ev.type === "card") {
@@ -213,7 +213,7 @@ function collect(el, questions) {
 function signature(card) { return JSON.stringify([card.sessionId, card.callId, card.timed, card.questions]); }
 
 function cardElement(card) {
-  const el = document.createElement("article"); el.sig = signature(card);
+  const el = document.createElement("article"); el.shown = card;  // compared at a resync only
   el.className = "card"; el.dataset.key = card.key; el.setAttribute("aria-label", card.questions[0].question);
   const meta = document.createElement("div"); meta.className = "meta";
   const sess = textEl("span", "sess", ""); const countdown = textEl("span", "countdown", "");
