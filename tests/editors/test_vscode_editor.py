@@ -339,6 +339,7 @@ def test_vscode_real_editor_approval_and_plan_review_cards_V3_V4(tmp_path: Path)
     seen = run_e2e(
         "intents.mjs",
         *("--vsix", str(vsix), "--player-command", json.dumps(player)),
+        *("--player-report", str(report_file)),
         *("--feedback", FEEDBACK, "--artifacts", str(ARTIFACTS)),
         work=tmp_path / "work",
         timeout=300,

@@ -349,7 +349,10 @@ def main(argv: list[str] | None = None) -> int:
         recent = player.exchange[-8:]
         problem += "\nlatest messages:\n" + "\n".join(f"  {w}: {json.dumps(m)}" for w, m in recent)
         print(f"transcript player ({args.transcript.name}): {problem}", file=sys.stderr)
-    args.report.write_text(json.dumps(player.report(problem), indent=1))
+    # Written whole, then renamed: a waiter that sees the file reads all of it.
+    partial = args.report.with_name(args.report.name + ".partial")
+    partial.write_text(json.dumps(player.report(problem), indent=1))
+    partial.replace(args.report)
     return 0 if problem is None else 1
 
 

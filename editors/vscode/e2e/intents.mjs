@@ -10,10 +10,13 @@
 //    Give feedback…; this script gives feedback in the InputBox.
 // The player checks the replies exactly and writes its report when the
 // extension shuts it down (askbridge.command is then set to a missing program
-// and the server restarted, so no second player starts).
+// and the server restarted, so no second player starts). The editor is closed
+// only once that report is there: clicking "Restart Server" returns before the
+// player has stopped, and closing the editor then kills the player's process
+// group with it, report unwritten (seen once in CI under load).
 //
-// Usage: node intents.mjs --vsix X.vsix --player-command JSON --feedback TEXT
-//                         --artifacts DIR [--work DIR]
+// Usage: node intents.mjs --vsix X.vsix --player-command JSON --player-report FILE
+//                         --feedback TEXT --artifacts DIR [--work DIR]
 // Prints one JSON line {"ok": true, ...} with what the cards showed.
 import * as fs from "node:fs";
 import * as os from "node:os";
@@ -35,6 +38,7 @@ const { values: opts } = parseArgs({
   options: {
     vsix: { type: "string" },
     "player-command": { type: "string" },
+    "player-report": { type: "string" },
     feedback: { type: "string" },
     artifacts: { type: "string" },
     work: { type: "string" },
@@ -84,6 +88,7 @@ async function scenario(editor, shot) {
   await waitForText(page, /prompt finished: end_turn/);
   // Stop the player (shutdown + exit) without starting another.
   await restartWithCommand(editor, ["askbridge-not-installed", "serve"]);
+  await fileWritten(opts["player-report"], 60_000);
   return {
     approvalRows,
     approvalPlaceholder,
@@ -94,8 +99,17 @@ async function scenario(editor, shot) {
   };
 }
 
+/** Resolves once `file` exists (the player writes it whole, by a rename). */
+async function fileWritten(file, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  while (!fs.existsSync(file)) {
+    if (Date.now() > deadline) throw new Error(`the player wrote no report in ${timeoutMs} ms: ${file}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 async function main() {
-  for (const key of ["vsix", "player-command", "feedback", "artifacts"]) {
+  for (const key of ["vsix", "player-command", "player-report", "feedback", "artifacts"]) {
     if (!opts[key]) throw new Error(`--${key} is required`);
   }
   const work = opts.work ?? fs.mkdtempSync(path.join(os.tmpdir(), "askbridge-e2e-intents-"));
