@@ -1,12 +1,20 @@
 """Ctrl-C ends any command with status 130 and no traceback (cli.py), even when it lands
-inside an import that Python reports as another exception (entry.interrupted)."""
+inside an import that Python reports as another exception (entry.interrupted), and the
+inline host holds it off while its start imports (daemon/inline.py `_CtrlCHeld`)."""
 
 from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from askbridge import cli
+from askbridge.daemon.inline import _CtrlCHeld, serve_inline
 from askbridge.entry import EXIT_INTERRUPTED, interrupted
+from askbridge.host.store.datadir import open_checked
 
 
 class _InterruptedWhileNamed:
@@ -59,3 +67,63 @@ def test_main_returns_130_for_a_wrapped_interrupt_and_raises_anything_else(
     monkeypatch.setattr(cli, "_run", failing_run)
     with pytest.raises(RuntimeError, match="a real failure"):
         cli.main(["schema", "--out", "unused"])
+
+
+@pytest.fixture
+def sigint_default() -> Iterator[None]:
+    """SIGINT as a person's Python has it (an xdist worker may run with it ignored)."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
+def _signal_lands() -> None:
+    """SIGINT to this process, and bytecode run after it (Python runs handlers between)."""
+    os.kill(os.getpid(), signal.SIGINT)
+    for _ in range(1000):
+        pass
+
+
+def test_ctrl_c_while_the_inline_host_imports_is_held_to_the_end_of_it(
+    sigint_default: None,
+) -> None:
+    held = _CtrlCHeld()
+    with held:
+        try:
+            _signal_lands()
+        except KeyboardInterrupt:  # caught here: escaping, it would end the whole test run
+            pytest.fail("Ctrl-C was raised inside the held span (in the middle of an import)")
+        assert held.pressed
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # asyncio's runner's cue
+    with pytest.raises(KeyboardInterrupt):
+        _signal_lands()
+
+
+def test_a_process_that_ignores_sigint_keeps_ignoring_it(sigint_default: None) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    held = _CtrlCHeld()
+    with held:
+        _signal_lands()
+    assert not held.pressed
+    assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+
+
+def test_serve_inline_ends_with_ctrl_c_held_during_its_start_and_lets_the_directory_go(
+    sigint_default: None, tmp_path: Path
+) -> None:
+    """Ctrl-C right after the early answer (here, in `after_answer`) ends the start with a
+    KeyboardInterrupt of our own, before the loop serves anything: the callers' status 130
+    (entry.py, cli.py), the data directory's lock released, nothing read from stdin."""
+    data_dir = str(tmp_path / "data")
+    finished: list[str] = []
+
+    def answered() -> None:  # stands for the imports the start runs after its answer
+        _signal_lands()
+        finished.append("after_answer")
+
+    with pytest.raises(KeyboardInterrupt):
+        serve_inline("acp", data_dir, {}, after_answer=answered)
+    assert finished == ["after_answer"]  # not cut off where the signal landed
+    open_checked(data_dir).close()  # not "in use by process N": the lock was released
