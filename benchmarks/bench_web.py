@@ -163,7 +163,12 @@ MANIFEST = {
     "name": "askbridge bench stamps",
     "version": "1",
     "content_scripts": [
-        {"matches": ["http://127.0.0.1/*"], "js": ["stamp.js"], "run_at": "document_end", "world": "MAIN"}
+        {
+            "matches": ["http://127.0.0.1/*"],
+            "js": ["stamp.js"],
+            "run_at": "document_end",
+            "world": "MAIN",
+        }
     ],
 }
 STAMP_JS = f"""({OBSERVE})(t => setTimeout(() => console.log("askbridge-stamp card " + t.toFixed(3)), 20));
@@ -306,5 +311,7 @@ async def main(plain: bool) -> None:
 
 if __name__ == "__main__":
     cli = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    cli.add_argument("--plain", action="store_true", help="Chromium without Playwright (no DevTools)")
+    cli.add_argument(
+        "--plain", action="store_true", help="Chromium without Playwright (no DevTools)"
+    )
     anyio.run(main, cli.parse_args().plain)

@@ -85,9 +85,7 @@ def _wrapped_server(out: str) -> None:
     sys.exit(main())
 
 
-async def _drive(
-    kind: str, out: str, sessions: int, steps: int, rounds: int, host: str
-) -> None:
+async def _drive(kind: str, out: str, sessions: int, steps: int, rounds: int, host: str) -> None:
     data_dir = tempfile.mkdtemp(prefix="askbridge-profile-")
     # bench_bridge_sequential.py's limit: 2,000 tool steps are one turn
     limit = ("--max-turn-requests", "100000")
@@ -104,7 +102,9 @@ async def _drive(
     daemon = start_host(data_dir, *limit, runner=runner, timeout=120)
     try:
         pid = _host_pid(data_dir, daemon.pid)
-        await _prompts(kind, serve_command("attached", data_dir, *limit), pid, sessions, steps, rounds)
+        await _prompts(
+            kind, serve_command("attached", data_dir, *limit), pid, sessions, steps, rounds
+        )
     finally:  # nothing outlives the script: the daemon is stopped (killed if it hangs)
         await asyncio.to_thread(stop_host, data_dir, daemon, 120)
 
@@ -129,25 +129,35 @@ async def _prompts(
         client.notify("initialized", {})
         pid = client.process.pid if server_pid is None else server_pid
         for timed, n in [(False, 5), *[(True, steps)] * rounds]:
-            ids = [(await client.request("session/new", {"model": ask_script(n)}))["sessionId"] for _ in range(sessions)]
+            ids = [
+                (await client.request("session/new", {"model": ask_script(n)}))["sessionId"]
+                for _ in range(sessions)
+            ]
             if timed:
                 _switch(kind, pid, on=True)
                 await asyncio.sleep(0.2)  # the signal lands before the first prompt
             c0, t0 = cpu_seconds(pid), time.perf_counter()
-            stops = await asyncio.gather(*[client.request_nowait("session/prompt", text_prompt(s)) for s in ids])
+            stops = await asyncio.gather(
+                *[client.request_nowait("session/prompt", text_prompt(s)) for s in ids]
+            )
             c1, t1 = cpu_seconds(pid), time.perf_counter()
             assert all(s == {"stopReason": "end_turn"} for s in stops), stops
             if timed:
                 _switch(kind, pid, on=False)
                 await asyncio.sleep(0.3)  # the dump is written
                 questions = sessions * n
-                print(f"round: {questions} questions, server CPU {1e6 * (c1 - c0) / questions:.0f} us/question, "
-                      f"wall {t1 - t0:.2f} s (under the profiler)", flush=True)
+                print(
+                    f"round: {questions} questions, server CPU {1e6 * (c1 - c0) / questions:.0f} us/question, "
+                    f"wall {t1 - t0:.2f} s (under the profiler)",
+                    flush=True,
+                )
         await client.request("shutdown", None)
         client.notify("exit")
         await client.process.wait()
     if kind == "callgrind":
-        print(f"instructions per question: the 'Collected' figure above / {sessions * steps * rounds}")
+        print(
+            f"instructions per question: the 'Collected' figure above / {sessions * steps * rounds}"
+        )
 
 
 def _switch(kind: str, pid: int, *, on: bool) -> None:
@@ -156,7 +166,11 @@ def _switch(kind: str, pid: int, *, on: bool) -> None:
         return
     if not on:
         subprocess.run(["callgrind_control", "-d", str(pid)], check=True, capture_output=True)
-    subprocess.run(["callgrind_control", "-i", "on" if on else "off", str(pid)], check=True, capture_output=True)
+    subprocess.run(
+        ["callgrind_control", "-i", "on" if on else "off", str(pid)],
+        check=True,
+        capture_output=True,
+    )
 
 
 def _calls(path: str, questions: int) -> None:
@@ -165,7 +179,11 @@ def _calls(path: str, questions: int) -> None:
     own_time: collections.Counter[str] = collections.Counter()
     rows = []
     for (file, line, name), (_cc, calls, tottime, _ct, _callers) in stats.stats.items():
-        key = file.split("askbridge/")[-1] if "askbridge/" in file else (file.split("/")[-1] if file != "~" else name)
+        key = (
+            file.split("askbridge/")[-1]
+            if "askbridge/" in file
+            else (file.split("/")[-1] if file != "~" else name)
+        )
         by_file[key] += calls
         own_time[key] += tottime
         rows.append((calls, tottime, f"{key}:{line}({name})"))
@@ -183,7 +201,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("kind", choices=("cprofile", "callgrind", "calls"))
     parser.add_argument("out", help="the profile written (cprofile, callgrind) or read (calls)")
-    parser.add_argument("--sequential", action="store_true", help="one session of 2,000 steps, as (a)")
+    parser.add_argument(
+        "--sequential", action="store_true", help="one session of 2,000 steps, as (a)"
+    )
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument(
         "--host",

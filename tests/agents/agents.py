@@ -98,7 +98,9 @@ def run(cmd: list[str], env: dict[str, str], cwd: Path, timeout: float = RUN_TIM
     return Run(proc.returncode, proc.stdout, proc.stderr)
 
 
-async def run_agent(agent: Callable[..., Run], model_url: str, tmp_path: Path, **options: Any) -> Run:
+async def run_agent(
+    agent: Callable[..., Run], model_url: str, tmp_path: Path, **options: Any
+) -> Run:
     """Run one agent (`claude`, `codex`, `gemini` below) on the test's folders, off the event
     loop so the editor in the test's loop keeps answering; a non-zero exit fails the test."""
     (tmp_path / "work").mkdir(exist_ok=True)

@@ -179,7 +179,9 @@ async def mcp_agent(data_dir: Path, cwd: Path) -> AsyncIterator[ClientSession]:
 
 
 @asynccontextmanager
-async def web_stack(tmp_path: Path, host: str = "inline", browser: bool = True) -> AsyncIterator[Stack]:
+async def web_stack(
+    tmp_path: Path, host: str = "inline", browser: bool = True
+) -> AsyncIterator[Stack]:
     """`browser=False`: no Playwright Chromium (`Stack.browser` is None) for a caller that
     runs its own (benchmarks/bench_web.py --plain)."""
     data_dir = tmp_path / "data"
