@@ -81,7 +81,18 @@ def plain_front_door(argv: list[str], stdin_is_terminal: bool) -> tuple[str, str
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
+    """Ctrl-C is status 130 from the first import on: the full command line's modules take
+    ~50-100 ms to import, and Ctrl-C in them printed a traceback and ended killed by SIGINT
+    (measured: `askbridge host` by hand, interrupted in its first 0.3 s)."""
+    try:
+        return _main(sys.argv[1:] if argv is None else argv)
+    except BaseException as exc:
+        if interrupted(exc):
+            return EXIT_INTERRUPTED
+        raise
+
+
+def _main(args: list[str]) -> int:
     plain = plain_command_line(args, sys.stdin is None or sys.stdin.isatty())
     if plain is None:
         from askbridge.cli import main as full_main
@@ -95,17 +106,12 @@ def main(argv: list[str] | None = None) -> int:
     if problem is not None:
         print(f"askbridge {args[0]}: {problem}", file=sys.stderr)
         return 1
-    try:
-        if host == "inline":
-            return _run_inline(door, data_dir)
-        from askbridge import __version__
-        from askbridge.attach import attach
+    if host == "inline":
+        return _run_inline(door, data_dir)
+    from askbridge import __version__
+    from askbridge.attach import attach
 
-        return attach(door, data_dir, {}, __version__, 60.0)
-    except BaseException as exc:
-        if interrupted(exc):
-            return EXIT_INTERRUPTED
-        raise
+    return attach(door, data_dir, {}, __version__, 60.0)
 
 
 def _run_inline(door: str, data_dir: str) -> int:

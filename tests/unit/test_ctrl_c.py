@@ -1,17 +1,20 @@
 """Ctrl-C ends any command with status 130 and no traceback (cli.py), even when it lands
-inside an import that Python reports as another exception (entry.interrupted), and the
-inline host holds it off while its start imports (daemon/inline.py `_CtrlCHeld`)."""
+inside an import that Python reports as another exception (entry.interrupted) or in the
+console script's first import of the command line (entry.main), and the inline host
+holds it off while its start imports (daemon/inline.py `_CtrlCHeld`)."""
 
 from __future__ import annotations
 
 import os
 import signal
+import sys
+import types
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from askbridge import cli
+from askbridge import cli, entry
 from askbridge.daemon.inline import _CtrlCHeld, serve_inline
 from askbridge.entry import EXIT_INTERRUPTED, interrupted
 from askbridge.host.store.datadir import open_checked
@@ -127,3 +130,23 @@ def test_serve_inline_ends_with_ctrl_c_held_during_its_start_and_lets_the_direct
         serve_inline("acp", data_dir, {}, after_answer=answered)
     assert finished == ["after_answer"]  # not cut off where the signal landed
     open_checked(data_dir).close()  # not "in use by process N": the lock was released
+
+
+class _InterruptedImport(types.ModuleType):
+    """`askbridge.cli` as Ctrl-C finds it when it lands while the module imports."""
+
+    def __getattr__(self, name: str) -> object:
+        raise KeyboardInterrupt
+
+
+def test_ctrl_c_while_the_full_command_line_imports_is_130(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The console script's first import of the full command line (cli.py and its parser,
+    ~50-100 ms) is inside main's Ctrl-C handling too, not only what it runs."""
+    monkeypatch.setitem(sys.modules, "askbridge.cli", _InterruptedImport("askbridge.cli"))
+    try:
+        status = entry.main(["host", "--status"])
+    except KeyboardInterrupt:  # caught here: escaping, it would end the whole test run
+        pytest.fail("Ctrl-C during the command line's import escaped main")
+    assert status == EXIT_INTERRUPTED
