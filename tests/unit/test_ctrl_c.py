@@ -1,7 +1,7 @@
 """Ctrl-C ends any command with status 130 and no traceback (cli.py), even when it lands
 inside an import that Python reports as another exception (entry.interrupted) or in the
-console script's first import of the command line (entry.main), and the inline host
-holds it off while its start imports (daemon/inline.py `_CtrlCHeld`)."""
+console script's first import of the command line (entry.main), and a host holds it
+off while its start imports (daemon/inline.py `CtrlCHeld`, inline and `askbridge host`)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,9 @@ from pathlib import Path
 import pytest
 
 from askbridge import cli, entry
-from askbridge.daemon.inline import _CtrlCHeld, serve_inline
+from askbridge.cli_parser import parse_args
+from askbridge.daemon import main as daemon_main
+from askbridge.daemon.inline import CtrlCHeld, serve_inline
 from askbridge.entry import EXIT_INTERRUPTED, interrupted
 from askbridge.host.store.datadir import open_checked
 
@@ -92,7 +94,7 @@ def _signal_lands() -> None:
 def test_ctrl_c_while_the_inline_host_imports_is_held_to_the_end_of_it(
     sigint_default: None,
 ) -> None:
-    held = _CtrlCHeld()
+    held = CtrlCHeld()
     with held:
         try:
             _signal_lands()
@@ -106,7 +108,7 @@ def test_ctrl_c_while_the_inline_host_imports_is_held_to_the_end_of_it(
 
 def test_a_process_that_ignores_sigint_keeps_ignoring_it(sigint_default: None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    held = _CtrlCHeld()
+    held = CtrlCHeld()
     with held:
         _signal_lands()
     assert not held.pressed
@@ -150,3 +152,23 @@ def test_ctrl_c_while_the_full_command_line_imports_is_130(
     except KeyboardInterrupt:  # caught here: escaping, it would end the whole test run
         pytest.fail("Ctrl-C during the command line's import escaped main")
     assert status == EXIT_INTERRUPTED
+
+
+def test_askbridge_host_holds_ctrl_c_while_it_starts_and_lets_the_directory_go(
+    sigint_default: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`askbridge host` by hand: Ctrl-C while it starts (here, while it sets up its log,
+    between the store's opening and the loop) ends it with our own KeyboardInterrupt once
+    the start's imports are done, the data directory's lock released."""
+    finished: list[str] = []
+
+    def log_to_host_log(data_dir: Path) -> None:
+        _signal_lands()
+        finished.append("log")
+
+    monkeypatch.setattr(daemon_main, "_log_to_host_log", log_to_host_log)
+    data_dir = str(tmp_path / "data")
+    with pytest.raises(KeyboardInterrupt):
+        daemon_main.run_host(parse_args(["host", "--data-dir", data_dir]))
+    assert finished == ["log"]  # not cut off where the signal landed
+    open_checked(data_dir).close()

@@ -56,7 +56,7 @@ def serve_inline(
         checked.close()
         print(f"askbridge: {exc}", file=sys.stderr)
         return 1
-    ctrl_c = _CtrlCHeld()
+    ctrl_c = CtrlCHeld()
     try:
         early = None
         if door == "lsp":
@@ -91,8 +91,9 @@ def serve_inline(
         store.close()
 
 
-class _CtrlCHeld:
-    """Ctrl-C held off while the start imports, from the early answer to the event loop.
+class CtrlCHeld:
+    """Ctrl-C held off while a host's start imports, up to its event loop: here from the
+    early answer on, in `askbridge host` (main.py) from the store's opening on.
 
     Python raises KeyboardInterrupt wherever the main thread is when SIGINT lands, and
     during an import that can be where it is lost or turned into something else: inside

@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any
 from askbridge.hostsock import AttachError, connect, process_alive, request
 from askbridge.paths import data_dir_of
 
+from .inline import CtrlCHeld
+
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
@@ -121,12 +123,15 @@ def _run_host(args: argparse.Namespace) -> int:
         return show_status(data_dir)
     if args.stop:
         return stop_host(data_dir)
-    from askbridge.core import StoreError
-    from askbridge.host.options import HostSettings
-    from askbridge.host.store.datadir import open_store
+    ctrl_c = CtrlCHeld()  # by hand, Ctrl-C while the start imports: inline.py says why
+    with ctrl_c:
+        from askbridge.core import StoreError
+        from askbridge.host.options import HostSettings
+        from askbridge.host.store.datadir import open_store
 
-    from .front import door_defaults
-
+        from .front import door_defaults
+    if ctrl_c.pressed:
+        raise KeyboardInterrupt  # the caller's Ctrl-C: status 130 (entry.py, cli.py)
     try:
         store = open_store(data_dir)
     except StoreError as exc:
@@ -144,17 +149,22 @@ def _run_host(args: argparse.Namespace) -> int:
             return 1
         print(f"askbridge host: {exc}", file=sys.stderr)
         return 1
-    if not args.log_file:
-        _log_to_host_log(Path(data_dir))
-    from askbridge.hostsock import bind_host_socket
+    with ctrl_c:
+        if not args.log_file:
+            _log_to_host_log(Path(data_dir))
+        from askbridge.hostsock import bind_host_socket
 
-    sock = bind_host_socket(Path(data_dir))  # at once: racing front doors wait for it (H2)
-    import logging
+        sock = bind_host_socket(Path(data_dir))  # at once: racing front doors wait for it (H2)
+        import logging
 
-    log = logging.getLogger("askbridge.daemon")
-    try:
         import anyio
-
+        import anyio._backends._asyncio  # what anyio.run imports, here in the held span
+    log = logging.getLogger("askbridge.daemon")
+    if ctrl_c.pressed:
+        sock.close()
+        store.close()
+        raise KeyboardInterrupt  # the caller's Ctrl-C: status 130 (entry.py, cli.py)
+    try:
         settings = HostSettings.over_defaults(door_defaults(args))
         status = anyio.run(_serve, store, Path(data_dir), settings, args.idle_exit, sock)
     except Exception:
