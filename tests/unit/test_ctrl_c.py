@@ -1,7 +1,7 @@
 """Ctrl-C ends any command with status 130 and no traceback (cli.py), even when it lands
 inside an import that Python reports as another exception (entry.interrupted) or in the
 console script's first import of the command line (entry.main), and a host holds it
-off while its start imports (daemon/inline.py `CtrlCHeld`, inline and `askbridge host`)."""
+off while its start imports (daemon/ctrl_c.py `CtrlCHeld`, inline and `askbridge host`)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ import pytest
 from askbridge import cli, entry
 from askbridge.cli_parser import parse_args
 from askbridge.daemon import main as daemon_main
-from askbridge.daemon.inline import CtrlCHeld, serve_inline
+from askbridge.daemon.ctrl_c import CtrlCHeld
+from askbridge.daemon.inline import serve_inline
 from askbridge.entry import EXIT_INTERRUPTED, interrupted
 from askbridge.host.store.datadir import open_checked
 

@@ -56,6 +56,8 @@ def serve_inline(
         checked.close()
         print(f"askbridge: {exc}", file=sys.stderr)
         return 1
+    from .ctrl_c import CtrlCHeld  # stdlib only: held from the answer to the loop
+
     ctrl_c = CtrlCHeld()
     try:
         early = None
@@ -89,45 +91,6 @@ def serve_inline(
         )
     finally:
         store.close()
-
-
-class CtrlCHeld:
-    """Ctrl-C held off while a host's start imports, up to its event loop: here from the
-    early answer on, in `askbridge host` (main.py) from the store's opening on.
-
-    Python raises KeyboardInterrupt wherever the main thread is when SIGINT lands, and
-    during an import that can be where it is lost or turned into something else: inside
-    an import lock's weakref callback it is printed as "Exception ignored" and dropped
-    (the host then serves on, and Ctrl-C did nothing), and landing while modules and
-    dataclasses are built it ended the process killed by SIGINT (status -2, no 130, no
-    traceback): measured under load, about 1 Ctrl-C in 15 sent right after the early
-    `initialize` answer, when the heavy imports run. So in this span SIGINT is only
-    noted, and acted on (a KeyboardInterrupt raised in our own code) once it ends; it
-    lasts as long as the imports (~0.1-0.2 s), and nothing in it waits for input. From
-    the loop on, asyncio's runner turns Ctrl-C into the main task's cancellation. A
-    process started with SIGINT ignored keeps it ignored."""
-
-    __slots__ = ("_held", "pressed")
-
-    def __init__(self) -> None:
-        self.pressed = False
-        self._held = False
-
-    def __enter__(self) -> None:
-        import signal  # as anyio's loop will, right after
-
-        self._held = signal.getsignal(signal.SIGINT) is signal.default_int_handler
-        if self._held:
-            signal.signal(signal.SIGINT, self._press)
-
-    def _press(self, _signum: int, _frame: object) -> None:
-        self.pressed = True
-
-    def __exit__(self, *_exc: object) -> None:
-        import signal
-
-        if self._held:
-            signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _open_checked(data_dir: str) -> CheckedStore | None:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from askbridge.hostsock import AttachError, connect, process_alive, request
 from askbridge.paths import data_dir_of
 
-from .inline import CtrlCHeld
+from .ctrl_c import CtrlCHeld
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
@@ -123,7 +123,7 @@ def _run_host(args: argparse.Namespace) -> int:
         return show_status(data_dir)
     if args.stop:
         return stop_host(data_dir)
-    ctrl_c = CtrlCHeld()  # by hand, Ctrl-C while the start imports: inline.py says why
+    ctrl_c = CtrlCHeld()  # by hand, Ctrl-C while the start imports: ctrl_c.py says why
     with ctrl_c:
         from askbridge.core import StoreError
         from askbridge.host.options import HostSettings
