@@ -128,9 +128,8 @@ class Timed(Protocol):
 async def in_turn(runs: Mapping[str, Timed], repeats: int) -> dict[str, list[Round]]:
     """Every run warmed up, then timed in turn, round after round (echo, inline, attached,
     echo, ...): a slow spell of the shared machine lands on all of them, not on whichever
-    ran during it. (Until the eighth session each was timed in one block after the other,
-    and drift between blocks showed in the ratios: attached/inline read 0.97-1.19 in one
-    session for the same code.)"""
+    ran during it. Timed in blocks one after the other, drift between blocks shows in the
+    ratios (attached/inline read 0.97-1.19 for the same code)."""
     for run in runs.values():
         await run.warm_up()
     rounds: dict[str, list[Round]] = {name: [] for name in runs}

@@ -1,4 +1,4 @@
-"""How every benchmark line states its target and whether the run met it (issue 18 item 7).
+"""How every benchmark line states its target and whether the run met it.
 
 Each target line ends with ``MET`` or ``MISSED``, and the figure printed beside the
 target is the one the target is about, in its direction: a ratio target shows that

@@ -21,7 +21,7 @@ waiting question costs the server: its tool-call task and coroutine frames,
 the outgoing request's bookkeeping, the question's events in the session log
 and the projection, and allocator slack. The line reports bytes per
 question against the 2 KB (2,048 bytes) target. A second line per mode
-compares idle RSS with the echo server's (target ≤ 2×, issue 12 c): the
+compares idle RSS with the echo server's (target (c) ≤ 2×): the
 server as an editor leaves it when it starts — `initialize` answered, nothing
 asked, no session — like the echo server, which has none either; for scale it
 also shows the RSS after the warm-up question (what the first question imports

@@ -16,7 +16,7 @@ Measured: the serving process's VmRSS (the inline `askbridge serve`, or the
 
 What a session keeps after its turns is what its folds need (S10): its
 projection, inbox and counters, never its events, so end − start stays small
-however long the history. Target (issue 12 e): end − start ≤ 10 MB. The
+however long the history. Target (e): end − start ≤ 10 MB. The
 client still follows all 200 sessions, so none is unloaded: this measures
 what a loaded session keeps. Prints one line per mode:
 

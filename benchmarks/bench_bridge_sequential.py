@@ -16,8 +16,8 @@ a running `askbridge host`.
 Baseline, measured in the same run with the same client (`_echo_baseline.RawClient`):
 the round trip of one JSON-RPC request through the raw-pipe echo server, 2,000
 in sequence, each carrying the same params as one `userQuestions/ask`, best of
-3. Targets: each mode ≤ 2× the echo round trip (issue 12 a), and attached
-within 10% of inline (issue 10). The server's CPU per question (from
+3. Targets: each mode ≤ 2× the echo round trip (target a), and attached
+within 10% of inline. The server's CPU per question (from
 /proc/<pid>/stat, over the timed prompts) is shown for scale. Prints three lines:
 
     bridge_sequential[inline]: 2000 questions, 412 us/question (server CPU 380 us); echo 135 us/round trip; ratio 3.05x (target <= 2x) MISSED

@@ -1,4 +1,4 @@
-"""Time per question with 10 windows attached to a session vs with 1 (issue 19 target g).
+"""Time per question with 10 windows attached to a session vs with 1 (target g).
 
 One `askbridge host` on a temporary data directory; W windows, each its own
 `askbridge serve --host auto` front door (an editor window), all attached to it.

@@ -9,8 +9,7 @@ The events are the ones this version writes: an ask's result says its `outcome`
 (with its `answers`) and a late reply carries its `answers`, so the fold reads no
 text back (P3, P4). A log written before they carried their kind folds through
 projection_outcomes.py's text fallback, ~1.7x the instructions per event
-(callgrind, 2026-12-03: 5,120 vs 3,000), and is not what is timed: until
-2026-12-03 it was, because this bench predates `outcome`.
+(callgrind: 5,120 vs 3,000), and is not what is timed.
 Not every continued question gets its late reply, so the active set grows to
 about 16,000 by the end (a stress well beyond a real session); the fold's
 per-event work must not grow with it (it grows as log32 of the active set).
@@ -20,7 +19,7 @@ these events pays: a loop that reads each event's `type` and looks up its
 handler. Each is timed best-of-3. The input log is built first and then
 `gc.freeze()`d, so that no timing includes the cyclic collector walking the
 million input dicts (that cost depends on when a full collection happens to
-fire, not on the fold). Target: ≥ 1M events/s (issue 12 f); the rate is an
+fire, not on the fold). Target (f): ≥ 1M events/s; the rate is an
 absolute figure, so the baseline's rate is shown for scale. Prints one line:
 
     fold: 1000000 events, 1.20M events/s (target >= 1M events/s) MET; for scale, the baseline loop 9.8M events/s

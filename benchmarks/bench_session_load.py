@@ -9,7 +9,7 @@ event JSON strings, i.e. the decoding work alone with no database. Each is
 timed best-of-5 in this process's CPU time (`time.process_time`): both are
 CPU-bound in one thread (the database was just written, so it is in the page
 cache), and on a shared machine wall time mostly measures the neighbours (a
-0.25 s load took 0.5-0.8 s of wall time beside a load average of 8). Target: ratio ≤ 0.5 (issue 12 f): a load must not decode
+0.25 s load took 0.5-0.8 s of wall time beside a load average of 8). Target (f): ratio ≤ 0.5: a load must not decode
 every event. It does not: `load_lazily` (host/store/event_rows.py) reads the
 calls, user messages and turn ends of this mix as their `head` column and
 leaves their bodies undecoded, since no fold reads them. Prints one line:

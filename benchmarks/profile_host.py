@@ -1,8 +1,7 @@
 """Profile the host over the (a) or (b) workload: where a question's CPU goes.
 
 Not a benchmark (`make bench` runs only `bench_*.py`): a tool for the next step on
-targets (a) and (b), kept here because the fifth session's copy lived in /tmp and
-the figures in benchmarks/README.md were measured with it.
+targets (a) and (b); the profile figures in benchmarks/README.md are measured with it.
 
     .venv/bin/python benchmarks/profile_host.py cprofile  OUT [--sequential] [--rounds N]
     .venv/bin/python benchmarks/profile_host.py callgrind OUT [--sequential] [--rounds N]
@@ -24,8 +23,8 @@ the figures in benchmarks/README.md were measured with it.
 - `callgrind`: the server runs under `valgrind --tool=callgrind --instr-atstart=no`,
   switched on for the timed prompts with `callgrind_control -i on|off`; the instruction
   count per question is the "Collected" figure divided by the questions (printed).
-  Instruction counts are what the fifth session judged changes by: wall-clock is too
-  noisy on 2 shared cores.
+  Instruction counts are what to judge a change of the question path by: wall-clock is
+  too noisy on 2 shared cores.
 - `calls`: reads a cProfile dump and prints Python calls per question, by file and
   by function (the "~520 calls per question, 75 dict.get" figures); give it the
   `--sequential` and `--rounds` of the run that wrote the dump.

@@ -5,7 +5,7 @@ as nobody answers it — thousands at once in an editor left open — so what it
 holds is the record it needs and nothing more: `Question` and `Option` are
 frozen `__slots__` dataclasses over the strings the tool call (or the client's
 payload) already decoded, about a sixth of the pydantic `QuestionItem` they
-replace inside (issue 19, benchmarks/bench_bridge_memory.py). The wire model
+replace inside (benchmarks/bench_bridge_memory.py measures it). The wire model
 `QuestionItem` stays what a payload is parsed into and what the schema is
 generated from; a door builds its wire params from these with `dump()`, which
 writes exactly `QuestionItem.dump()`'s form (camelCase, None fields left out).

@@ -1,4 +1,4 @@
-"""Each default and limit of `ask_user_question`, written once (issue 19 item 6).
+"""Each default and limit of `ask_user_question`, written once.
 
 Plain constants, standard library only, so cli.py's parser and the early paths can
 read them without importing pydantic.

@@ -12,7 +12,7 @@ every key a script does not know — in the spec, a step, a tool call, the
 arguments of an `ask_user_question` or `delegate` call, nested delegate steps
 included — with its path and a did-you-mean (`steps[2].toolCalls[0].arguments.
 questions[0]: unknown key 'multiSelect' (did you mean 'multi_select'?)`). A typo
-in a script would otherwise change the question silently (issue 13). Only keys
+in a script would otherwise change the question silently. Only keys
 are checked: wrong values stay the tool's to report, so scripts can test T4. A
 model from a real endpoint keeps T2: the tool ignores keys it does not know.
 """

@@ -92,7 +92,7 @@ class ToolCallUpdate(WireModel):
 
 class TurnEnded(WireModel):
     """The end of a turn; `error` when it failed. A failure is reported there, once: not
-    also as agent text (issue 18), so a client that prompted shows its prompt's error and
+    also as agent text, so a client that prompted shows its prompt's error and
     any other window, or a turn a late reply woke, shows this one."""
 
     session_update: Literal["turn_ended"] = "turn_ended"

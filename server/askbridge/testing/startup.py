@@ -1,4 +1,4 @@
-"""Starting `askbridge serve` for a test client, and saying why it did not start (issue 13).
+"""Starting `askbridge serve` for a test client, and saying why it did not start.
 
 `follow_stderr` copies the server's stderr line by line to ours (unless told
 not to) and keeps its last `STDERR_TAIL_LINES` lines; `ServerStartError` is what

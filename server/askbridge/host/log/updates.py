@@ -128,7 +128,7 @@ def _user_message(event: ev.Event) -> list[Update]:
 
 
 def _turn_end(event: ev.Event) -> list[Update]:
-    # A failed turn is told once, on turn_ended, never also as agent text (issue 18 item 7):
+    # A failed turn is told once, on turn_ended, never also as agent text:
     # the model did not say it, and a client that prompted already shows the prompt's error.
     error = event.get("error")
     if not (isinstance(error, dict) and error.get("message")):

@@ -71,7 +71,7 @@ def lost_message(data_dir: Where, db_path: Where, what: str) -> str:
 def write_identity(data_dir: Where) -> None:
     """Write `askbridge.store` once (0600, never through a link); no-op if it exists."""
     # Imported here, not at the top: only a new store writes its identity, and an inline
-    # host opens an existing one before it answers `initialize` (issue 19): `secrets`
+    # host opens an existing one before it answers `initialize`: `secrets`
     # brings `random`, `base64`, `hmac` (a few ms). (sqlite3 imports datetime anyway.)
     import datetime
     import secrets
