@@ -18,7 +18,7 @@ import _json
 import _socket
 import os
 import sys
-from _struct import pack  # `struct` is this module re-exported
+from _struct import calcsize, pack, unpack  # `struct` is this module re-exported
 
 TYPE_CHECKING = False  # not `typing`'s: see the module docstring (mypy knows the name)
 if TYPE_CHECKING:
@@ -126,18 +126,30 @@ def bind_raw_host_socket(data_dir: str | os.PathLike[str]) -> Socket:
 
 def connect(data_dir: str, timeout: float | None = None) -> Socket | None:
     """A connection to the running host of `data_dir`, or None when none listens.
-    `timeout`: for each later send and receive too (a `TimeoutError`, an OSError)."""
+    `timeout`: for each later send and receive too (a `TimeoutError`, an OSError).
+    AttachError, the connection closed before a byte was sent, when the listener runs
+    as another uid (S13: it would get our environment and our stdio)."""
+    path = socket_path(data_dir)
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         if timeout is not None:
             sock.settimeout(timeout)
-        sock.connect(socket_path(data_dir))
+        sock.connect(path)
+        pid, uid, _gid = unpack(
+            "3i", sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, calcsize("3i"))
+        )
     except (FileNotFoundError, ConnectionRefusedError):
         sock.close()
         return None
     except BaseException:
         sock.close()
         raise
+    if uid != os.geteuid():
+        sock.close()
+        raise AttachError(
+            f"refusing the host socket {path}: its listener runs as uid {uid} (pid {pid}), "
+            f"not as this user (uid {os.geteuid()})"
+        )
     return sock
 
 

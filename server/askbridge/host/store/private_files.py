@@ -17,17 +17,21 @@ every file askbridge makes in it 0600, none opened through a symbolic link.
 Check-then-open by name is safe here because only the owner can write in a
 directory that passed `check_private_dir`. Every failure is a StoreError.
 
-Only `os` and `stat` are imported (both loaded with the interpreter): an inline host
-runs these checks before it answers `initialize` (lsp/early.py), and `pathlib` or the
-error taxonomy (`enum`, `typing`, `dataclasses`) would cost more than the interpreter's
-own start (issue 19). Paths are `str` or `os.PathLike`; the StoreError classes are
-imported only when one is raised (`refusal`, `damage`).
+Only `os` and `stat` are imported (both loaded with the interpreter), and
+`askbridge.paths` (the same, and `errno`), whose rules for the directory a front
+door checks too (S13): an inline host runs these checks before it answers
+`initialize` (lsp/early.py), and `pathlib` or the error taxonomy (`enum`, `typing`,
+`dataclasses`) would cost more than the interpreter's own start (issue 19). Paths are
+`str` or `os.PathLike`; the StoreError classes are imported only when one is raised
+(`refusal`, `damage`).
 """
 
 from __future__ import annotations
 
 import os
 import stat
+
+from askbridge import paths
 
 TYPE_CHECKING = False  # not `typing`'s: see the module docstring (mypy knows the name)
 if TYPE_CHECKING:
@@ -55,40 +59,16 @@ def damage(message: str) -> StoreDamaged:
 
 def make_private_dir(data_dir: Where) -> None:
     """Create `data_dir` 0700 (and its missing parents), or check the existing one (S5)."""
-    try:
-        # As `Path(data_dir).parent.mkdir(parents=True, exist_ok=True)`: "" is the cwd.
-        parent = os.path.dirname(os.fspath(data_dir).rstrip(os.sep))
-        if parent:
-            os.makedirs(parent, exist_ok=True)
-        os.mkdir(data_dir, 0o700)
-        os.chmod(data_dir, 0o700)  # mkdir's mode is filtered by the umask
-    except FileExistsError:
-        pass
-    except OSError as exc:
-        raise refusal(f"cannot create data directory {data_dir}: {exc.strerror}") from exc
-    check_private_dir(data_dir)
+    problem = paths.make_private_dir(data_dir)
+    if problem is not None:
+        raise refusal(problem)
 
 
 def check_private_dir(data_dir: Where) -> None:
     """StoreError unless `data_dir` is a directory of this user that only this user may write."""
-    try:
-        info = os.stat(data_dir)
-    except FileNotFoundError:
-        raise refusal(f"no data directory at {data_dir}") from None
-    except OSError as exc:
-        raise refusal(f"cannot use data directory {data_dir}: {exc.strerror}") from exc
-    if not stat.S_ISDIR(info.st_mode):
-        raise refusal(f"cannot create data directory {data_dir}: it is not a directory")
-    if info.st_uid != os.geteuid():
-        raise refusal(
-            f"data directory {data_dir} belongs to uid {info.st_uid}, not to this user "
-            f"(uid {os.geteuid()}); askbridge uses only a directory of its own user"
-        )
-    if info.st_mode & 0o022:
-        raise refusal(
-            f"data directory {data_dir} is writable by group or others "
-            f"(mode {stat.S_IMODE(info.st_mode):o}); run `chmod 700 {data_dir}` to use it"
-        )
+    problem = paths.private_dir_problem(data_dir)
+    if problem is not None:
+        raise refusal(problem)
 
 
 def open_private_file(path: Where, what: str) -> int:
