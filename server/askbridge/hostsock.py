@@ -2,7 +2,8 @@
 
 Every process that reaches a host goes through here: a front door attaching
 (`askbridge.attach`), `askbridge host --status | --stop` (`daemon/main.py`), and the
-test harness (`askbridge.testing.hosts`). The host socket's messages are compact
+test harness (`askbridge.testing.hosts`); so `connect` is where a listener of another
+uid is refused (S13). The host socket's messages are compact
 JSON lines (protocol.md "The host socket"); `request` is one message and its answer.
 
 Standard library only, importing nothing of ours (tests/unit/test_layers.py, LEAVES):

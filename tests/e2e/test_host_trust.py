@@ -30,6 +30,8 @@ from typing import Any
 
 import pytest
 
+from askbridge.hostsock import MAX_SOCKET_PATH
+
 pytestmark = [
     pytest.mark.timeout(90),
     pytest.mark.skipif(os.geteuid() != 0, reason="needs root to become another user"),
@@ -44,7 +46,11 @@ INITIALIZE = {
     "jsonrpc": "2.0",
     "id": 1,
     "method": "initialize",
-    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t"}},
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
 }
 
 # The impostor: listens on <folder>/host.sock (making the folder 0777 first with "make"),
@@ -58,10 +64,10 @@ folder, make = sys.argv[1], sys.argv[2] == "make"
 if make:
     os.umask(0)
     os.mkdir(folder, 0o777)
-path = os.path.join(folder, "host.sock")
+os.chdir(folder)  # a folder of any length: the address is then short
 server = socket.socket(socket.AF_UNIX)
-server.bind(path)
-os.chmod(path, 0o777)
+server.bind("host.sock")
+os.chmod("host.sock", 0o777)
 server.listen(16)
 print("ready", flush=True)
 while True:
@@ -90,7 +96,7 @@ while True:
 class Impostor:
     """A fake host of uid nobody listening on `<folder>/host.sock`."""
 
-    def __init__(self, folder: Path, make: bool) -> None:
+    def __init__(self, folder: Path, make: bool, control: Path) -> None:
         self.folder = folder
         how = "make" if make else "use"
         self.proc = subprocess.Popen(
@@ -104,8 +110,8 @@ class Impostor:
         assert self.proc.stdout.readline() == "ready\n"
         # A second name for its socket, which a door under test may unlink and rebind
         # (an inline host replaces a socket file it finds): the records stay reachable.
-        self.control = folder.parent / f"{folder.name}.control.sock"
-        os.link(folder / "host.sock", self.control)
+        self.control = control
+        os.link(folder / "host.sock", control)
 
     def received(self) -> list[dict[str, Any]]:
         """What every connection before this call brought it."""
@@ -171,7 +177,7 @@ def test_S13_a_door_sends_nothing_into_a_data_dir_others_may_write(
     if owner == "us":
         data_dir.mkdir()
         os.chmod(data_dir, 0o777)
-    impostor = Impostor(data_dir, make=owner == "nobody")
+    impostor = Impostor(data_dir, make=owner == "nobody", control=shared_tmp / "control.sock")
     impostors.append(impostor)
     before = sorted(os.listdir(data_dir))
 
@@ -186,17 +192,22 @@ def test_S13_a_door_sends_nothing_into_a_data_dir_others_may_write(
     assert sorted(os.listdir(data_dir)) == before  # no host.log, nothing of ours
 
 
+@pytest.mark.parametrize("length", ["short", "long"])
 def test_S13_a_door_refuses_a_host_socket_another_uid_serves(
-    shared_tmp: Path, impostors: list[Impostor], host_mode: str
+    shared_tmp: Path, impostors: list[Impostor], length: str, host_mode: str
 ) -> None:
     """S13, SO_PEERCRED: our own directory, made private (as the S5 refusal tells the user
     to) after nobody had already bound host.sock in it while it was open. An attaching
     door refuses the socket's other-uid peer before it sends a byte; an inline door is the
-    host itself and replaces the socket without ever writing to it."""
+    host itself and replaces the socket without ever writing to it. A data dir too long
+    for a socket address (H1) keeps its socket there, and the same check."""
     data_dir = shared_tmp / "data"
-    data_dir.mkdir()
+    if length == "long":
+        data_dir = data_dir / ("d" * 60) / ("e" * 60)
+        assert len(str(data_dir / "host.sock")) > MAX_SOCKET_PATH
+    data_dir.mkdir(parents=True)
     os.chmod(data_dir, 0o777)
-    impostor = Impostor(data_dir, make=False)
+    impostor = Impostor(data_dir, make=False, control=shared_tmp / "control.sock")
     impostors.append(impostor)
     os.chmod(data_dir, 0o700)
 
@@ -212,4 +223,4 @@ def test_S13_a_door_refuses_a_host_socket_another_uid_serves(
         assert not (data_dir / "host.log").exists()
     else:
         assert done.returncode == 0, done
-        assert json.loads(done.stdout.splitlines()[0])["id"] == 1
+        assert "result" in json.loads(done.stdout.splitlines()[0]), done.stdout
