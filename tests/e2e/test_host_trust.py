@@ -1,8 +1,8 @@
 """S13: a front door trusts a host only after it checked it, and sends nothing before.
 
-The attack (security review F1): another local user, `nobody`, makes a "data
-directory" others may write (or finds one of ours left open) and listens on its
-`host.sock` as an impostor host that records whatever arrives. The victim, this
+The attack: another local user, `nobody`, makes a "data directory" others may write
+(or finds one of ours left open) and listens on its `host.sock` as an impostor host
+that records whatever arrives. The victim, this
 test's uid, points a front door there with a secret in its environment. The door
 must refuse in one line naming the path and why, and the impostor must receive no
 byte and no descriptor: no hello, no environment, no stdin/stdout. Nothing is created

@@ -2,12 +2,12 @@
 link, and a file that is not the user's own plain file is refused in one line.
 
 At DEBUG the log holds question text (S12), and a host a front door starts appends to
-the same file. The attacks (security review F3) are another local user, `nobody`,
-planting something at the path first in a folder everyone may write (as /tmp is): a
-symbolic link to one of the victim's files, a file of its own left open to all, a
-FIFO. Each is refused before anything is written, and what the link points to is left
-as it was. Real processes: the console script, run as this test's uid, and `setpriv`
-to plant as nobody.
+the same file. The attacks are another local user, `nobody`, planting something at
+the path first in a folder everyone may write (as /tmp is): a symbolic link to one of
+the victim's files, a file of its own left open to all, a FIFO. Each is refused
+before anything is written, and what the link points to is left as it was. Real
+processes: the console script, run as this test's uid, and `setpriv` to plant as
+nobody.
 """
 
 from __future__ import annotations
