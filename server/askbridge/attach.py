@@ -2,8 +2,11 @@
 
 `askbridge serve|acp|mcp --host auto` (the default) runs `attach(...)`:
 
-1. connect to `<data-dir>/host.sock` (or, for a data dir too long for a socket path, the
-   one `socket_path` names, H1); when nothing listens there, start
+1. check that the data directory is this user's and that only this user may write
+   it, connect to `<data-dir>/host.sock` (or, for a data dir too long for a socket
+   path, the one `socket_path` names, H1), and check that its listener runs as this
+   user (`SO_PEERCRED`); otherwise refuse in one line, having sent nothing and made
+   nothing in the directory (S13). When nothing listens there, start
    `askbridge host --data-dir D` detached (its own session, stdio on
    `<data-dir>/host.log`) and wait for the socket, at most 10 s (H2). Front
    doors starting at the same moment start one host between them: the hosts
@@ -21,7 +24,8 @@ copies bytes between its stdio and a second connection instead.
 
 Standard library only, and of askbridge's nothing but `askbridge.hostsock` (a
 standard-library-only leaf: the socket's path and its JSON lines, which
-`askbridge host --status | --stop` and the test harness use too): attaching is
+`askbridge host --status | --stop` and the test harness use too) and `askbridge.paths`
+(another: the data directory's rules, the host's own): attaching is
 what an editor waits for on every start (benchmarks/bench_bridge_startup.py).
 For the same reason it uses the C module under `socket` (`_socket`; hostsock
 keeps to `_json` too) and no `typing`: the Python modules import `re`, `enum`,
@@ -38,6 +42,7 @@ import sys
 import time
 
 from askbridge.hostsock import AttachError, Lines, connect, send_line, socket_path
+from askbridge.paths import make_private_dir, private_dir_problem
 
 TYPE_CHECKING = False  # not `typing`'s: see the module docstring (mypy knows the name)
 if TYPE_CHECKING:
@@ -65,7 +70,9 @@ def default_host_mode() -> str:
 def _start_host(data_dir: str, idle_exit: float | None, log: list[str]) -> subprocess.Popen[bytes]:
     import subprocess  # only a front door that starts the host needs it
 
-    os.makedirs(data_dir, mode=0o700, exist_ok=True)
+    problem = make_private_dir(data_dir)  # S13: host.log goes in no directory of someone else's
+    if problem is not None:
+        raise AttachError(problem)
     log_fd = os.open(
         os.path.join(data_dir, LOG_NAME),
         os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC,
@@ -92,7 +99,12 @@ def connect_or_start(
     data_dir: str, idle_exit: float | None = None, log: list[str] | None = None
 ) -> Socket:
     """H2: the host's socket, starting a host first when none runs (with `log`: the
-    front door's `--log-file`/`--log-level`, which a host it starts takes over)."""
+    front door's `--log-file`/`--log-level`, which a host it starts takes over).
+    S13: AttachError, before anything is sent or made, when the data directory (the
+    socket's folder) is not ours alone, or the socket's listener another uid's."""
+    problem = private_dir_problem(data_dir, missing_ok=True)
+    if problem is not None:
+        raise AttachError(problem)
     sock = connect(data_dir)
     if sock is not None:
         return sock

@@ -2,7 +2,8 @@
 
 Every process that reaches a host goes through here: a front door attaching
 (`askbridge.attach`), `askbridge host --status | --stop` (`daemon/main.py`), and the
-test harness (`askbridge.testing.hosts`). The host socket's messages are compact
+test harness (`askbridge.testing.hosts`); so `connect` is where a listener of another
+uid is refused (S13). The host socket's messages are compact
 JSON lines (protocol.md "The host socket"); `request` is one message and its answer.
 
 Standard library only, importing nothing of ours (tests/unit/test_layers.py, LEAVES):
@@ -18,7 +19,7 @@ import _json
 import _socket
 import os
 import sys
-from _struct import pack  # `struct` is this module re-exported
+from _struct import calcsize, pack, unpack  # `struct` is this module re-exported
 
 TYPE_CHECKING = False  # not `typing`'s: see the module docstring (mypy knows the name)
 if TYPE_CHECKING:
@@ -37,15 +38,18 @@ class AttachError(Exception):
 
 
 def socket_path(data_dir: str, create: bool = False) -> str:
-    """H1: `<data-dir>/host.sock`, or, where that would not fit the platform's unix socket
-    path, `askbridge-<uid>/<hash of the data dir's real path>.sock` in `$XDG_RUNTIME_DIR`
-    else the system temporary directory (else `/tmp`, when even that is too long). Every
-    command finds the socket through this one function. The folder must be 0700 and this
-    user's (one another user made first could hold a socket that is not our host's):
-    AttachError otherwise. `create`: the
+    """H1: `<data-dir>/host.sock`, whatever the data dir's length where `/proc/self/fd`
+    exists (Linux): a path too long for a unix socket address is bound and reached
+    through a descriptor of its folder (`_bind_or_connect`), so the socket stays in the
+    private data directory and no folder elsewhere exists for another user to take
+    first. Elsewhere, such a socket is `askbridge-<uid>/<hash of the data dir's real
+    path>.sock` in `$XDG_RUNTIME_DIR` else the system temporary directory (else `/tmp`,
+    when even that is too long). Every command finds the socket through this one
+    function. That folder must be 0700 and this user's (one another user made first
+    could hold a socket that is not our host's): AttachError otherwise. `create`: the
     binding host makes the folder when it is missing; the others only check it."""
     path = os.path.join(data_dir, SOCKET_NAME)
-    if len(os.fsencode(path)) <= MAX_SOCKET_PATH:
+    if len(os.fsencode(path)) <= MAX_SOCKET_PATH or _through_descriptors():
         return path
     import hashlib  # only a long data dir needs it; an attach's start-up stays short
     import tempfile
@@ -82,6 +86,30 @@ def socket_path(data_dir: str, create: bool = False) -> str:
     return os.path.join(folder, f"{digest}.sock")
 
 
+def _through_descriptors() -> bool:
+    """Whether a long socket path can be used as `/proc/self/fd/<its folder>/<name>`."""
+    return sys.platform.startswith("linux") and os.path.isdir("/proc/self/fd")
+
+
+def _bind_or_connect(sock: Socket, path: str, bind: bool) -> None:
+    """`sock.bind(path)` or `sock.connect(path)`, a path too long for an address (H1) taken
+    through a descriptor of its folder, which also pins the folder while it is used."""
+    if len(os.fsencode(path)) <= MAX_SOCKET_PATH:
+        address = path
+        folder = None
+    else:
+        folder = os.open(os.path.dirname(path), os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+        address = f"/proc/self/fd/{folder}/{os.path.basename(path)}"
+    try:
+        if bind:
+            sock.bind(address)
+        else:
+            sock.connect(address)
+    finally:
+        if folder is not None:
+            os.close(folder)
+
+
 def bind_host_socket(data_dir: str | os.PathLike[str]) -> socket.socket:
     """The host socket, bound 0600 and listening (H1). Call it holding the lock: a socket
     file found there is a dead host's (H2). AttachError when its folder is refused."""
@@ -109,7 +137,7 @@ def bind_raw_host_socket(data_dir: str | os.PathLike[str]) -> Socket:
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     old = os.umask(0o177)
     try:
-        sock.bind(path)
+        _bind_or_connect(sock, path, bind=True)
     finally:
         os.umask(old)
     os.chmod(path, 0o600)
@@ -126,18 +154,30 @@ def bind_raw_host_socket(data_dir: str | os.PathLike[str]) -> Socket:
 
 def connect(data_dir: str, timeout: float | None = None) -> Socket | None:
     """A connection to the running host of `data_dir`, or None when none listens.
-    `timeout`: for each later send and receive too (a `TimeoutError`, an OSError)."""
+    `timeout`: for each later send and receive too (a `TimeoutError`, an OSError).
+    AttachError, the connection closed before a byte was sent, when the listener runs
+    as another uid (S13: it would get our environment and our stdio)."""
+    path = socket_path(data_dir)
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         if timeout is not None:
             sock.settimeout(timeout)
-        sock.connect(socket_path(data_dir))
+        _bind_or_connect(sock, path, bind=False)
+        pid, uid, _gid = unpack(
+            "3i", sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, calcsize("3i"))
+        )
     except (FileNotFoundError, ConnectionRefusedError):
         sock.close()
         return None
     except BaseException:
         sock.close()
         raise
+    if uid != os.geteuid():
+        sock.close()
+        raise AttachError(
+            f"refusing the host socket {path}: its listener runs as uid {uid} (pid {pid}), "
+            f"not as this user (uid {os.geteuid()})"
+        )
     return sock
 
 

@@ -1,9 +1,12 @@
 """H1: a data directory too long for `<data-dir>/host.sock` still works, from every command.
 
-The socket then lives in `askbridge-<uid>/` under `$XDG_RUNTIME_DIR` (else the system
-temporary directory), named by a hash of the data dir's real path; `host --status` prints
-it. Real processes: `askbridge serve` in both host modes, `host --status`/`--stop`, and the
-README's pytest harness run by a pytest whose TMPDIR is long (as macOS's always is).
+On Linux the socket stays `<data-dir>/host.sock`, bound and reached through a descriptor
+of the data directory (`/proc/self/fd/N/host.sock` fits any address): no folder outside
+the private data directory exists for another user to take first (S5). `host --status`
+prints the path. Real processes: `askbridge serve` in both host modes, `host
+--status`/`--stop`, the README's pytest harness run by a pytest whose TMPDIR is long (as
+macOS's always is), and another local user (nobody, through `setpriv`) who made the
+folders an older askbridge used before the victim starts.
 """
 
 from __future__ import annotations
@@ -54,9 +57,9 @@ async def test_H1_a_long_data_dir_serves_in_both_modes(
             session = await client.new_session()
             assert await client.prompt(session, "hi") == "end_turn"
             sock = Path(socket_path(str(data)))
-            assert sock.parent == runtime_dir / f"askbridge-{os.getuid()}"
-            assert stat.S_IMODE(os.stat(sock.parent).st_mode) == 0o700
+            assert sock == data / "host.sock"
             assert stat.S_IMODE(os.stat(sock).st_mode) == 0o600
+            assert not os.listdir(runtime_dir)  # nothing of ours outside the data dir
             status = subprocess.run(  # noqa: ASYNC221  # a short command; the server is another process
                 [*ASKBRIDGE, "host", "--status", "--data-dir", str(data)],
                 capture_output=True,
@@ -100,22 +103,32 @@ def test_H1_host_stop_and_status_find_a_long_dirs_host(tmp_path: Path, runtime_d
         host.stderr.close()  # type: ignore[union-attr]
 
 
-@pytest.mark.inline_only  # the refusal comes before either mode's first step
-def test_H1_a_socket_folder_open_to_others_is_refused(tmp_path: Path, runtime_dir: Path) -> None:
-    data = _long_dir(tmp_path)
-    folder = runtime_dir / f"askbridge-{os.getuid()}"
-    folder.mkdir(mode=0o700)
-    os.chmod(folder, 0o777)
-    result = subprocess.run(
-        [*ASKBRIDGE, "serve", "--host", "inline", "--data-dir", str(data)],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=30,
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to become another user")
+async def test_S5_H1_another_user_cannot_block_a_long_data_dir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, host_mode: str
+) -> None:
+    """S5, H1: with no $XDG_RUNTIME_DIR, nobody made `askbridge-<uid>` (the folder an older
+    askbridge put a long data dir's socket in) in the shared temporary directory, open
+    to all, first. The host still starts and serves, and never looks at that folder."""
+    shared = Path(tempfile.mkdtemp(prefix="abr-", dir="/tmp"))  # a /tmp of this test's own
+    os.chmod(shared, 0o1777)
+    squatted = shared / f"askbridge-{os.getuid()}"
+    nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    subprocess.run(  # noqa: ASYNC221  # a short command, before the server starts
+        [*nobody, "sh", "-c", f"umask 0; mkdir {squatted}"], check=True, cwd="/", timeout=30
     )
-    assert result.returncode == 1
-    assert f"refusing the socket folder {folder}" in result.stderr
-    assert "Traceback" not in result.stderr
+    monkeypatch.setenv("TMPDIR", str(shared))
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    data = _long_dir(tmp_path)
+    try:
+        async with AskbridgeClient.connect(data_dir=data, model=SCRIPT) as client:
+            session = await client.new_session()
+            assert await client.prompt(session, "hi") == "end_turn"
+            assert (data / "host.sock").is_socket()
+        assert not os.listdir(squatted)
+    finally:
+        stop_host(data)
+        shutil.rmtree(shared, ignore_errors=True)
 
 
 def test_H1_the_pytest_harness_works_under_a_long_TMPDIR(tmp_path: Path, host_mode: str) -> None:

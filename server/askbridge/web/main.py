@@ -36,6 +36,9 @@ from .token import load_token
 PROG = "askbridge web"
 SERVE_ENV = "ASKBRIDGE_WEB_SERVE"
 POLL_ENV = "ASKBRIDGE_WEB_POLL_S"
+# How the child's own one-line refusals start: `askbridge serve: …`, or `askbridge: …` from an
+# inline host that refused its data directory.
+CHILD_SAYS = ("askbridge ", "askbridge: ")
 
 
 def parse_listen(value: str) -> tuple[str, int]:
@@ -163,7 +166,7 @@ async def _main(args: argparse.Namespace, host: str, port: int) -> int:
             tg.start_soon(on_ready)
             try:
                 await bridge.run(ready.set)
-            except ConnectionClosed:
+            except* ConnectionClosed:  # the child ended (its task group wraps it): said below
                 pass
             tg.cancel_scope.cancel()
     finally:
@@ -180,7 +183,7 @@ async def _main(args: argparse.Namespace, host: str, port: int) -> int:
     if stopping and failure is None:
         return 0
     if failure is None:
-        reason = next((ln for ln in reversed(tail) if ln.startswith("askbridge ")), None)
+        reason = next((ln for ln in reversed(tail) if ln.startswith(CHILD_SAYS)), None)
         if reason is not None:
             failure = reason.split(": ", 1)[-1]
         else:

@@ -10,6 +10,8 @@ every file askbridge makes in it 0600, none opened through a symbolic link.
   0600 with `O_NOFOLLOW`: a planted link is refused and its target never
   opened, created or truncated; a file of another user, or with other hard
   links, is refused too. An older askbridge's looser mode is tightened.
+  `open_private_fd` is the same for a file outside the data directory (a
+  `--log-file`, S15), whose refusals are OSErrors as the system's are.
 - `check_db_companions(db)` does the same by `lstat` for SQLite's `-wal` and
   `-shm`, which SQLite opens by name (they get the database file's mode when
   SQLite creates them, so creating the database 0600 first is enough).
@@ -17,17 +19,21 @@ every file askbridge makes in it 0600, none opened through a symbolic link.
 Check-then-open by name is safe here because only the owner can write in a
 directory that passed `check_private_dir`. Every failure is a StoreError.
 
-Only `os` and `stat` are imported (both loaded with the interpreter): an inline host
-runs these checks before it answers `initialize` (lsp/early.py), and `pathlib` or the
-error taxonomy (`enum`, `typing`, `dataclasses`) would cost more than the interpreter's
-own start (issue 19). Paths are `str` or `os.PathLike`; the StoreError classes are
-imported only when one is raised (`refusal`, `damage`).
+Only `os` and `stat` are imported (both loaded with the interpreter), and
+`askbridge.paths` (the same, and `errno`), whose rules for the directory a front
+door checks too (S13): an inline host runs these checks before it answers
+`initialize` (lsp/early.py), and `pathlib` or the error taxonomy (`enum`, `typing`,
+`dataclasses`) would cost more than the interpreter's own start (issue 19). Paths are
+`str` or `os.PathLike`; the StoreError classes are imported only when one is raised
+(`refusal`, `damage`).
 """
 
 from __future__ import annotations
 
 import os
 import stat
+
+from askbridge import paths
 
 TYPE_CHECKING = False  # not `typing`'s: see the module docstring (mypy knows the name)
 if TYPE_CHECKING:
@@ -55,63 +61,58 @@ def damage(message: str) -> StoreDamaged:
 
 def make_private_dir(data_dir: Where) -> None:
     """Create `data_dir` 0700 (and its missing parents), or check the existing one (S5)."""
-    try:
-        # As `Path(data_dir).parent.mkdir(parents=True, exist_ok=True)`: "" is the cwd.
-        parent = os.path.dirname(os.fspath(data_dir).rstrip(os.sep))
-        if parent:
-            os.makedirs(parent, exist_ok=True)
-        os.mkdir(data_dir, 0o700)
-        os.chmod(data_dir, 0o700)  # mkdir's mode is filtered by the umask
-    except FileExistsError:
-        pass
-    except OSError as exc:
-        raise refusal(f"cannot create data directory {data_dir}: {exc.strerror}") from exc
-    check_private_dir(data_dir)
+    problem = paths.make_private_dir(data_dir)
+    if problem is not None:
+        raise refusal(problem)
 
 
 def check_private_dir(data_dir: Where) -> None:
     """StoreError unless `data_dir` is a directory of this user that only this user may write."""
-    try:
-        info = os.stat(data_dir)
-    except FileNotFoundError:
-        raise refusal(f"no data directory at {data_dir}") from None
-    except OSError as exc:
-        raise refusal(f"cannot use data directory {data_dir}: {exc.strerror}") from exc
-    if not stat.S_ISDIR(info.st_mode):
-        raise refusal(f"cannot create data directory {data_dir}: it is not a directory")
-    if info.st_uid != os.geteuid():
-        raise refusal(
-            f"data directory {data_dir} belongs to uid {info.st_uid}, not to this user "
-            f"(uid {os.geteuid()}); askbridge uses only a directory of its own user"
-        )
-    if info.st_mode & 0o022:
-        raise refusal(
-            f"data directory {data_dir} is writable by group or others "
-            f"(mode {stat.S_IMODE(info.st_mode):o}); run `chmod 700 {data_dir}` to use it"
-        )
+    problem = paths.private_dir_problem(data_dir)
+    if problem is not None:
+        raise refusal(problem)
 
 
-def open_private_file(path: Where, what: str) -> int:
+def open_private_file(path: Where, what: str, flags: int = 0) -> int:
     """Open (creating 0600) a regular file of ours, never through a symbolic link."""
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        return open_private_fd(path, flags)
+    except NotPrivateFile as exc:
+        raise refusal(f"{what} {path} {exc.reason}") from None
     except OSError as exc:
-        if os.path.islink(path):
-            raise refusal(
-                f"{what} {path} is a symbolic link; askbridge never follows one"
-            ) from None
         raise refusal(f"cannot open {what} {path}: {exc.strerror}") from exc
+
+
+class NotPrivateFile(OSError):
+    """A file that is there but not ours to use; `reason` says why, after its name."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"it {reason}")
+        self.reason = reason
+        self.strerror = f"it {reason}"  # what a caller that reads OSError's words shows
+
+
+def open_private_fd(path: Where, flags: int = 0) -> int:
+    """`open_private_file` for callers outside the store (a `--log-file`, S15), with
+    `flags` added to O_RDWR|O_CREAT|O_NOFOLLOW|O_CLOEXEC: NotPrivateFile for a file
+    that is not ours to use, the system's OSError for one it cannot open."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | flags, 0o600)
+    except OSError:
+        if os.path.islink(path):
+            raise NotPrivateFile("is a symbolic link; askbridge never follows one") from None
+        raise
     try:
         info = os.fstat(fd)
         problem = _foreign_file_problem(info)
         if problem is None and stat.S_IMODE(info.st_mode) != 0o600:
             os.fchmod(fd, 0o600)  # made by an older askbridge under a looser umask
-    except OSError as exc:
+    except OSError:
         os.close(fd)
-        raise refusal(f"cannot use {what} {path}: {exc.strerror}") from exc
+        raise
     if problem is not None:
         os.close(fd)
-        raise refusal(f"{what} {path} {problem}; askbridge does not use it")
+        raise NotPrivateFile(f"{problem}; askbridge does not use it")
     return fd
 
 
