@@ -1,4 +1,4 @@
-"""S18 and F13 over the real process: a hostile model endpoint on 127.0.0.1.
+"""S18 over the real process: a hostile model endpoint on 127.0.0.1.
 
 - A reply of 256 MiB (sized, chunked, close-delimited, or under a `Content-Length`
   that lies) ends its turn with MODEL_ERROR, and the host's peak memory grows by a
@@ -176,7 +176,7 @@ def test_S18_serve_refuses_a_url_with_credentials_and_a_variable_not_named_as_a_
     assert "s3cret" not in done.stderr
 
 
-async def test_F13_a_query_string_in_baseUrl_stays_out_of_logs_and_errors(
+async def test_S18_a_query_string_in_baseUrl_stays_out_of_logs_and_errors(
     tmp_path: Path, endpoint: str
 ) -> None:
     secret = f"{endpoint}?api-key=s3cret"

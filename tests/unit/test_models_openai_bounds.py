@@ -1,4 +1,4 @@
-"""S18 and F13 for the `openai` model, against real endpoints on 127.0.0.1.
+"""S18 for the `openai` model, against real endpoints on 127.0.0.1.
 
 A reply is bounded while it is read: a `Content-Length` over 8 MiB is refused
 before the body is read, an unsized body is not read past 8 MiB, and a slow
@@ -142,7 +142,7 @@ def test_S18_timeoutS_reaches_the_model() -> None:
         make_model({**spec, "timeoutS": 0})
 
 
-async def test_F13_a_query_string_stays_after_the_path_and_out_of_messages_and_logs(
+async def test_S18_a_query_string_stays_after_the_path_and_out_of_messages_and_logs(
     endpoint: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG)

@@ -70,7 +70,7 @@ def log_start(door: str, data_dir: Path, mode: str, defaults: dict[str, Any]) ->
     if model.get("baseUrl"):
         from askbridge.protocol.model_spec import shown_url
 
-        endpoint = shown_url(endpoint)  # F13: its query string may hold a key
+        endpoint = shown_url(endpoint)  # S18: its query string may hold a key
     logging.getLogger("askbridge.daemon").info(
         "serving %s (%s) for %s, host pid %d, model %s%s",
         door or "the host",

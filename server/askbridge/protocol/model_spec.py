@@ -175,7 +175,7 @@ def completions_url(base_url: str) -> str:
 
 
 def shown_url(url: str) -> str:
-    """`url` as logs and messages name it: without user information or query string (F13:
+    """`url` as logs and messages name it: without user information or query string (S18:
     either may hold a key)."""
     try:
         parts = urlsplit(url)

@@ -291,8 +291,9 @@ class OpenAIChatModel:
             ) from exc
 
     def _hidden(self, exc: Exception) -> str:
-        """httpx's message, without the endpoint's query string should it name the URL."""
-        return str(exc).replace(self.endpoint, self.shown)
+        """httpx's message, without the endpoint's query string should it name the URL; its
+        class when it has none (a reset connection says nothing)."""
+        return str(exc).replace(self.endpoint, self.shown) or type(exc).__name__
 
 
 async def _bounded_body(response: httpx.Response) -> bytes:
