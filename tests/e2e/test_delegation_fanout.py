@@ -90,3 +90,17 @@ async def test_S16_the_fanout_attack_ends_bounded_and_the_host_goes_on(
     errors = [e["content"] for log in logs.values() for e in log if e.get("isError")]
     bounds = {e.rsplit("delegation limit ", 1)[-1].rstrip(")") for e in errors}
     assert bounds == {"sessions=64", "requests=500"}, bounds
+
+
+async def test_S16_the_front_doors_delegation_limits_reach_its_sessions(
+    askbridge_client: Any,
+) -> None:
+    """`--delegation-limits` travels with the front door to the host, in both modes."""
+    delegate = {"id": "d-1", "name": "delegate", "arguments": {"prompt": "x", "steps": []}}
+    model = script({"toolCalls": [delegate]}, text_step("done"))
+    async with askbridge_client(model=model, args=["--delegation-limits", "depth=0"]) as client:
+        sid = await client.new_session()
+        assert await client.prompt(sid, "go") == "end_turn"
+        (result,) = client.updates(sid, "tool_call_update")
+        text = result["content"][0]["content"]["text"]
+        assert text.endswith("(delegation limit depth=0)"), text

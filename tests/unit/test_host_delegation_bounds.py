@@ -173,3 +173,16 @@ async def test_S16_the_defaults_allow_three_levels() -> None:
         (c2,) = children_of(env, c1)
         (c3,) = children_of(env, c2)
         assert "delegation limit depth=3" in result_of(env.log(c3), "d-4")["content"]
+
+
+async def test_S16_a_child_stopped_by_its_own_turn_limit_fails_its_call_saying_so() -> None:
+    async with host_env(max_turn_requests=3) as env:
+        looping = [call_step(f"c-{i}", "no_such_tool", {}) for i in range(5)]
+        s = env.host.new_session(model=script(delegate("d-1", *looping), text_step("done")))
+        run = env.prompt(s.id, "go")
+        await settle()
+        assert run.stop == "end_turn"
+        assert result_of(env.log(s.id), "d-1")["content"] == (
+            "Error: delegate failed: the child made 3 model requests without finishing "
+            "(--max-turn-requests)"
+        )
