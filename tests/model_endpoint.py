@@ -35,10 +35,16 @@ class ModelHandler(BaseHTTPRequestHandler):
         self.wfile.write(payload)
 
 
+class _Server(ThreadingHTTPServer):
+    # A host delegating to many children connects many times at once: socketserver's
+    # backlog of 5 would reset the connections past it.
+    request_queue_size = 128
+
+
 @contextmanager
 def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
     """Serve `handler` on 127.0.0.1 (a free port) until the block ends; yields its base URL."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = _Server(("127.0.0.1", 0), handler)
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

@@ -12,6 +12,7 @@ from typing import Any
 from askbridge.protocol.defaults import (
     ASK_TIMEOUT_DEFAULT_SECONDS,
     ASK_TIMEOUT_MAX_SECONDS,
+    DELEGATION_LIMITS_DEFAULT,
     MAX_TURN_REQUESTS_DEFAULT,
 )
 
@@ -50,6 +51,40 @@ def _positive_int(value: str) -> int:
     if n < 1:
         raise argparse.ArgumentTypeError("must be a positive integer")
     return n
+
+
+_DELEGATION_DEFAULTS = ",".join(f"{k}={v}" for k, v in DELEGATION_LIMITS_DEFAULT.items())
+_DELEGATION_LEAST = {"depth": 0, "children": 0, "sessions": 0, "requests": 1}
+
+
+def _delegation_arg(value: str) -> dict[str, int]:
+    """`--delegation-limits depth=N,children=N,sessions=N,requests=N` (any of them)."""
+    out: dict[str, int] = {}
+    for item in value.split(","):
+        key, _, number = item.strip().partition("=")
+        if key not in DELEGATION_LIMITS_DEFAULT:
+            raise argparse.ArgumentTypeError(
+                f"unknown limit {key!r}; expected any of {_DELEGATION_DEFAULTS} (comma-separated)"
+            )
+        least = _DELEGATION_LEAST[key]
+        if not number.strip().isdigit() or int(number) < least:
+            raise argparse.ArgumentTypeError(f"{key} must be an integer of at least {least}")
+        out[key] = int(number)
+    return out
+
+
+def delegation_problem(args: argparse.Namespace) -> str | None:
+    """S16: limits above the defaults only with `--raise-delegation-limits`."""
+    limits = getattr(args, "delegation_limits", None) or {}
+    if getattr(args, "raise_delegation_limits", False):
+        return None
+    above = [f"{k}={v}" for k, v in limits.items() if v > DELEGATION_LIMITS_DEFAULT[k]]
+    if not above:
+        return None
+    return (
+        f"--delegation-limits {','.join(above)} is above the default "
+        f"({_DELEGATION_DEFAULTS}); add --raise-delegation-limits to allow it"
+    )
 
 
 def add_data_dir(p: argparse.ArgumentParser) -> None:
@@ -109,6 +144,20 @@ def add_server_flags(p: argparse.ArgumentParser) -> None:
         default=MAX_TURN_REQUESTS_DEFAULT,
         metavar="N",
         help="model requests per turn before it ends with max_turn_requests (default: 1000)",
+    )
+    p.add_argument(
+        "--delegation-limits",
+        type=_delegation_arg,
+        default=None,
+        metavar="LIMITS",
+        help="bounds of one prompt's tree of delegated agents: any of depth (levels), children "
+        "(delegate calls per step), sessions and requests (model requests, the prompt's own "
+        f"included), comma-separated (default: {_DELEGATION_DEFAULTS})",
+    )
+    p.add_argument(
+        "--raise-delegation-limits",
+        action="store_true",
+        help="allow --delegation-limits above the defaults",
     )
     add_log_flags(p)
     p.add_argument("--stdio", action="store_true", help=argparse.SUPPRESS)

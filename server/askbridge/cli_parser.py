@@ -27,6 +27,7 @@ from askbridge.cli_flags import (
     add_front_door_flags,
     add_log_flags,
     add_server_flags,
+    delegation_problem,
     seconds_arg,
 )
 
@@ -184,7 +185,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     """The parsed command line; an unknown flag is an error of its command, not of the top."""
     parser = build_parser(argv[0] if argv and argv[0] in COMMANDS else None)
     args, unknown = parser.parse_known_args(argv)
-    if unknown:
+    problem = f"unrecognized arguments: {' '.join(unknown)}" if unknown else None
+    problem = problem or delegation_problem(args)
+    if problem:
         commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-        commands.choices[args.command].error(f"unrecognized arguments: {' '.join(unknown)}")
+        commands.choices[args.command].error(problem)
     return args

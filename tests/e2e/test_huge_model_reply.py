@@ -59,14 +59,14 @@ def endpoint() -> Iterator[str]:
 
 
 def spec(endpoint: str, model: str) -> dict[str, Any]:
-    return {"kind": "openai", "model": model, "baseUrl": endpoint, "apiKeyEnv": "ABK"}
+    return {"kind": "openai", "model": model, "baseUrl": endpoint, "apiKeyEnv": "ABK_KEY"}
 
 
 @pytest.mark.parametrize("model", ["huge-text", "huge-args"])
 async def test_S7_a_huge_model_reply_fails_its_turn_and_the_rest_goes_on(
     askbridge_client: Any, endpoint: str, model: str
 ) -> None:
-    async with askbridge_client(env={"ABK": "k"}) as client:
+    async with askbridge_client(env={"ABK_KEY": "k"}) as client:
         huge = await client.new_session(model=spec(endpoint, model))
         small = await client.new_session(model=spec(endpoint, "small"))
         with pytest.raises(RpcResponseError) as info:
@@ -93,7 +93,7 @@ async def test_S4_a_failed_turn_is_told_once_on_turn_ended_not_as_agent_text(
     as an agent_message_chunk "Error: …" the model never said. Now the prompt's caller gets
     the error, and the turn's `turn_ended` carries it ({name, code, message}) for every
     other window and for a turn no prompt started."""
-    async with askbridge_client(env={"ABK": "k"}) as client:
+    async with askbridge_client(env={"ABK_KEY": "k"}) as client:
         sid = await client.new_session(model=spec(endpoint, model))
         with pytest.raises(RpcResponseError) as info:
             await client.prompt(sid, "go")
@@ -116,7 +116,7 @@ def test_S7_the_acp_door_fails_a_huge_reply_and_serves_another_session(
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
-        env={**os.environ, "ABK": "k"},
+        env={**os.environ, "ABK_KEY": "k"},
     )
     assert proc.stdin is not None and proc.stdout is not None
 

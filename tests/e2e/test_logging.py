@@ -22,9 +22,9 @@ BROKEN = {"toolCalls": [{"id": "c1", "name": "no_such_tool", "arguments": {}}]}
 
 async def test_INFO_says_what_is_served_and_every_failure(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    model = {"kind": "openai", "model": "m", "baseUrl": "http://127.0.0.1:9/v1", "apiKeyEnv": "K"}
+    model = {"kind": "openai", "model": "m", "baseUrl": "http://127.0.0.1:9/v1", "apiKeyEnv": "K_KEY"}
     args = ("--model", json.dumps(script(BROKEN, text_step("done"))), "--log-level", "INFO")
-    async with RawServer.start(data, *args, env={"K": "k"}) as server:
+    async with RawServer.start(data, *args, env={"K_KEY": "k"}) as server:
         sid = await open_session(server)
         ok = await server.call("session/prompt", prompt_params(sid))
         assert ok["result"] == {"stopReason": "end_turn"}

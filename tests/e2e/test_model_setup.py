@@ -126,7 +126,7 @@ async def test_without_a_model_the_agent_says_so_and_the_header_says_none(tmp_pa
 
 SERVE = [sys.executable, "-m", "askbridge.cli", "serve"]
 OPENAI_TYPO = "openai model spec: unknown key 'apikeyenv' (did you mean 'apiKeyEnv'?)"
-OPENAI_ACCEPTED = "expected kind, model, baseUrl, apiKeyEnv"
+OPENAI_ACCEPTED = "expected kind, model, baseUrl, apiKeyEnv, timeoutS"
 
 
 @pytest.mark.parametrize(

@@ -393,10 +393,15 @@ def test_S4_a_failed_turn_is_told_once(tmp_path: Path) -> None:
     agent text "Error: …"). Now the window that prompted shows its prompt's error, and a
     failed turn it did not prompt is shown from turn_ended's error; once each, no agent
     text. The model endpoint is a closed port on 127.0.0.1, so every request fails."""
-    model = {"kind": "openai", "model": "m", "baseUrl": "http://127.0.0.1:9/v1", "apiKeyEnv": "ABK"}
+    model = {
+        "kind": "openai",
+        "model": "m",
+        "baseUrl": "http://127.0.0.1:9/v1",
+        "apiKeyEnv": "ABK_KEY",
+    }
     cmd = [str(ASKBRIDGE), "serve", "--model", json.dumps(model)]
     result = run_nvim(
-        tmp_path, "scenario_turn_failed.lua", cmd, tmp_path / "data", extra_env={"ABK": "k"}
+        tmp_path, "scenario_turn_failed.lua", cmd, tmp_path / "data", extra_env={"ABK_KEY": "k"}
     )
     assert "error" not in result, result["error"]
     notes = [(n["level"], n["msg"]) for n in result["notes"]]

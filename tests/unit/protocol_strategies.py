@@ -92,7 +92,8 @@ openai_spec = obj(
     {"kind": st.just("openai"), "model": ident},
     baseUrl=st.sampled_from(["http://127.0.0.1:8080/v1", "https://api.example.com/v1"])
     | st.builds("https://{}.example/v1".format, ident),
-    apiKeyEnv=ident,
+    apiKeyEnv=st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,8}_(KEY|TOKEN)", fullmatch=True),
+    timeoutS=st.integers(min_value=1, max_value=3600),
 )
 model_spec = script_spec | openai_spec
 timeout = st.just(-1) | st.integers(min_value=1, max_value=2147483)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from askbridge.cli_parser import build_parser
+from askbridge.cli_parser import build_parser, parse_args
 from askbridge.daemon.front import door_defaults
 from askbridge.host.options import HostSettings
 from askbridge.protocol.defaults import (
@@ -45,3 +45,36 @@ def test_host_settings_do_not_share_their_default_dict() -> None:
     first, second = HostSettings(), HostSettings.over_defaults({})
     assert first.ask_user_question == second.ask_user_question
     assert first.ask_user_question is not second.ask_user_question
+
+
+def test_S16_delegation_limits_lower_freely_and_travel_as_a_session_default() -> None:
+    lowered = settings_of("serve", "--delegation-limits", "depth=1,requests=50")
+    assert lowered.delegation == {"depth": 1, "requests": 50}
+    assert settings_of("serve").delegation is None  # the defaults (host/agent/delegation.py)
+    raised = parse_args(
+        ["acp", "--delegation-limits", "sessions=200", "--raise-delegation-limits"]
+    )
+    assert door_defaults(raised)["delegation"] == {"sessions": 200}
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        (
+            "depth=4,children=2",
+            "--delegation-limits depth=4 is above the default "
+            "(depth=3,children=8,sessions=64,requests=500); add --raise-delegation-limits",
+        ),
+        ("requests=0", "requests must be an integer of at least 1"),
+        ("width=2", "unknown limit 'width'"),
+        ("depth=-1", "depth must be an integer of at least 0"),
+    ],
+)
+def test_S16_delegation_limits_above_the_defaults_need_the_flag(
+    capsys: pytest.CaptureFixture[str], value: str, said: str
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        parse_args(["serve", "--delegation-limits", value])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert said in err and err.count("\n") == 1, err

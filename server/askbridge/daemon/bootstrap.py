@@ -60,6 +60,7 @@ async def serve_host(
                 model=settings.model,
                 ask_user_question=settings.ask_user_question,
                 max_turn_requests=settings.max_turn_requests,
+                delegation=settings.delegation,
             ) as host,
             anyio.create_task_group() as tg,
         ):

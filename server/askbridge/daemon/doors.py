@@ -67,6 +67,10 @@ def log_start(door: str, data_dir: Path, mode: str, defaults: dict[str, Any]) ->
     if door == "mcp":  # S12: an MCP client brings its own agent; askbridge runs no model for it
         model = {"kind": "of the MCP client's own agent"}
     endpoint = model.get("baseUrl") or ("default endpoint" if model.get("kind") == "openai" else "")
+    if model.get("baseUrl"):
+        from askbridge.protocol.model_spec import shown_url
+
+        endpoint = shown_url(endpoint)  # S18: its query string may hold a key
     logging.getLogger("askbridge.daemon").info(
         "serving %s (%s) for %s, host pid %d, model %s%s",
         door or "the host",

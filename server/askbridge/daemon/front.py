@@ -6,8 +6,8 @@ process's stdio (`askbridge.attach`); `--host inline` makes this process the
 host (`inline.serve_inline`). Nothing heavy is imported on the attach path: it
 is what an editor waits for on every start.
 
-The front door's flags travel with it: `--model`, `--ask-mode`,
-`--ask-timeout` and `--max-turn-requests` are its client's session defaults
+The front door's flags travel with it: `--model`, `--ask-mode`, `--ask-timeout`,
+`--max-turn-requests` and `--delegation-limits` are its client's session defaults
 (below `initializationOptions` / `_meta.askbridge`); `--idle-exit` goes to a
 host it starts, and so do `--log-file` and `--log-level` (a host that already
 runs keeps its own). Without `--log-file` a host logs to `<data-dir>/host.log`
@@ -35,6 +35,8 @@ def door_defaults(args: argparse.Namespace) -> dict[str, Any]:
         out["ask_user_question"] = ask
     if getattr(args, "max_turn_requests", None) is not None:
         out["max_turn_requests"] = args.max_turn_requests
+    if getattr(args, "delegation_limits", None) is not None:
+        out["delegation"] = args.delegation_limits
     return out
 
 

@@ -40,6 +40,7 @@ from askbridge.protocol.defaults import ASK_MODE_DEFAULT, ASK_TIMEOUT_DEFAULT_SE
 from askbridge.protocol.vocabulary import ProjectionView
 
 from .agent.agents import Agent, AgentRegistry
+from .agent.delegation import DelegationLimits
 from .agent.external import ExternalSessions
 from .agent.late_replies import LateReplies
 from .agent.opening import create_session, new_header, open_stored
@@ -70,6 +71,7 @@ class Host:
         ask_user_question: dict[str, Any] | None = None,
         clock: Clock | None = None,
         max_turn_requests: int = 1000,
+        delegation: dict[str, int] | None = None,
         unload_after: float = UNLOAD_AFTER_S,
     ) -> None:
         self.store = store
@@ -80,6 +82,7 @@ class Host:
             "timeout": ASK_TIMEOUT_DEFAULT_SECONDS,
         }
         self.max_turn_requests = max_turn_requests
+        self.delegation_limits = DelegationLimits.of(delegation)  # S16
         self.registry = AgentRegistry()
         self.service = UserQuestionService(self.registry, clock)
         self.late_replies = LateReplies(self.get_session)
@@ -205,6 +208,7 @@ class Host:
         parent: Session | None = None,
         parent_agent: Agent | None = None,
         max_turn_requests: int | None = None,
+        delegation: dict[str, int] | None = None,
     ) -> Session:
         """Create a session; its header is committed before this returns (D1)."""
         spec = model or self.default_model
@@ -216,6 +220,8 @@ class Host:
         )
         session = create_session(self, header, client.env if client is not None else os.environ)
         session.max_turn_requests = max_turn_requests or self.max_turn_requests
+        if delegation is not None:  # a front door's --delegation-limits
+            session.delegation_limits = DelegationLimits.of(delegation)
         self.subscribe(client, session, snapshot=False)  # nothing to show yet
         return session
 

@@ -31,6 +31,7 @@ class HostSettings:
     model: dict[str, Any] | None = None  # a ModelSpec; None: no model (UnconfiguredModel)
     ask_user_question: dict[str, Any] = field(default_factory=_default_ask)  # {mode, timeout}
     max_turn_requests: int = MAX_TURN_REQUESTS_DEFAULT
+    delegation: dict[str, int] | None = None  # S16: --delegation-limits; None: the defaults
 
     @classmethod
     def over_defaults(cls, given: dict[str, Any]) -> HostSettings:
@@ -42,6 +43,7 @@ class HostSettings:
             model=merged.get("model"),
             ask_user_question=merged["ask_user_question"],
             max_turn_requests=merged.get("max_turn_requests", MAX_TURN_REQUESTS_DEFAULT),
+            delegation=merged.get("delegation"),
         )
 
 
@@ -62,12 +64,12 @@ def session_settings(model: Any, ask: Any) -> dict[str, Any]:
 def merge_settings(*layers: dict[str, Any]) -> dict[str, Any]:
     """Session settings, later layers over earlier ones: the flags, a client's defaults
     (`initializationOptions`), `session/new` (or ACP `_meta.askbridge`). The model (and
-    a front door's `max_turn_requests`) is taken whole; `ask_user_question` field by
-    field. The one merge every door uses."""
+    a front door's `max_turn_requests` and `delegation`) is taken whole;
+    `ask_user_question` field by field. The one merge every door uses."""
     out: dict[str, Any] = {}
     ask: dict[str, Any] = {}
     for layer in layers:
-        for key in ("model", "max_turn_requests"):
+        for key in ("model", "max_turn_requests", "delegation"):
             if layer.get(key) is not None:
                 out[key] = layer[key]
         ask.update(layer.get("ask_user_question") or {})

@@ -16,3 +16,6 @@ ASK_TIMEOUT_MAX_SECONDS: Final = 2147483  # setTimeout's limit in ms, as whole s
 ASK_TIMEOUT_MESSAGE: Final = (
     f"timeout must be -1 or a positive integer up to {ASK_TIMEOUT_MAX_SECONDS} seconds"
 )
+# S16: what one root prompt's delegation tree may grow to (`--delegation-limits`); higher
+# values need `--raise-delegation-limits`.
+DELEGATION_LIMITS_DEFAULT: Final = {"depth": 3, "children": 8, "sessions": 64, "requests": 500}

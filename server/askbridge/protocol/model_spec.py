@@ -3,8 +3,10 @@
 ModelSpec is tagged on `kind`:
 - `{"kind": "script", "steps": [Step…]}`: a deterministic model; each model
   request consumes the next step, `{"text"?}` or `{"toolCalls": [...], "text"?}`.
-- `{"kind": "openai", "model", "baseUrl"?, "apiKeyEnv"?}`: an OpenAI-compatible endpoint;
-  `baseUrl` must be http:// or https:// (S11).
+- `{"kind": "openai", "model", "baseUrl"?, "apiKeyEnv"?, "timeoutS"?}`: an OpenAI-compatible
+  endpoint; `baseUrl` must be http:// or https:// (S11) without user information, and
+  `apiKeyEnv` must end in `_KEY` or `_TOKEN` (S18: credentials come from the environment,
+  and only a variable named as a key is sent); `timeoutS` is the whole request's deadline.
 
 `AskUserQuestionConfig` is `{mode: "legacy"|"timed", timeout: -1 | 1..2147483}`
 (seconds; defaults legacy / 120). Both appear in `session/new`, in LSP
@@ -21,8 +23,10 @@ the same way, naming the accepted ones (S11).
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import (
     ConfigDict,
@@ -57,9 +61,13 @@ __all__ = [  # the timeout and tool-argument names are re-exported: callers impo
     "ScriptModelSpec",
     "Step",
     "ToolCallSpec",
+    "completions_url",
     "describe_model_spec_error",
+    "has_user_info",
+    "is_key_variable",
     "parse_model_spec",
     "parse_model_spec_option",
+    "shown_url",
     "unknown_script_keys",
 ]
 
@@ -131,9 +139,54 @@ class ScriptModelSpec(WireModel):
 
 # S11: an openai spec is as strict as a script one: a misspelt `apikeyenv` dropped
 # silently would surface later as "DEEPSEEK_API_KEY is not set", far from its cause.
-_OPENAI_KEYS = ("kind", "model", "baseUrl", "apiKeyEnv")
-_OPENAI_PYTHON_NAMES = frozenset({"base_url", "api_key_env"})  # populate_by_name accepts them
+_OPENAI_KEYS = ("kind", "model", "baseUrl", "apiKeyEnv", "timeoutS")
+# populate_by_name accepts them
+_OPENAI_PYTHON_NAMES = frozenset({"base_url", "api_key_env", "timeout_s"})
 _URL_SCHEMES = ("http://", "https://")
+DEFAULT_BASE_URL = "https://api.deepseek.com"
+DEFAULT_API_KEY_ENV = "DEEPSEEK_API_KEY"
+DEFAULT_TIMEOUT_SECONDS = 120.0
+MAX_TIMEOUT_SECONDS = 3600.0
+# S18: a variable named as a key or a token, so that a spec cannot send any other secret of
+# the environment (AWS_SECRET_ACCESS_KEY is named as a key, and is the user's to name).
+_KEY_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*_(KEY|TOKEN)")
+KEY_VARIABLE_RULE = "apiKeyEnv must name an environment variable ending in _KEY or _TOKEN"
+
+
+def is_key_variable(name: str) -> bool:
+    return _KEY_VARIABLE.fullmatch(name) is not None
+
+
+USER_INFO_RULE = (
+    "baseUrl must not hold user information (user:password@); "
+    "put the key in the environment variable apiKeyEnv names"
+)
+
+
+def has_user_info(url: str) -> bool:
+    return "@" in urlsplit(url).netloc
+
+
+def completions_url(base_url: str) -> str:
+    """`<baseUrl>/chat/completions`: the path joined, a query string kept after it."""
+    parts = urlsplit(base_url)
+    path = parts.path.rstrip("/") + "/chat/completions"
+    return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
+
+
+def shown_url(url: str) -> str:
+    """`url` as logs and messages name it: without user information or query string (S18:
+    either may hold a key)."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = parts.port
+    except ValueError:
+        return "(a malformed URL)"
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = host if port is None else f"{host}:{port}"
+    return urlunsplit((parts.scheme, netloc, parts.path, "…" if parts.query else "", ""))
 
 
 class OpenAIModelSpec(WireModel):
@@ -141,7 +194,18 @@ class OpenAIModelSpec(WireModel):
     kind: Literal["openai"] = "openai"
     model: NonEmptyStr
     base_url: str | None = None
-    api_key_env: str | None = None
+    api_key_env: str | None = Field(
+        default=None,
+        description=KEY_VARIABLE_RULE + ".",
+        json_schema_extra={"pattern": f"^{_KEY_VARIABLE.pattern}$"},
+    )
+    timeout_s: float | None = Field(
+        default=None,
+        gt=0,
+        le=MAX_TIMEOUT_SECONDS,
+        description="Seconds one model request may take, reading the reply included "
+        f"(default {DEFAULT_TIMEOUT_SECONDS:g}).",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -162,9 +226,20 @@ class OpenAIModelSpec(WireModel):
     @field_validator("base_url")
     @classmethod
     def _http_only(cls, url: str | None) -> str | None:
-        if url is not None and not url.lower().startswith(_URL_SCHEMES):
-            raise ValueError(f"baseUrl {url!r} must be an http:// or https:// URL")
+        if url is None:
+            return url
+        if not url.lower().startswith(_URL_SCHEMES):
+            raise ValueError(f"baseUrl {shown_url(url)!r} must be an http:// or https:// URL")
+        if has_user_info(url):  # S18; never echoed: it holds a password
+            raise ValueError(USER_INFO_RULE)
         return url
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _named_as_a_key(cls, name: str | None) -> str | None:
+        if name is not None and not is_key_variable(name):
+            raise ValueError(f"{KEY_VARIABLE_RULE}, not {name!r}")
+        return name
 
 
 def _near(key: str) -> str:
@@ -210,7 +285,7 @@ def _load_json(text: str, what: str) -> Any:
 
 
 MODEL_SPEC_FORMS = (
-    """'{"kind": "openai", "model": NAME}' (optional "baseUrl", "apiKeyEnv"), """
+    """'{"kind": "openai", "model": NAME}' (optional "baseUrl", "apiKeyEnv", "timeoutS"), """
     """'{"kind": "script", "steps": [...]}', or script:PATH (a JSON file holding either, """
     "or a list of steps)"
 )
@@ -233,7 +308,7 @@ def describe_model_spec_error(exc: ValueError) -> str:
         what = "the spec has no kind"
     elif kind in ("model_attributes_type", "model_type"):
         what = "the spec must be a JSON object"
-    elif kind == "value_error" and loc[1:2] == ("baseUrl",):
+    elif kind == "value_error" and loc[1:2] in (("baseUrl",), ("apiKeyEnv",)):
         what, forms = msg.removeprefix("Value error, "), ""
     elif kind == "value_error":  # our own sentences (unknown keys) name their path
         what, forms = msg.removeprefix("Value error, "), ""

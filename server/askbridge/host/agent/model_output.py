@@ -38,7 +38,7 @@ from askbridge.protocol.encoded import EncodedObject, encoded
 from askbridge.protocol.text import has_lone_surrogate, scrub
 
 from ..log import events as ev
-from .models.base import ModelResponse, ToolCallRequest
+from .models.base import ModelResponse, ToolCallRequest, reply_too_big
 from .tools import ASK_TOOL, parse_questions
 
 MAX_ARGUMENT_DEPTH = 64
@@ -181,4 +181,4 @@ def check_reply_size(response: ModelResponse) -> None:
     for call in response.tool_calls:
         size += _wire_bytes(call.id) + _wire_bytes(call.name) + _wire_bytes(call.arguments)
     if size > MAX_REPLY_BYTES:
-        raise ModelError(f"the model's reply has {size} bytes; at most 8 MiB")
+        raise reply_too_big(size)

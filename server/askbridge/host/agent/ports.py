@@ -16,6 +16,7 @@ from ..log import events as ev
 from ..store.commits import GroupCommit
 from ..store.store_api import EventStore
 from .agents import AgentRegistry
+from .delegation import DelegationLimits
 
 if TYPE_CHECKING:
     from .session import Session
@@ -43,6 +44,7 @@ class SessionHost(Protocol):
     registry: AgentRegistry
     service: UserQuestionService
     max_turn_requests: int
+    delegation_limits: DelegationLimits
 
     @property
     def sessions(self) -> dict[str, Session]: ...

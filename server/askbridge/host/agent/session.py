@@ -38,6 +38,7 @@ from ..log.inbox import InboxItem
 from ..store.commits import Chunk
 from ..store.store_api import encode_event
 from .agents import Agent, new_id
+from .delegation import DelegationLimits, PromptBudget
 from .history import LazyHistory
 from .models.base import Model
 from .session_folds import SessionFolds
@@ -92,6 +93,11 @@ class Session(SessionFolds):
         self.inbox_client: Requester | None = None  # who sent the latest inbox work
         self.hold_replies = False  # after a user cancel, replies wait for the next prompt (L5)
         self.max_turn_requests = host.max_turn_requests  # a front door may set its own
+        # S16 (delegation.py): the bounds of this session's root prompts (a front door may
+        # set its own); the budget its running turn's tree shares; 0 for a root session.
+        self.delegation_limits: DelegationLimits = host.delegation_limits
+        self.budget: PromptBudget | None = None
+        self.depth = 0
         # An external (MCP) session's agent runs outside (agent/external.py): it has no
         # turns, takes no prompts, and its late replies wait for `take_replies` (X4).
         self.runs_turns = header.get("origin") != ev.EXTERNAL_ORIGIN

@@ -37,6 +37,7 @@ from askbridge.core import (
 
 from ..log import events as ev
 from .delegate import run_delegate
+from .delegation import PromptBudget, bounded_delegates
 from .model_output import CheckedCall, checked_reply
 from .session import QueuedPrompt, Session
 from .step import Step, finish_call
@@ -59,6 +60,8 @@ def _admit(item: InboxItem) -> list[ev.Event]:
 
 async def run_turn(session: Session, signal: AbortSignal | None = None) -> str:
     turn_id, prompt, items = session.next_turn()
+    if session.depth == 0:  # S16: a root turn's tree starts with a fresh budget
+        session.budget = PromptBudget(session.delegation_limits)
     signal = signal or AbortSignal()
     session.turn_signal = signal
     cause = "prompt" if prompt is not None else "inbox"
@@ -113,9 +116,12 @@ async def _steps(session: Session, signal: AbortSignal) -> str:
     # A model that answers without waiting (the script) cannot be interrupted while it
     # answers: spare each step the cancel scope that would let a turn's abort cut it off.
     never_waits = getattr(model, "never_waits", False) is True
+    budget = session.budget
     for _ in range(session.max_turn_requests):
         if signal.aborted:
             return "cancelled"
+        if budget is not None and not budget.take_request():
+            return "max_turn_requests"  # S16: the root prompt's tree spent its requests
         step_tools = session.step_tools()
         tools = step_tools.schemas
         # The header is committed with the response it led to (D1 still holds: both
@@ -147,6 +153,8 @@ async def _steps(session: Session, signal: AbortSignal) -> str:
             session.log_soon(header)
             raise
         del response  # what the model said is in the log now; a waiting step holds none of it
+        if budget is not None:
+            calls = bounded_delegates(calls, budget.limits)  # S16: per step
         _log_step(session, header, text, calls)
         if not calls:
             return "end_turn"

@@ -16,7 +16,24 @@ from askbridge.core.errors import ModelError
 
 from ...log.events import Event
 
-__all__ = ["Model", "ModelError", "ModelResponse", "ToolCallRequest"]
+__all__ = [
+    "MAX_MODEL_REPLY_BYTES",
+    "Model",
+    "ModelError",
+    "ModelResponse",
+    "ToolCallRequest",
+    "reply_too_big",
+]
+
+# S7: nothing over 8 MiB reaches a client, the limit it is held to (jsonrpc's MAX_BODY); an
+# endpoint's reply is not read past it (S18).
+MAX_MODEL_REPLY_BYTES = 8 * 1024 * 1024
+
+
+def reply_too_big(size: int, *, more: bool = False) -> ModelError:
+    """S7's MODEL_ERROR; `more`: the size is where reading stopped, not the whole reply's."""
+    has = f"more than {size}" if more else str(size)
+    return ModelError(f"the model's reply has {has} bytes; at most 8 MiB")
 
 
 @dataclass(frozen=True)

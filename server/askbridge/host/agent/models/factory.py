@@ -4,7 +4,7 @@
 keys) or a pydantic model of it, and dispatches on `kind`:
 
 - `"script"` → ScriptModel(spec["steps"])
-- `"openai"` → OpenAIChatModel(model, baseUrl?, apiKeyEnv?)
+- `"openai"` → OpenAIChatModel(model, baseUrl?, apiKeyEnv?, timeoutS?)
 - `"none"` → UnconfiguredModel, the host's default when no model was given
   (never sent by a client: the wire's ModelSpec has no such kind)
 - `"external"` → ExternalModel, an MCP session's slot: its agent runs outside (X1)
@@ -23,7 +23,12 @@ from pydantic import BaseModel
 
 from .base import Model
 from .external import EXTERNAL_MODEL_KIND, ExternalModel
-from .openai import DEFAULT_API_KEY_ENV, DEFAULT_BASE_URL, OpenAIChatModel
+from .openai import (
+    DEFAULT_API_KEY_ENV,
+    DEFAULT_BASE_URL,
+    DEFAULT_TIMEOUT_SECONDS,
+    OpenAIChatModel,
+)
 from .script import ScriptModel
 from .unconfigured import NO_MODEL_KIND, UnconfiguredModel
 
@@ -37,6 +42,15 @@ def _optional_string(spec: Mapping[str, Any], key: str, default: str) -> str:
     if not isinstance(value, str) or not value:
         raise ValueError(f"openai model spec: {key} must be a non-empty string")
     return value
+
+
+def _timeout(spec: Mapping[str, Any]) -> float:
+    value = spec.get("timeoutS")
+    if value is None:
+        return DEFAULT_TIMEOUT_SECONDS
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise ValueError("openai model spec: timeoutS must be a positive number of seconds")
+    return float(value)
 
 
 def make_model(spec: Mapping[str, Any] | BaseModel, env: Mapping[str, str] | None = None) -> Model:
@@ -62,6 +76,7 @@ def make_model(spec: Mapping[str, Any] | BaseModel, env: Mapping[str, str] | Non
             model,
             base_url=_optional_string(spec, "baseUrl", DEFAULT_BASE_URL),
             api_key_env=_optional_string(spec, "apiKeyEnv", DEFAULT_API_KEY_ENV),
+            timeout=_timeout(spec),
             env=env,
         )
     if kind == NO_MODEL_KIND:

@@ -1,15 +1,23 @@
 """The `openai` model: any OpenAI-compatible chat-completions endpoint with tool calling.
 
 ModelSpec (protocol.md): `{"kind": "openai", "model": "deepseek-chat",
-"baseUrl"?: "https://api.deepseek.com", "apiKeyEnv"?: "DEEPSEEK_API_KEY"}`.
+"baseUrl"?: "https://api.deepseek.com", "apiKeyEnv"?: "DEEPSEEK_API_KEY", "timeoutS"?: 120}`.
 
 Each request converts the session's event log into chat `messages`
 (`history_to_messages`), sends the tool schemas the caller passes, and POSTs
-to `<baseUrl>/chat/completions` — the base URL is used as given, so a
-provider that wants `/v1` is configured with `…/v1`. The answer's first
-choice becomes a ModelResponse; tool-call arguments arrive as JSON strings and
-are decoded to dicts (a string that is not a JSON object is passed on as is,
-so the tool can tell the model its input was bad).
+to `<baseUrl>/chat/completions` — the base URL's path is used as given, so a
+provider that wants `/v1` is configured with `…/v1`; a query string stays
+after the path. The answer's first choice becomes a ModelResponse; tool-call
+arguments arrive as JSON strings and are decoded to dicts (a string that is
+not a JSON object is passed on as is, so the tool can tell the model its
+input was bad).
+
+The endpoint is a third party, so its reply is bounded while it is read (S18):
+the body is streamed, a `Content-Length` over 8 MiB is refused before reading,
+and reading stops past 8 MiB (S7's MODEL_ERROR); the whole request, reading
+included, has one deadline (`timeoutS`) that a slow drip cannot stretch, since
+httpx's own timeout applies per read. Messages and logs name the endpoint
+without its query string (it may hold a key).
 
 Every failure — no API key, unreachable endpoint, an error status, a body
 that is not a chat completion — is a ModelError whose message names what to
@@ -21,21 +29,64 @@ early instead of at the first prompt.
 from __future__ import annotations
 
 import json
+import logging
 import os
+import ssl
 from collections.abc import Mapping, Sequence
+from functools import cache
 from typing import Any
 
+import anyio
 import httpx
 
+from askbridge.protocol.model_spec import (
+    DEFAULT_API_KEY_ENV,
+    DEFAULT_BASE_URL,
+    DEFAULT_TIMEOUT_SECONDS,
+    KEY_VARIABLE_RULE,
+    USER_INFO_RULE,
+    completions_url,
+    has_user_info,
+    is_key_variable,
+    shown_url,
+)
+
 from ...log.events import ASSISTANT_MESSAGE, TOOL_RESULT, USER_MESSAGE, Event
-from .base import History, ModelError, ModelResponse, ToolCallRequest, Tools
+from .base import (
+    MAX_MODEL_REPLY_BYTES,
+    History,
+    ModelError,
+    ModelResponse,
+    ToolCallRequest,
+    Tools,
+    reply_too_big,
+)
 from .script import decode_tool_arguments
 
-DEFAULT_BASE_URL = "https://api.deepseek.com"
-DEFAULT_API_KEY_ENV = "DEEPSEEK_API_KEY"
-DEFAULT_TIMEOUT_SECONDS = 120.0
+__all__ = [
+    "DEFAULT_API_KEY_ENV",
+    "DEFAULT_BASE_URL",
+    "DEFAULT_TIMEOUT_SECONDS",
+    "OpenAIChatModel",
+    "history_to_messages",
+    "parse_completion",
+    "tools_to_wire",
+]
+
 # Enough of an error body to see the provider's reason, short enough for a log line.
 ERROR_BODY_EXCERPT_CHARS = 300
+ERROR_BODY_READ_BYTES = 64 * 1024  # of an error status's body, the rest is never read
+
+# httpx logs every request's URL at INFO, query string and all: our own lines name the
+# endpoint without it (`shown_url`).
+logging.getLogger("httpx").setLevel(logging.WARNING)
+
+
+@cache
+def _tls() -> ssl.SSLContext:
+    """One TLS context for every request of the process: building one (loading the CA
+    bundle) costs tens of milliseconds, which a client per request paid each time."""
+    return httpx.create_ssl_context()
 
 
 def _message_text(content: Any) -> str:
@@ -139,8 +190,8 @@ class OpenAIChatModel:
     """A chat-completions endpoint as a Model (see the module docstring).
 
     `http_client`, when given, is used as is and not closed (its owner closes
-    it); otherwise each request opens and closes its own client, so an idle
-    session holds no connection.
+    it); otherwise each request opens and closes its own client (sharing the
+    process's TLS context), so an idle session holds no connection.
     """
 
     def __init__(
@@ -155,7 +206,8 @@ class OpenAIChatModel:
         self.model = model
         self.base_url = base_url
         self.api_key_env = api_key_env
-        self.endpoint = base_url.rstrip("/") + "/chat/completions"
+        self.endpoint = completions_url(base_url)
+        self.shown = shown_url(self.endpoint)  # what messages and logs name
         self._http_client = http_client
         self._timeout = timeout
         # H5: the key comes from the environment of the client that opened the session,
@@ -167,6 +219,11 @@ class OpenAIChatModel:
         self._api_key()
 
     def _api_key(self) -> str:
+        # S18, here too: a spec stored before the rule, or built without the wire's checks.
+        if not is_key_variable(self.api_key_env):
+            raise ModelError(f"{KEY_VARIABLE_RULE}, not {self.api_key_env!r}")
+        if has_user_info(self.base_url):
+            raise ModelError(USER_INFO_RULE)
         env = os.environ if self._env is None else self._env
         key = env.get(self.api_key_env, "").strip()
         if not key:
@@ -182,37 +239,78 @@ class OpenAIChatModel:
         if tools:  # providers reject an empty tools array
             payload["tools"] = tools_to_wire(tools)
         headers = {"Authorization": f"Bearer {key}", "Accept": "application/json"}
-        if self._http_client is not None:
-            response = await self._post(self._http_client, payload, headers)
-        else:
-            async with httpx.AsyncClient() as client:
-                response = await self._post(client, payload, headers)
-        if response.status_code >= 400:
+        try:
+            with anyio.fail_after(self._timeout):  # S18: the whole request, reading included
+                status, body = await self._exchange(payload, headers)
+        except TimeoutError as exc:
+            raise self._late() from exc
+        if status >= 400:
+            text = body.decode("utf-8", "replace")
             raise ModelError(
-                f"model endpoint {self.endpoint} answered HTTP {response.status_code}: "
-                f"{_excerpt(response.text)}"
+                f"model endpoint {self.shown} answered HTTP {status}: {_excerpt(text)}"
             )
         try:
-            body = response.json()
+            parsed = json.loads(body)
         except (ValueError, RecursionError) as exc:
             raise ModelError(
-                f"model endpoint {self.endpoint} returned a malformed response: "
-                f"not JSON: {_excerpt(response.text)}"
+                f"model endpoint {self.shown} returned a malformed response: "
+                f"not JSON: {_excerpt(body.decode('utf-8', 'replace'))}"
             ) from exc
-        return parse_completion(body, self.endpoint)
+        del body
+        return parse_completion(parsed, self.shown)
+
+    def _late(self) -> ModelError:
+        return ModelError(f"model endpoint {self.shown} did not answer within {self._timeout:g} s")
+
+    async def _exchange(
+        self, payload: dict[str, Any], headers: dict[str, str]
+    ) -> tuple[int, bytes]:
+        if self._http_client is not None:
+            return await self._post(self._http_client, payload, headers)
+        async with httpx.AsyncClient(verify=_tls()) as client:
+            return await self._post(client, payload, headers)
 
     async def _post(
         self, client: httpx.AsyncClient, payload: dict[str, Any], headers: dict[str, str]
-    ) -> httpx.Response:
+    ) -> tuple[int, bytes]:
+        """The reply's status and body, the body read up to its bound (S18)."""
         try:
-            return await client.post(
-                self.endpoint, json=payload, headers=headers, timeout=self._timeout
-            )
+            async with client.stream(
+                "POST", self.endpoint, json=payload, headers=headers, timeout=self._timeout
+            ) as response:
+                return response.status_code, await _bounded_body(response)
         except httpx.TimeoutException as exc:
-            raise ModelError(
-                f"model endpoint {self.endpoint} did not answer within {self._timeout:g} s"
-            ) from exc
+            raise self._late() from exc
         except httpx.ConnectError as exc:
-            raise ModelError(f"cannot connect to model endpoint {self.endpoint}: {exc}") from exc
+            raise ModelError(
+                f"cannot connect to model endpoint {self.shown}: {self._hidden(exc)}"
+            ) from exc
         except (httpx.HTTPError, httpx.InvalidURL) as exc:
-            raise ModelError(f"request to model endpoint {self.endpoint} failed: {exc}") from exc
+            raise ModelError(
+                f"request to model endpoint {self.shown} failed: {self._hidden(exc)}"
+            ) from exc
+
+    def _hidden(self, exc: Exception) -> str:
+        """httpx's message, without the endpoint's query string should it name the URL; its
+        class when it has none (a reset connection says nothing)."""
+        return str(exc).replace(self.endpoint, self.shown) or type(exc).__name__
+
+
+async def _bounded_body(response: httpx.Response) -> bytes:
+    """The body, never more than the bound held in memory: a successful reply over 8 MiB
+    is refused (by its `Content-Length` before any of it is read, else once the bytes read
+    pass it); of an error status's body only the start is kept, for the message."""
+    ok = response.status_code < 400
+    limit = MAX_MODEL_REPLY_BYTES if ok else ERROR_BODY_READ_BYTES
+    length = response.headers.get("content-length", "")
+    if ok and length.isdigit() and int(length) > limit:
+        raise reply_too_big(int(length))
+    data = bytearray()
+    async for chunk in response.aiter_bytes():
+        data += chunk
+        if len(data) > limit:
+            if ok:
+                raise reply_too_big(limit, more=True)
+            del data[limit:]
+            break
+    return bytes(data)
