@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from askbridge.attach import DEFAULT_HOST_MODE_ENV
 from askbridge.testing.hosts import stop_host
@@ -33,6 +34,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "inline_only: a door test the auto host mode cannot run")
     config.addinivalue_line("markers", "own_host_modes: the module parametrizes host modes itself")
     configure_scheduling(config)
+    # A property test checks what is computed, never how long it took: hypothesis's per-example
+    # deadline is a wall-clock assertion, and on 2 shared cores a loaded moment fails it.
+    settings.register_profile("askbridge", deadline=None)
+    settings.load_profile("askbridge")
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

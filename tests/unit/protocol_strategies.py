@@ -91,7 +91,7 @@ script_spec = obj({"kind": st.just("script"), "steps": st.lists(step, max_size=3
 openai_spec = obj(
     {"kind": st.just("openai"), "model": ident},
     baseUrl=st.sampled_from(["http://127.0.0.1:8080/v1", "https://api.example.com/v1"])
-    | st.builds("https://{}.example/v1".format, ident),
+    | st.builds("https://{}.example/v1".format, st.from_regex(r"[a-z0-9-]{1,20}", fullmatch=True)),
     apiKeyEnv=st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,8}_(KEY|TOKEN)", fullmatch=True),
     timeoutS=st.integers(min_value=1, max_value=3600),
 )

@@ -51,9 +51,7 @@ def test_S16_delegation_limits_lower_freely_and_travel_as_a_session_default() ->
     lowered = settings_of("serve", "--delegation-limits", "depth=1,requests=50")
     assert lowered.delegation == {"depth": 1, "requests": 50}
     assert settings_of("serve").delegation is None  # the defaults (host/agent/delegation.py)
-    raised = parse_args(
-        ["acp", "--delegation-limits", "sessions=200", "--raise-delegation-limits"]
-    )
+    raised = parse_args(["acp", "--delegation-limits", "sessions=200", "--raise-delegation-limits"])
     assert door_defaults(raised)["delegation"] == {"sessions": 200}
 
 

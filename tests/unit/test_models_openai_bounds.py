@@ -188,3 +188,11 @@ async def test_S18_credentials_in_the_url_or_a_variable_not_named_as_a_key_send_
     assert str(at_check.value) == message
     with pytest.raises(ModelError):
         await model.complete([], [], 0)
+
+
+def test_S11_a_base_url_urllib_cannot_split_is_one_line_naming_it() -> None:
+    """An unclosed IPv6 bracket is urlsplit's ValueError: one line saying the URL is not one."""
+    from askbridge.protocol.model_spec import parse_model_spec
+
+    with pytest.raises(ValueError, match=r"baseUrl is not a valid URL \(Invalid IPv6 URL\)"):
+        parse_model_spec({"kind": "openai", "model": "m", "baseUrl": "https://[.example/v1"})

@@ -230,7 +230,11 @@ class OpenAIModelSpec(WireModel):
             return url
         if not url.lower().startswith(_URL_SCHEMES):
             raise ValueError(f"baseUrl {shown_url(url)!r} must be an http:// or https:// URL")
-        if has_user_info(url):  # S18; never echoed: it holds a password
+        try:
+            user_info = has_user_info(url)
+        except ValueError as exc:  # urlsplit's: an unclosed "[" of an IPv6 host, a bad port
+            raise ValueError(f"baseUrl is not a valid URL ({exc})") from None
+        if user_info:  # S18; never echoed: it holds a password
             raise ValueError(USER_INFO_RULE)
         return url
 
