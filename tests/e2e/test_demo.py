@@ -100,6 +100,18 @@ def test_auto_demo_shows_every_stage_and_exits_0(tmp_path: Path) -> None:
     joined = " ".join(part.strip() for part in parts if part.strip())
     received = json.dumps(json.loads(joined), separators=(",", ":"))
     assert received == '{"answers":[{"id":"language","selected":["Python (Recommended)"]}]}'
+    # The admitted late reply and the view's lines wrap between words too, never inside
+    # one (a terminal breaks a line it is handed anywhere: "say\ns what it serves").
+    at = next(i for i, line in enumerate(lines) if "✉" in line)
+    reply = [lines[at]]
+    for line in lines[at + 1 :]:
+        if not line.startswith("    ") or not line.strip():
+            break
+        reply.append(line)
+    assert all(len(line.rstrip()) <= 70 for line in reply), reply
+    said = " ".join(line.strip() for line in reply)
+    assert '"description": "Permissive, with a patent grant"' in said, said
+    assert all(len(line.rstrip()) <= 70 for line in lines if "question view" in line)
     # S5: the demo's data directory is private; S12: one host.log, in the server's format,
     # holds the server's lines and the demo client's.
     data = tmp_path / "data"
