@@ -182,5 +182,6 @@ def test_S17_a_message_cannot_end_its_line_or_drive_a_terminal() -> None:
     lean = LineFormatter().line("INFO", "askbridge.host", "a\rb\x9bc\u2028d\te")
     assert lean.endswith("askbridge.host: a\\rb\\x9bc\\u2028d\te")
     assert escaped("one\ntwo\x07", newlines=True) == "one\ntwo\\x07"
+    assert escaped("rm -rf ~ \u202e,x") == "rm -rf ~ \\u202e,x"  # nothing reads reversed
     assert field("call-1") == "call-1" and field("Claude Code") == '"Claude Code"'
     assert field("x\ny") == '"x\\ny"'
