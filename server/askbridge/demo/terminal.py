@@ -72,7 +72,8 @@ def show_stage(console: Console, stage: Stage) -> None:
 def question_card(question: QuestionItem) -> Panel:
     parts: list[RenderableType] = [shown(question.question, "bold")]
     if question.detail:
-        parts.append(Markdown(escaped(question.detail, newlines=True)))
+        # A link shows where it goes (no OSC 8 hyperlink whose text could say otherwise).
+        parts.append(Markdown(escaped(question.detail, newlines=True), hyperlinks=False))
     if question.options:
         menu = Table.grid(padding=(0, 2))
         menu.add_column(justify="right", style="bold cyan")
