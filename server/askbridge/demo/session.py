@@ -10,10 +10,13 @@ prompt. The scripted agent then asks four questions; `_on_ask` answers each
 4. a 5 s question left to time out: the server cancels the card
    (`$/cancelRequest`), the model gets pending and the view marks it `continued`.
 
+Cards are shown one at a time, in the order asked, so a card the server
+withdrew says so under its own heading before the next card is drawn.
 When the prompt's turn has ended, every `continued` question is answered late
-(`userQuestions/answer`); the reply wakes the agent into a new turn (cause
-`inbox`) and the demo waits for that turn to end. `run()` returns the exit
-status: 0 when every step happened, 1 when the server did something else,
+(`userQuestions/answer`), the ones the guide lets pass first (the script's late
+turns speak of them in that order: question 3 may have run out too); each reply
+wakes the agent into a new turn (cause `inbox`) and the demo waits for it to end.
+`run()` returns the exit status: 0 when every step happened, 1 when the server did something else,
 130 when the person quit with Ctrl-C / Ctrl-D (the turn is cancelled with
 `session/cancel` and the server shut down cleanly).
 """
