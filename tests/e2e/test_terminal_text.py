@@ -16,7 +16,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -82,7 +82,7 @@ class Pane:
 
 
 @pytest.fixture
-def pane_in(tmp_path: Path) -> Iterator[type[Pane]]:
+def pane_in(tmp_path: Path) -> Iterator[Callable[..., Pane]]:
     panes: list[Pane] = []
 
     def start(*commands: list[str]) -> Pane:
@@ -91,7 +91,7 @@ def pane_in(tmp_path: Path) -> Iterator[type[Pane]]:
         return pane
 
     try:
-        yield start  # type: ignore[misc]
+        yield start
     finally:
         for pane in panes:
             pane.close()
@@ -108,7 +108,7 @@ def assert_not_driven(pane: Pane, screen: str) -> None:
 
 
 async def test_S17_sessions_show_prints_a_hostile_question_escaped(
-    tmp_path: Path, pane_in: type[Pane]
+    tmp_path: Path, pane_in: Callable[..., Pane]
 ) -> None:
     """S17: `askbridge sessions` and `sessions show` in tmux: the question, its header and
     option, the agent's words and the answer show escaped; the terminal obeys none of it."""
@@ -133,7 +133,9 @@ async def test_S17_sessions_show_prints_a_hostile_question_escaped(
     assert "- Postgres \\x1b[2J" in screen, screen
 
 
-def test_S17_the_demo_draws_a_hostile_question_escaped(tmp_path: Path, pane_in: type[Pane]) -> None:
+def test_S17_the_demo_draws_a_hostile_question_escaped(
+    tmp_path: Path, pane_in: Callable[..., Pane]
+) -> None:
     """S17: `askbridge demo --auto` (rich) in tmux, its script's first question and the
     agent's words carrying the sequences and rich markup: all shown, nothing obeyed."""
     patch = f"""
