@@ -34,12 +34,21 @@ The cost of that rule: a process killed outright (SIGKILL, `os._exit`) loses the
 DEBUG/INFO lines logged since its loop last got ready to wait — the lines of its
 last turn, at most MAX_TURNS turns'. Never an acknowledged answer: that is in
 the store before a client hears of it (D1); only its log line.
+
+Text from outside (a model, a client, a peer's error) never drives a terminal or
+forges a line (S17): `escaped` shows its control characters as visible escapes,
+and every line the formatter makes goes through it, so a newline in any field is
+`\n` on the same line. `field` quotes such a value where a line names it. Both
+live here, a module every layer may import, so that the CLI, the demo and the
+host's logging share them.
 Standard library only.
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import re
 import sys
 import threading
 import time
@@ -52,6 +61,47 @@ LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
 MSEC_FORMAT = "%s,%03d"
 INFO = logging.INFO
+
+
+# C0 but tab, DEL, C1, the two Unicode line breaks (`str.splitlines` splits on them) and
+# the bidi controls (a bidi-aware terminal, VTE's, would reorder the text around them).
+_BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_CONTROLS = re.compile(f"[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029{_BIDI}]")
+_CONTROLS_BUT_NEWLINE = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029{_BIDI}]")
+_NAMED = {"\n": "\\n", "\r": "\\r"}
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    named = _NAMED.get(char)
+    if named is not None:
+        return named
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def escaped(text: str, *, newlines: bool = False) -> str:
+    """`text` safe to write to a terminal or a log: every C0 control but tab (and newline
+    when `newlines`, for text meant to span lines), DEL, C1 and the bidi controls shown
+    as a visible escape (`\x1b`, `\r`, `\n`, `\u202e`), so no escape sequence reaches
+    the terminal, nothing reads reversed, and no line ends where the text did not say so.
+    The same string when there is nothing to show."""
+    if text.isprintable():  # no control at all (the common line): no regex
+        return text
+    return (_CONTROLS_BUT_NEWLINE if newlines else _CONTROLS).sub(_escape, text)
+
+
+_PLAIN = re.compile(r"[\w.:/@+=-]+")
+
+
+def field(value: object) -> str:
+    """A value from outside (a call id, a client's name, a title, a peer's error) as a
+    log line names it: as is when it is one plain token, else JSON-quoted, so it can
+    neither end the line nor pass for more of the line's words."""
+    text = value if isinstance(value, str) else str(value)
+    if _PLAIN.fullmatch(text) and text.isascii():
+        return text
+    return json.dumps(text, ensure_ascii=False)
 
 
 def lean_records() -> None:
@@ -77,9 +127,19 @@ class LineFormatter(logging.Formatter):
         uses the time, and %-formats the record's whole `__dict__`, on every line."""
         if record.exc_info or record.exc_text or record.stack_info:
             return super().format(record)
-        record.message = message = record.getMessage()
+        record.message = message = escaped(record.getMessage())
         record.asctime = stamp = self.formatTime(record)
         return f"{stamp} {record.levelname} {record.name}: {message}"
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        record.message = escaped(record.message)
+        return super().formatMessage(record)
+
+    def formatException(self, ei: Any) -> str:
+        return escaped(super().formatException(ei), newlines=True)
+
+    def formatStack(self, stack_info: str) -> str:
+        return escaped(super().formatStack(stack_info), newlines=True)
 
     def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
         if datefmt is not None:
@@ -99,7 +159,7 @@ class LineFormatter(logging.Formatter):
         """The line `format` makes of a record logged now, without the record."""
         created = time.time()  # and its milliseconds, as LogRecord takes them
         stamp = self.stamp(created, int((created - int(created)) * 1000))
-        return f"{stamp} {levelname} {name}: {message}"
+        return f"{stamp} {levelname} {name}: {escaped(message)}"
 
 
 # A loop busy for many turns in a row without waiting still writes this often.

@@ -17,6 +17,8 @@ nothing is re-parsed here.
 Exit status 0; 1 with one line on stderr when the directory or the session does
 not exist or the store is damaged (a damaged session in a listing is shown as
 such, the others still listed, and the status is 1).
+Every line is printed through `escaped` (S17): a control character or escape
+sequence in a model's or client's text is shown, never obeyed by the terminal.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ import os
 import sys
 from collections.abc import Callable, Iterable
 from typing import Any
+
+from askbridge.log_lines import escaped
 
 _ELLIPSIS_AT = 300  # characters of a non-question tool's arguments or result shown
 
@@ -69,7 +73,7 @@ def run_sessions(args: argparse.Namespace) -> int:
         if not store.exists(args.session_id):
             return _fail(SessionError.unknown(args.session_id).message)
         for line in transcript(store.load(args.session_id)):
-            print(line)
+            print(escaped(line))  # S17: a model's text never drives the terminal
         return 0
     except StoreError as exc:
         return _fail(exc.message)
@@ -81,7 +85,7 @@ def run_sessions(args: argparse.Namespace) -> int:
 
 
 def _fail(message: str) -> int:
-    print(f"askbridge: {message}", file=sys.stderr)
+    print(escaped(f"askbridge: {message}"), file=sys.stderr)
     return 1
 
 
@@ -98,7 +102,7 @@ def _list(store: Any) -> int:
         except StoreDamaged as exc:
             summary, status = f"DAMAGED: {exc.message}", 1
         title = info.title or "(untitled)"
-        print(f"{info.session_id}  {info.created_at}  {title}  {summary}")
+        print(escaped(f"{info.session_id}  {info.created_at}  {title}  {summary}"))
     return status
 
 
@@ -277,7 +281,7 @@ def _text(content: Any) -> str:
 
 def _block(prefix: str, text: Any) -> list[str]:
     """`prefix` + text, continuation lines indented under it."""
-    lines = str(text).splitlines() or [""]
+    lines = str(text).split("\n")  # only newlines: a lone \r is shown, not obeyed
     pad = " " * len(prefix)
     return [prefix + lines[0], *(pad + line for line in lines[1:])]
 

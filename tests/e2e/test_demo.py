@@ -100,6 +100,18 @@ def test_auto_demo_shows_every_stage_and_exits_0(tmp_path: Path) -> None:
     joined = " ".join(part.strip() for part in parts if part.strip())
     received = json.dumps(json.loads(joined), separators=(",", ":"))
     assert received == '{"answers":[{"id":"language","selected":["Python (Recommended)"]}]}'
+    # The admitted late reply and the view's lines wrap between words too, never inside
+    # one (a terminal breaks a line it is handed anywhere: "say\ns what it serves").
+    at = next(i for i, line in enumerate(lines) if "✉" in line)
+    reply = [lines[at]]
+    for line in lines[at + 1 :]:
+        if not line.startswith("    ") or not line.strip():
+            break
+        reply.append(line)
+    assert all(len(line.rstrip()) <= 70 for line in reply), reply
+    said = " ".join(line.strip() for line in reply)
+    assert '"description": "Permissive, with a patent grant"' in said, said
+    assert all(len(line.rstrip()) <= 70 for line in lines if "question view" in line)
     # S5: the demo's data directory is private; S12: one host.log, in the server's format,
     # holds the server's lines and the demo client's.
     data = tmp_path / "data"
@@ -158,14 +170,14 @@ def test_auto_demo_without_a_data_dir_leaves_no_temp_dir_behind(tmp_path: Path) 
 class PtyDemo:
     """`askbridge demo` on a pseudo-terminal: `expect` reads the screen output, `type` keys."""
 
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, command: list[str] | None = None) -> None:
         self.master, slave = os.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 120, 0, 0))
         env = {**os.environ, "TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1"}
         env.pop("COLUMNS", None)
         env.pop("LINES", None)
         self.process = subprocess.Popen(
-            [*DEMO, "--data-dir", str(data_dir)],
+            [*(command or DEMO), "--data-dir", str(data_dir)],
             stdin=slave,
             stdout=slave,
             stderr=slave,
@@ -323,3 +335,64 @@ def test_ctrl_c_at_a_prompt_cancels_the_turn_and_exits_130(tmp_path: Path) -> No
         assert "2 of 4" not in ANSI.sub("", demo.output)
     finally:
         demo.close()
+
+
+# The demo as `askbridge demo` runs it (run_demo, a person at a pty), its script's timed
+# questions given 2 s instead of 30 s and 5 s: a test watches them run out without waiting.
+SHORT_CLOCKS = """
+import sys
+import askbridge.demo as demo
+script = demo.load_script()
+for step in script["steps"]:
+    for call in step.get("toolCalls", []):
+        if call["arguments"].get("timeout", -1) > 0:
+            call["arguments"]["timeout"] = 2
+demo.load_script = lambda: script
+sys.exit(demo.run_demo(False, sys.argv[2]))
+"""
+
+
+def test_demo_with_question_3_left_to_expire_tells_what_happened(tmp_path: Path) -> None:
+    """TW6 on two questions: question 3's clock runs out too. Each "clock ran out" line is
+    printed once, under its own question; the agent's late turns speak of the answer that
+    woke each of them; the outro tells both pending questions."""
+    demo = PtyDemo(tmp_path / "data", [sys.executable, "-c", SHORT_CLOCKS])
+    try:
+        demo.expect("choose a number 1-4 ›")
+        demo.type("1\r")
+        demo.expect("choose numbers 1-4")
+        demo.type("2\r")
+        demo.expect("3 of 4: a timed question")
+        demo.expect("choose a number 1-3 ›")  # and no key: the clock runs out
+        demo.expect("Answering late: call-license", timeout=20)
+        demo.expect("choose a number 1-4 ›")
+        demo.type("1\r")
+        demo.expect("Answering late: call-name")
+        demo.expect("choose a number 1-3 ›")
+        demo.type("2\r")
+        assert demo.finish(timeout=20) == 0, ANSI.sub("", demo.output)
+    finally:
+        demo.close()
+    ran_out = "⌛ the server's clock ran out"
+    assert squash(demo.output).count(squash(ran_out)) == 2, ANSI.sub("", demo.output)
+    assert_in_order(
+        demo.output,
+        "3 of 4: a timed question",
+        ran_out,
+        "call-name is now continued",
+        "4 of 4: let this one time out",
+        ran_out,
+        "call-license is now continued",
+        "agent › I have scaffolded what I could.",
+        "turn t-1 ended: end_turn",
+        "Answering late: call-license",
+        "late reply admitted as a user message (call-license, answered)",
+        "agent › Your license answer just arrived",
+        "Answering late: call-name",
+        "late reply admitted as a user message (call-name, answered)",
+        "agent › Your answer on the name arrived late too",
+        "call-name reached its deadline unanswered",
+        "call-license reached its deadline unanswered",
+        "Your late answer to call-license went to the agent's inbox",
+        "Your late answer to call-name went to the agent's inbox",
+    )

@@ -165,3 +165,23 @@ def test_S12_lines_kept_by_a_loop_are_written_at_exit_and_before_a_traceback(
     assert crash.returncode == 1
     text = log.read_text()
     assert text.index("question c1 answered") < text.index("KeyError: 'crash'")
+
+
+def test_S17_a_message_cannot_end_its_line_or_drive_a_terminal() -> None:
+    """The formatter shows every control character of a message as an escape, on the record
+    path and the lean one alike; a value from outside is quoted unless one plain token."""
+    from askbridge.log_lines import escaped, field
+
+    record = _record(1_764_647_796.0)
+    record.args = ("c1\n2026-12-02 03:56:36,123 INFO askbridge.host: forged\x1b[2J",)
+    line = LineFormatter().format(record)
+    assert line.endswith(
+        "question c1\\n2026-12-02 03:56:36,123 INFO askbridge.host: forged\\x1b[2J asked"
+    )
+    assert "\n" not in line and "\x1b" not in line
+    lean = LineFormatter().line("INFO", "askbridge.host", "a\rb\x9bc\u2028d\te")
+    assert lean.endswith("askbridge.host: a\\rb\\x9bc\\u2028d\te")
+    assert escaped("one\ntwo\x07", newlines=True) == "one\ntwo\\x07"
+    assert escaped("rm -rf ~ \u202e,x") == "rm -rf ~ \\u202e,x"  # nothing reads reversed
+    assert field("call-1") == "call-1" and field("Claude Code") == '"Claude Code"'
+    assert field("x\ny") == '"x\\ny"'

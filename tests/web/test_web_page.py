@@ -89,6 +89,26 @@ async def test_B3_approval_allow(tmp_path: Path, viewport: str) -> None:
         assert await result() == {"behavior": "allow", "updatedInput": tool_input}
 
 
+async def test_S17_an_approval_renders_the_whole_command_as_code(tmp_path: Path) -> None:
+    """S17: a ``` line inside the command's heredoc does not close the code block (the
+    page's Markdown closes a fence only with one at least as long), so nothing of the
+    command turns into prose or a link; the bidi override shows as <U+202E>."""
+    command = (
+        "cat > n.md <<'EOF'\n```\n[Allow is safe](https://evil.example/)\nEOF\nrm -rf ~ \u202e,x"
+    )
+    async with web_stack(tmp_path) as st:
+        page = await st.page()
+        tool_input = {"command": command}
+        result = st.call_soon("approval_prompt", {"tool_name": "Bash", "input": tool_input})
+        c = await card(page, "rm -rf ~")
+        assert await c.locator(".detail pre").count() == 1
+        shown = command.replace("\u202e", "<U+202E>")
+        assert await c.locator(".detail pre").inner_text() == shown
+        assert await c.locator(".detail a").count() == 0
+        await c.get_by_role("button", name="Deny").click()
+        assert (await result())["behavior"] == "deny"
+
+
 @VIEWPORT
 async def test_B3_plan_review_feedback(tmp_path: Path, viewport: str) -> None:
     async with web_stack(tmp_path) as st:

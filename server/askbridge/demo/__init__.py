@@ -32,7 +32,7 @@ from typing import TextIO
 import anyio
 from rich.console import Console
 
-from askbridge.log_lines import LineFormatter
+from askbridge.log_lines import LineFormatter, escaped
 from askbridge.testing import ServerStartError
 
 from .guide import load_guide, load_script
@@ -89,7 +89,7 @@ def _run_in(console: Console, auto: bool, path: Path, note: str) -> int:
         console.print("\ndemo interrupted.")
         return 130
     except ServerStartError as exc:
-        print(f"askbridge demo: {_start_failure(exc, path)}", file=sys.stderr)
+        print(escaped(f"askbridge demo: {_start_failure(exc, path)}"), file=sys.stderr)
         return 1
 
 

@@ -10,10 +10,13 @@ prompt. The scripted agent then asks four questions; `_on_ask` answers each
 4. a 5 s question left to time out: the server cancels the card
    (`$/cancelRequest`), the model gets pending and the view marks it `continued`.
 
+Cards are shown one at a time, in the order asked, so a card the server
+withdrew says so under its own heading before the next card is drawn.
 When the prompt's turn has ended, every `continued` question is answered late
-(`userQuestions/answer`); the reply wakes the agent into a new turn (cause
-`inbox`) and the demo waits for that turn to end. `run()` returns the exit
-status: 0 when every step happened, 1 when the server did something else,
+(`userQuestions/answer`), the ones the guide lets pass first (the script's late
+turns speak of them in that order: question 3 may have run out too); each reply
+wakes the agent into a new turn (cause `inbox`) and the demo waits for it to end.
+`run()` returns the exit status: 0 when every step happened, 1 when the server did something else,
 130 when the person quit with Ctrl-C / Ctrl-D (the turn is cancelled with
 `session/cancel` and the server shut down cleanly).
 """
@@ -31,7 +34,6 @@ from anyio.abc import TaskGroup
 from rich.console import Console
 from rich.markdown import Markdown
 from rich.panel import Panel
-from rich.text import Text
 
 from askbridge.core.errors import UserQuestionError
 from askbridge.protocol.errors import ErrorCode
@@ -41,7 +43,7 @@ from askbridge.testing import AskbridgeClient, Claim
 from .guide import Guide, Stage
 from .reading import AnswerReader
 from .story import Story
-from .terminal import DemoQuit, Player, question_card, show_stage
+from .terminal import DemoQuit, Player, question_card, show_stage, shown_line
 from .transcript import Transcript
 from .waitclock import WaitClock
 
@@ -72,13 +74,14 @@ class DemoSession:
         self.session_id = ""  # set once session/new has answered
 
     def line(self, *parts: str | tuple[str, str]) -> None:
-        self.console.print(Text.assemble(*parts), soft_wrap=True)
+        self.console.print(shown_line(*parts))
 
     async def run(self) -> int:
         self.console.print(Panel(Markdown(self.guide.intro), title="askbridge demo", expand=False))
         self.line(("data dir: ", "dim"), str(self.data_dir))
         self._no_cards = anyio.Event()
         self._no_cards.set()
+        self._one_card = anyio.Lock()
         try:
             await self._run()
         except DemoFailed as exc:
@@ -163,15 +166,19 @@ class DemoSession:
     async def _on_ask(self, params: dict[str, Any]) -> dict[str, Any]:
         if self._quit:  # a question that raced the person's Ctrl-C: never shown
             raise UserQuestionError.of(ErrorCode.ASK_CANCELLED)
-        self.transcript.flush()
         self._open_cards += 1
         if self._open_cards == 1:
             self._no_cards = anyio.Event()
         try:
-            # Hold the transcript while the card is up: what the server sends meanwhile
-            # (e.g. the pending result after the card is cancelled) prints after the card.
-            with self.transcript.paused():
-                return await self._card(params)
+            # One card at a time, in the order asked: the server may send the next question
+            # before the card it withdrew has finished closing (its "clock ran out" line
+            # belongs under its own heading, not the next one's).
+            async with self._one_card:
+                self.transcript.flush()
+                # Hold the transcript while the card is up: what the server sends meanwhile
+                # (e.g. the pending result after the card is cancelled) prints after it.
+                with self.transcript.paused():
+                    return await self._card(params)
         finally:
             self._open_cards -= 1
             if not self._open_cards:
@@ -206,6 +213,7 @@ class DemoSession:
             if clock is not None:
                 clock.release()
             if not self._quit:
+                self.story.pending(call_id)
                 self.line(
                     ("  ⌛ the server's clock ran out: ", "yellow"),
                     "it closed this card ($/cancelRequest) and the agent gets pending",
@@ -238,9 +246,11 @@ class DemoSession:
             continued = await self.client.wait_for(self._continued, timeout=5)
         except TimeoutError:
             raise DemoFailed("no question was left pending (state 'continued')") from None
+        # The questions the person was told to let pass first: the script's late turns
+        # speak of them first, whatever else also ran out of time.
+        continued.sort(key=lambda item: not self.guide.stage(str(item["callId"])).let_pass)
         for item in continued:
             call_id = str(item["callId"])
-            self.story.pending(call_id)
             title = f"{self.guide.late_title}: {call_id}"
             show_stage(self.console, Stage(title=title, hint=self.guide.late_hint))
             scripted = list(self.guide.stage(call_id).late_auto)

@@ -1,4 +1,4 @@
-"""What happened in one demo run, told back in the outro (issue 13: not fixed text).
+"""What happened in one demo run, told back in the outro: not fixed text.
 
 `DemoSession` notes each thing as it happens — an answer, a claim, a question
 that went pending, a late answer that woke the agent — and `outro()` renders
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from askbridge.log_lines import escaped
 from askbridge.protocol.vocabulary import QuestionItem
 
 
@@ -53,4 +54,5 @@ class Story:
 
     def outro(self, closing: str, data_note: str) -> str:
         lines = "\n".join(f"- {fact}" for fact in self.facts) or "- Nothing was answered."
-        return f"What happened:\n\n{lines}\n\n{closing} {data_note}"
+        # The facts quote the agent's call ids and the person's text: shown, never obeyed (S17).
+        return escaped(f"What happened:\n\n{lines}\n\n{closing} {data_note}", newlines=True)

@@ -1,5 +1,9 @@
 """The demo's terminal UI: question cards drawn with rich, and the `Player` that answers them.
 
+Everything a card shows from the agent is passed to rich as `Text` (never as
+markup) with its control characters escaped (`shown`, S17): a question cannot
+restyle the terminal, move the cursor, set its title or write the clipboard.
+
 `show_stage` / `question_card` draw a card: the header as the panel title,
 the question, its detail as markdown (when a programmatic caller supplied
 one), then the numbered options with their descriptions and a last "Other"
@@ -26,6 +30,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from askbridge.log_lines import escaped
 from askbridge.protocol.vocabulary import QuestionItem
 
 from .answers import OTHER_DESCRIPTION, OTHER_LABEL
@@ -35,28 +40,47 @@ from .waitclock import WaitClock
 Check = Callable[[str], None]  # raises ValueError with the sentence to show
 
 
+def shown(text: str, style: str = "") -> Text:
+    """Text from outside (the model, the server) as rich draws it: no markup read, control
+    characters shown escaped, lines kept (S17)."""
+    return Text(escaped(text, newlines=True), style=style)
+
+
+def shown_line(*parts: str | tuple[str, str]) -> Text:
+    """`Text.assemble` of (text, style) parts, each shown as `shown` shows it."""
+    return Text.assemble(
+        *(
+            escaped(part, newlines=True)
+            if isinstance(part, str)
+            else (escaped(part[0], newlines=True), part[1])
+            for part in parts
+        )
+    )
+
+
 class DemoQuit(Exception):
     """The person pressed Ctrl-C or Ctrl-D at a prompt."""
 
 
 def show_stage(console: Console, stage: Stage) -> None:
     console.print()
-    console.print(Text(f"▶ {stage.title}", style="bold magenta"))
+    console.print(shown(f"▶ {stage.title}", "bold magenta"))  # a title may name a call id
     if stage.hint:
-        console.print(Text(stage.hint, style="italic"))
+        console.print(shown(stage.hint, "italic"))
 
 
 def question_card(question: QuestionItem) -> Panel:
-    parts: list[RenderableType] = [Text(question.question, style="bold")]
+    parts: list[RenderableType] = [shown(question.question, "bold")]
     if question.detail:
-        parts.append(Markdown(question.detail))
+        # A link shows where it goes (no OSC 8 hyperlink whose text could say otherwise).
+        parts.append(Markdown(escaped(question.detail, newlines=True), hyperlinks=False))
     if question.options:
         menu = Table.grid(padding=(0, 2))
         menu.add_column(justify="right", style="bold cyan")
         menu.add_column(style="bold")
         menu.add_column(style="dim")
         for n, option in enumerate(question.options, start=1):
-            menu.add_row(str(n), option.label, option.description or "")
+            menu.add_row(str(n), shown(option.label), shown(option.description or ""))
         menu.add_row(str(len(question.options) + 1), OTHER_LABEL, OTHER_DESCRIPTION)
         parts.append(menu)
     kind = "several answers allowed" if question.multi_select else "one answer"
@@ -64,9 +88,9 @@ def question_card(question: QuestionItem) -> Panel:
         kind = "free text"
     return Panel(
         Group(*parts),
-        title=Text(question.header or "Question", style="bold"),
+        title=shown(question.header or "Question", "bold"),
         title_align="left",
-        subtitle=Text(f"{question.id} · {kind}", style="dim"),
+        subtitle=shown(f"{question.id} · {kind}", "dim"),
         subtitle_align="right",
         expand=False,
         padding=(0, 1),

@@ -11,6 +11,8 @@ withdrew) comes after the card; the question handler calls `flush()` before
 showing a card, so the agent's words come before its question. After the
 result of a call in `claimed` (this terminal held a claim on its wait) a line
 says the claim ended with the wait (docs/rules.md TW10).
+What the server sends is printed as `Text` with its controls escaped (S17),
+and JSON is spaced so that rich wraps it between tokens, never inside a word.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from rich.table import Table
 from rich.text import Text
 
 from askbridge.testing import AskbridgeClient
+
+from .terminal import shown, shown_line
 
 
 def _text_of(content: Any) -> str:
@@ -74,15 +78,15 @@ class Transcript:
     # -- one line per thing that happened -------------------------------------------------
 
     def line(self, *parts: str | tuple[str, str]) -> None:
-        """A line left unwrapped (the terminal wraps it): JSON payloads stay copyable."""
-        self.console.print(Text.assemble(*parts), soft_wrap=True)
+        """One line, wrapped between words; its parts shown escaped (S17)."""
+        self.console.print(shown_line(*parts))
 
     def prose(self, prefix: Text, body: str) -> None:
         """Words wrapped under themselves, beside a prefix such as `agent ›`."""
         grid = Table.grid()
         grid.add_column(no_wrap=True)
         grid.add_column()
-        grid.add_row(prefix, body)
+        grid.add_row(prefix, shown(body))
         self.console.print(grid)
 
     def _update(self, update: dict[str, Any]) -> None:
@@ -91,7 +95,8 @@ class Transcript:
             cause = update.get("cause")
             why = "your prompt" if cause == "prompt" else "a late reply in its inbox woke the agent"
             self.console.print()
-            self.console.rule(f"turn {update.get('turnId')} started · cause: {cause} ({why})")
+            turn = update.get("turnId")
+            self.console.rule(shown(f"turn {turn} started · cause: {cause} ({why})"))
         elif kind == "agent_message_chunk":
             self.prose(Text("agent › ", "bold cyan"), _text_of(update.get("content")))
         elif kind == "tool_call":
@@ -124,10 +129,10 @@ class Transcript:
                 self.line(("  ⏵ claim released: ", "dim"), "the wait ended, and the claim with it")
         elif kind == "user_message":
             source = update.get("source") or {}
-            self.line(
-                ("  ✉ late reply admitted as a user message ", "magenta"),
-                (f"({source.get('callId')}, {source.get('outcome')}): ", "dim"),
-                _text_of(update.get("content")),
+            self.prose(
+                Text("  ✉ ", "magenta"),
+                f"late reply admitted as a user message ({source.get('callId')}, "
+                f"{source.get('outcome')}): {_spaced_json(_text_of(update.get('content')))}",
             )
         elif kind == "turn_ended":
             self.line((f"turn {update.get('turnId')} ended: {update.get('stopReason')}", "dim"))
@@ -153,7 +158,7 @@ class Transcript:
                 self.line(
                     ("  ◷ question view: ", "dim"),
                     (f"{call_id} is now settled", "green"),
-                    (f" with {json.dumps(answers, ensure_ascii=False)}", "dim"),
+                    (f" with {_spaced_json(json.dumps(answers))}", "dim"),
                 )
 
 

@@ -39,6 +39,7 @@ from askbridge.host.agent.tools import (
     compact,
 )
 from askbridge.host.asking.external import follow_by_renderers
+from askbridge.log_lines import field
 
 from .approval import APPROVAL_TOOL, approval_question, decision, failed
 from .definitions import GET_ANSWERS_TOOL, external_pending_text, tool_definitions
@@ -207,7 +208,7 @@ class ExternalAgent:
             try:
                 answer = await self._waiting(self.host.service.ask(request), ctx, progress)
             except HarnessError as exc:
-                log.info("approval of %s denied: %s", tool_name, exc.message)
+                log.info("approval of %s denied: %s", field(tool_name), field(exc.message))
                 return ToolOutcome(compact(failed(tool_name, exc.message)))
             return ToolOutcome(compact(decision(question, tool_name, tool_input, answer)))
 
@@ -222,7 +223,7 @@ class ExternalAgent:
 
     def failure(self, exc: HarnessError) -> ToolResult:
         """A call that could not even be recorded (a store failure, S4): the agent hears why."""
-        log.error("tool call failed: %s", exc.message)
+        log.error("tool call failed: %s", field(exc.message))
         return self._result(ToolOutcome.failure(exc), ride_along=False)
 
     def _result(self, outcome: ToolOutcome, *, ride_along: bool) -> ToolResult:
@@ -240,7 +241,7 @@ class ExternalAgent:
                 texts.append(extra)
                 structured = {**structured, "lateReplies": json.loads(extra)}
         if outcome.is_error:
-            log.info("tool call failed: %s", outcome.content)
+            log.info("tool call failed: %s", field(outcome.content))
         return ToolResult(texts, structured, outcome.is_error)
 
 

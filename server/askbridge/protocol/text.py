@@ -1,10 +1,14 @@
-"""Text that cannot be stored (S3): lone UTF-16 surrogates.
+"""Text that cannot be stored (S3): lone UTF-16 surrogates; text that hides itself (S17).
 
 `json.loads` turns a `\\ud800` escape without its partner into a Python string
 that SQLite (and UTF-8) cannot encode; a valid pair is joined into one code
 point by the parser, so every surrogate left in a decoded string is lone.
 Client input holding one is refused naming the field (`lone_surrogate_path`);
 model output and peers' error messages are kept with U+FFFD instead (`scrub`).
+
+Where the user decides on what a card shows (approval, plan review), a character
+that changes how the text around it reads without showing itself is spelled out
+(`visible`): `<U+202E>` for a right-to-left override, and so on.
 """
 
 from __future__ import annotations
@@ -80,3 +84,22 @@ def scrub(value: Any) -> Any:
     if isinstance(value, list):
         return [scrub(item) for item in value]
     return value
+
+
+# Bidi embeddings, overrides, isolates and marks; zero-width spaces and joiners, the word
+# joiner and the invisible operators; the BOM; fillers that render as nothing; Unicode
+# tags; and C0/C1 controls but newline and tab. Variation selectors are left alone: they
+# only pick a glyph's style.
+_INVISIBLE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5"
+    "\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164\ufeff\uffa0\ufff9-\ufffb"
+    "\U000e0000-\U000e007f]"
+)
+
+
+def visible(text: str) -> str:
+    """`text` with every character that hides itself or reorders its neighbours shown
+    as `<U+XXXX>`, so what a person approves reads as what it is (S17)."""
+    if _INVISIBLE.search(text) is None:
+        return text
+    return _INVISIBLE.sub(lambda match: f"<U+{ord(match.group()):04X}>", text)

@@ -44,6 +44,7 @@ from askbridge.core import (
     tool_outcome_unknown,
 )
 from askbridge.core.question import questions_from_wire
+from askbridge.log_lines import field
 from askbridge.protocol.errors import ErrorCode
 from askbridge.protocol.text import scrub
 
@@ -106,7 +107,7 @@ class ExternalSessions:
         header = external_header(client_name, cwd, ask_timeout)
         external = ExternalSession(create_session(self._host, header, env), requester, tools)
         self._by_id[external.session.id] = external
-        log.info("external session %s for %s", external.session.id, header["title"])
+        log.info("external session %s for %s", external.session.id, field(header["title"]))
         return external
 
     def live(self) -> list[Session]:

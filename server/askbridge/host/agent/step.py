@@ -13,6 +13,7 @@ import asyncio
 import logging
 
 from askbridge.core import AbortSignal, StoreError, tool_outcome_unknown
+from askbridge.log_lines import field
 from askbridge.protocol.errors import ErrorCode
 
 from .model_output import CheckedCall
@@ -161,7 +162,13 @@ def finish_call(
     """A call's outcome, logged (M6: an ask cut off by the last follower leaving stays
     answerable)."""
     if outcome.error is not None:
-        log.info("tool %s (%s) of %s failed: %s", name, call_id, session.id, outcome.content)
+        log.info(
+            "tool %s (%s) of %s failed: %s",
+            field(name),
+            field(call_id),
+            session.id,
+            field(outcome.content),
+        )
     if (
         signal.reason == DETACHED
         and outcome.error is not None

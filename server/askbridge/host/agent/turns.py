@@ -34,6 +34,7 @@ from askbridge.core import (
     tool_failed,
     unknown_tool,
 )
+from askbridge.log_lines import field
 
 from ..log import events as ev
 from .delegate import run_delegate
@@ -78,14 +79,14 @@ async def run_turn(session: Session, signal: AbortSignal | None = None) -> str:
     try:
         stop = await _steps(session, signal)
     except (ModelError, StoreError) as exc:
-        log.error("turn %s of %s failed: %s", turn_id, session.id, exc)
+        log.error("turn %s of %s failed: %s", turn_id, session.id, field(exc))
         error = exc
     except BaseExceptionGroup as group:  # tools run concurrently: a store failure in one
         store_failure, rest = group.split(StoreError)
         if rest is not None or store_failure is None:
             raise
         error = store_failure.exceptions[0]  # type: ignore[assignment]
-        log.error("turn %s of %s failed: %s", turn_id, session.id, error)
+        log.error("turn %s of %s failed: %s", turn_id, session.id, field(error))
     except anyio.get_cancelled_exc_class():
         stop = "cancelled"  # the host is shutting down
         raise

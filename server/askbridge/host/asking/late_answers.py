@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from askbridge.core import HarnessError, UserQuestionError, UserQuestionRequest
+from askbridge.log_lines import field
 from askbridge.protocol.vocabulary import Answer
 
 from .clients import Client
@@ -42,7 +43,7 @@ class LateAnswers:
         accepted = await self._take(session_id, call_id, answer, client)
         log.info(  # S12: who answered a pending question, and whether it was taken
             "late reply to %s from %s %s",
-            call_id,
+            field(call_id),
             f"client {client.id}" if client is not None else "a caller",
             "taken" if accepted else "dropped (not pending: answered, withdrawn or unknown)",
         )
@@ -56,10 +57,12 @@ class LateAnswers:
             try:
                 accepted = await self.answer_reply(session_id, call_id, answer, client)
             except UserQuestionError as exc:
-                log.info("late answer to %s dropped: %s", call_id, exc.message)
+                log.info("late answer to %s dropped: %s", field(call_id), field(exc.message))
                 return
             log.info(
-                "late answer to %s %s", call_id, "taken as a late reply" if accepted else "dropped"
+                "late answer to %s %s",
+                field(call_id),
+                "taken as a late reply" if accepted else "dropped",
             )
 
         if self._running():
@@ -106,7 +109,12 @@ class _OnLate:
         try:
             answer = self._build(result)
         except (HarnessError, ValueError) as exc:  # pydantic's ValidationError is a ValueError
-            log.info("late reply to %s from client %s dropped: %s", wait.call_id, client.id, exc)
+            log.info(
+                "late reply to %s from client %s dropped: %s",
+                field(wait.call_id),
+                client.id,
+                field(exc),
+            )
             return
-        log.info("late reply to %s from client %s", wait.call_id, client.id)
+        log.info("late reply to %s from client %s", field(wait.call_id), client.id)
         self._answers.late_answer(client, session_id, wait.call_id, answer)

@@ -19,6 +19,7 @@ import anyio
 
 from askbridge.core import UserQuestionError, UserQuestionRequest, check_answer
 from askbridge.core.waterfall import NextListener, Settle
+from askbridge.log_lines import field
 from askbridge.protocol.errors import ClientGone, ErrorCode
 from askbridge.protocol.vocabulary import Answer
 
@@ -222,7 +223,8 @@ class OpenQuestion:
     def _drop(self, failure: Exception | None, client: Client | None = None) -> None:
         self._running -= 1
         if failure is not None:
-            log.info("client %s could not answer: %s", client.id if client else "-", failure)
+            who = client.id if client else "-"
+            log.info("client %s could not answer: %s", who, field(failure))
             self._failure = failure
         if self._running == 0 and self._failure is not None:
             self._finish(error=self._failure)

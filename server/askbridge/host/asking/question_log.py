@@ -5,7 +5,8 @@ fallback of a client, or nobody), then how its asking ended: answered by which
 client, pending (no answer before its timeout), dismissed, withdrawn (why), with
 the other cards withdrawn because of it — first answer wins, which is not a
 dropped reply. Question and answer text only at DEBUG. Late replies are logged
-where they arrive (late_answers.py).
+where they arrive (late_answers.py). A call id is the model's: quoted when it is not
+one plain token (`field`, S17).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from logging import DEBUG, INFO
 from typing import TYPE_CHECKING, Any
 
 from askbridge.core import UserQuestionError, error_from_wire
-from askbridge.log_lines import LeanLogger
+from askbridge.log_lines import LeanLogger, field
 from askbridge.protocol.errors import ErrorCode
 
 if TYPE_CHECKING:
@@ -29,7 +30,10 @@ log = LeanLogger("askbridge.host")  # S12: its lines made without a LogRecord
 def log_claim(call_id: str, client_id: int, claimed: bool) -> None:
     """Who holds a timed question's wait (C1), and when it lets go: every door's claims."""
     log.info(
-        "question %s %s by client %s", call_id, "claimed" if claimed else "released", client_id
+        "question %s %s by client %s",
+        field(call_id),
+        "claimed" if claimed else "released",
+        client_id,
     )
 
 
@@ -54,7 +58,7 @@ def log_asked(
     intents = [_intent_of(items[0])] if count == 1 else sorted({_intent_of(q) for q in items})
     log.info(
         "question %s asked in session %s (%s, %s, %d item%s): to %s",
-        question.call_id or "(blocking)",
+        field(question.call_id) if question.call_id else "(blocking)",
         session_id,
         "timed" if question.timed else "blocking",
         "/".join(intents),
@@ -76,7 +80,7 @@ def log_ended(question: OpenQuestion) -> None:
     The cards still shown elsewhere are withdrawn because it ended: first answer wins."""
     if not log.isEnabledFor(INFO):
         return  # every line below is INFO or DEBUG (an inline host logs at WARNING)
-    call = question.call_id or "(blocking)"
+    call = field(question.call_id) if question.call_id else "(blocking)"
     others = question.asked - (1 if (question.by or "").startswith("client") else 0)
     if question.answer is None and question.error is None:  # ended from outside: the timed
         # clock, a cancel
@@ -105,7 +109,7 @@ def log_ended(question: OpenQuestion) -> None:
     elif code == ErrorCode.ASK_ABORTED:
         log.info("question %s withdrawn: the turn was cancelled%s", call, withdrawn)
     else:
-        log.info("question %s ended: %s%s", call, code or question.error, withdrawn)
+        log.info("question %s ended: %s%s", call, field(code or question.error), withdrawn)
 
 
 def error_code(error: Exception) -> Any:

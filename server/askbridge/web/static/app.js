@@ -23,9 +23,17 @@ function markdown(src) {
   const out = []; const lines = String(src).split("\n"); let list = false;
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i];
-    if (line.startsWith("```")) {
-      const code = []; i++;
-      while (i < lines.length && !lines[i].startsWith("```")) code.push(lines[i++]);
+    // CommonMark fences: ``` or ~~~ (3 or more) opens a block, and only a fence of the same
+    // character at least as long closes it. The server makes an approval's fence longer
+    // than any backtick run in the command, so a ``` line inside it stays code (S17).
+    const open = /^ {0,3}(`{3,}|~{3,})(.*)$/.exec(line);
+    if (open && !(open[1][0] === "`" && open[2].includes("`"))) {
+      const fence = open[1]; const code = []; i++;
+      const closes = (l) => {
+        const c = /^ {0,3}(`{3,}|~{3,})[ \t]*$/.exec(l);
+        return c !== null && c[1][0] === fence[0] && c[1].length >= fence.length;
+      };
+      while (i < lines.length && !closes(lines[i])) code.push(lines[i++]);
       if (list) { out.push("</ul>"); list = false; }
       out.push("<pre><code>" + esc(code.join("\n")) + "</code></pre>"); continue;
     }
