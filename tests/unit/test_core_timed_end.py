@@ -163,18 +163,6 @@ async def test_TW9_wire_ask_cancelled_stays_ask_cancelled() -> None:
     )
 
 
-async def test_TW9_answer_is_checked_with_the_call_id() -> None:
-    s = make_service()
-    answerer = Answerer(reply=Answer(answers=[]))
-    s.service.register(answerer)
-    await expect(
-        s.service.ask_timed(s.request(), "c7", 1000),
-        "BAD_ANSWER",
-        "the answer batch for c7 must name each of its 1 questions exactly once",
-    )
-    assert s.service.find_wait("root", "c7") is None
-
-
 # -- TW10 ------------------------------------------------------------------------------------
 
 

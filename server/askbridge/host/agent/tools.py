@@ -148,11 +148,10 @@ class AskUserQuestionTool:
         arguments: Any,
         questions: Sequence[Question] | None,
         done: Callable[[str, ToolOutcome], None],
-    ) -> Cancellable | None:
+    ) -> Cancellable:
         """`run` as a record (architecture: "A pending question is a record"): `done(call id,
         outcome)` is called once, maybe before this returns; the result's `cancel()` ends it
-        quietly (its asker is gone). None when the core cannot ask without a coroutine: await
-        `run`."""
+        quietly (its asker is gone)."""
         call_id = ctx.call_id
         try:
             request, timeout_ms = self._request(ctx, arguments, questions)

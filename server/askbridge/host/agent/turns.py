@@ -40,7 +40,7 @@ from .delegate import run_delegate
 from .model_output import CheckedCall, checked_reply
 from .session import QueuedPrompt, Session
 from .step import Step, finish_call
-from .tools import ASK_TOOL, DELEGATE_TOOL, ToolContext, ToolOutcome
+from .tools import DELEGATE_TOOL, ToolContext, ToolOutcome
 
 if TYPE_CHECKING:
     from ..log.inbox import InboxItem
@@ -194,8 +194,6 @@ async def _run_tool(session: Session, call: CheckedCall, signal: AbortSignal) ->
     try:
         if call.problem is not None:
             outcome = ToolOutcome.failure(call.problem)
-        elif call.name == ASK_TOOL:
-            outcome = await session.ask_tool.run(ctx, call.arguments, call.questions)
         elif call.name == DELEGATE_TOOL:
             outcome = await run_delegate(session.host, session, ctx, call.arguments)
         else:
