@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
+import anyio
 import pytest
 from anyio.abc import TaskGroup
 
@@ -31,7 +33,7 @@ from askbridge.core import (
 )
 from askbridge.core.waterfall import Next, Settle, Withdraw
 from askbridge.protocol import FIXED_MESSAGES, Answer, AnswerItem, PendingResult, QuestionItem
-from settling import settle  # noqa: F401  (re-exported for the core tests)
+from settling import settle
 
 
 @dataclass(frozen=True)
@@ -262,3 +264,27 @@ def start_timed(
 
     tg.start_soon(run)
     return call
+
+
+class Waiting(NamedTuple):
+    call: TimedCall
+    tg: TaskGroup
+
+
+@asynccontextmanager
+async def timed_ask(
+    service: UserQuestionService,
+    request: UserQuestionRequest,
+    answerer: Answerer | None,
+    call_id: str = "c1",
+    timeout_ms: int = 1000,
+) -> AsyncIterator[Waiting]:
+    """The arrange block of the timed-wait and claim tests: `answerer` registered (None: no
+    answerer at all, TW8), then `ask_timed` started in a task group and settled, so the wait
+    exists; the block's body runs while it waits, and leaving it waits for the ask to end."""
+    if answerer is not None:
+        service.register(answerer)
+    async with anyio.create_task_group() as tg:
+        call = start_timed(tg, service, request, call_id, timeout_ms)
+        await settle()
+        yield Waiting(call, tg)
