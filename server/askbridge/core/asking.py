@@ -113,10 +113,6 @@ class PendingAsk:
         self._withdraw: Callable[[], None] | None = None
         self._listening = False
 
-    @property
-    def finished(self) -> bool:
-        return self._done is None
-
     def start(
         self, ask: Callable[[UserQuestionRequest, Settle], Withdraw], request: UserQuestionRequest
     ) -> None:

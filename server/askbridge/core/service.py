@@ -10,23 +10,26 @@ late reply is refused (`False`).
 How a question crosses the core and the host's asking room (one path, no
 coroutine per waiting question):
 
-1. host/agent/tools.py `AskUserQuestionTool.start` builds the request and calls
-   `start_ask` or `start_ask_timed` here: the checks (A1–A5, TW1–TW3), then for
-   a timed ask a `TimedQuestionWait` (timed_wait.py: the deadline on the
-   injected clock, clock.py, and its claims).
-2. A `PendingAsk` (asking.py) asks the waterfall (waterfall.py `start`): its
+1. The turn's step (host/agent/step.py) starts each ask_user_question call with
+   `AskUserQuestionTool.start` (host/agent/tools.py), which builds the request
+   and calls `start_ask` or `start_ask_timed` here: the checks (A1–A5, S1 in
+   limits.py, TW1–TW3), then for a timed ask a `TimedQuestionWait`
+   (timed_wait.py: its deadline on the injected clock, clock.py, and its
+   claims, which `attach_wait` takes). The MCP door and embedders await the
+   coroutine `ask` over the same record.
+2. A `PendingAsk` (asking.py) asks the waterfall (waterfall.py `start`), whose
    first listener is the host's `QuestionFanout.listener` (host/asking/fanout.py).
 3. The fan-out opens an `OpenQuestion` (host/asking/open_question.py): a card
-   per client that renders questions (clients.py, the door's link), or the
-   prompting client's fallback, or the rest of the waterfall; it logs the
-   question's life (question_log.py) and checks each answer (V8, validation.py).
-4. The first answer, the user's dismissal, a countdown's end, or a failure of
-   every card settles the `PendingAsk`; so do the turn's abort and the wait's
-   deadline or shutdown (`ask_failure`, `timed_failure`). It withdraws what is
-   still out and resumes the tool call with an answer, a pending result or an
-   error.
-5. A reply to a question that went pending arrives later through
-   host/asking/late_answers.py (`answer` here, L1–L7).
+   per follower that renders questions (clients.py: the door's link), else the
+   prompting client's fallback or the rest of the waterfall; it checks each
+   answer (V8, validation.py) and logs the question's life (question_log.py).
+4. The first valid answer, the user's dismissal, a countdown's end, or the
+   failure of every card settles the `PendingAsk`; so do the turn's abort and
+   the wait's deadline or shutdown (`ask_failure`, `timed_failure`). It
+   withdraws what is still out and resumes the tool call once, with an answer,
+   a pending result or an error.
+5. A reply to a question that went pending comes back later through
+   host/asking/late_answers.py (L1–L7), not through this record.
 """
 
 from __future__ import annotations
