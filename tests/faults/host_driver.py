@@ -28,7 +28,7 @@ from typing import Any
 import anyio
 
 from askbridge.core import HarnessError, ManualClock, UserQuestionRequest
-from askbridge.core.waterfall import NextListener
+from askbridge.core.waterfall import Next, Settle, Withdraw
 from askbridge.host.host import Host
 from askbridge.host.store.datadir import open_store
 from askbridge.protocol import Answer
@@ -38,10 +38,9 @@ def say(marker: dict[str, Any]) -> None:
     print(json.dumps(marker), flush=True)
 
 
-async def never_answers(request: UserQuestionRequest, next_: NextListener) -> Answer:
+def never_answers(request: UserQuestionRequest, next_: Next, settle: Settle) -> Withdraw:
     say({"event": "asked", "callId": request.wait.call_id if request.wait else None})
-    await anyio.sleep_forever()
-    raise AssertionError("unreachable")
+    return lambda: None  # never settles
 
 
 class Printer:

@@ -34,11 +34,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 
 from askbridge.core import ManualClock, UserQuestionError, UserQuestionRequest
-from askbridge.core.waterfall import NextListener
+from askbridge.core.waterfall import Next, Settle, Withdraw
 from askbridge.host.host import Host
 from askbridge.host.log import events as ev
 from askbridge.host.log.inbox import Inbox
@@ -156,10 +155,9 @@ class Desk:
     def __init__(self) -> None:
         self.calls: list[str | None] = []
 
-    async def __call__(self, request: UserQuestionRequest, next_: NextListener) -> Answer:
+    def __call__(self, request: UserQuestionRequest, next_: Next, settle: Settle) -> Withdraw:
         self.calls.append(request.wait.call_id if request.wait else None)
-        await anyio.sleep_forever()
-        raise AssertionError("unreachable")
+        return lambda: None  # never settles
 
 
 def state(host: Host, session_id: str, call_id: str) -> str | None:

@@ -32,7 +32,7 @@ from askbridge.core import (
 from askbridge.core.waterfall import NextListener
 from askbridge.host.asking.clients import Client, Subscribers
 from askbridge.host.asking.fanout import QuestionFanout
-from askbridge.protocol import Answer, PendingResult, QuestionItem
+from askbridge.protocol import Answer, PendingResult, QuestionItem, Wait
 
 SESSION = "s-1"
 
@@ -162,7 +162,7 @@ class Room:
         self.fanout = QuestionFanout(
             self.subscribers, lambda sid: sid in self.roots, self.requesters.get, self.tg.start_soon
         )
-        self.service.register_soon(self.fanout.ask_soon)  # as host.py: every ask a record
+        self.service.register(self.fanout.listener)  # first, as host.py wires it
 
     def client(self, *, renders: bool = True, callback: bool = False) -> tuple[Client, FakeLink]:
         """A client attached to the room and following SESSION (as Host.subscribe does)."""
@@ -186,12 +186,17 @@ class Room:
         timeout_ms: int | None = None,
         call_id: str = "c1",
         signal: AbortSignal | None = None,
+        wait: Wait | None = None,
     ) -> Asked:
-        """Start an ask (timed when `timeout_ms` is given; `signal` the turn's) in the test's
-        task group."""
+        """Start an ask (timed when `timeout_ms` is given; `signal` the turn's; `wait` a
+        blocking ask's call id) in the test's task group."""
         asked = Asked()
         request = UserQuestionRequest(
-            list(questions) or [question()], agent=self.root, signal=signal, session_id=SESSION
+            list(questions) or [question()],
+            agent=self.root,
+            signal=signal,
+            wait=wait,
+            session_id=SESSION,
         )
 
         async def run() -> None:

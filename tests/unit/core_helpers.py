@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import anyio
 import pytest
@@ -30,9 +31,9 @@ from askbridge.core import (
     UserQuestionRequest,
     UserQuestionService,
 )
-from askbridge.core.waterfall import NextListener
+from askbridge.core.waterfall import Next, Settle, Withdraw
 from askbridge.protocol import FIXED_MESSAGES, Answer, AnswerItem, PendingResult, QuestionItem
-from settling import settle  # noqa: F401  (re-exported for the core tests)
+from settling import settle
 
 
 @dataclass(frozen=True)
@@ -137,43 +138,53 @@ def make_service(clock: ManualClock | None = None) -> Setup:
 
 @dataclass
 class Answerer:
-    """A listener standing in for a client: it records every request it gets and
-    answers when the test sets `reply` (or fails with `error`). `cancelled`
-    counts the times the core cancelled it while it waited."""
+    """A waterfall listener standing in for a client: it records every request it gets and
+    settles when the test sets `reply` (or fails with `error`) — at once if it is set
+    already, else when `answer` or `fail` is called; it never answers while neither is.
+    `cancelled` counts the times the core withdrew it while it waited."""
 
     reply: Answer | None = None
-    error: BaseException | None = None
+    error: Exception | None = None
     requests: list[UserQuestionRequest] = field(default_factory=list)
     cancelled: int = 0
-    _waiting: list[anyio.Event] = field(default_factory=list)
+    _waiting: list[Settle] = field(default_factory=list)
 
     def answer(self, reply: Answer) -> None:
         self.reply = reply
         self._wake()
 
-    def fail(self, error: BaseException) -> None:
+    def fail(self, error: Exception) -> None:
         self.error = error
         self._wake()
 
     def _wake(self) -> None:
         waiting, self._waiting = self._waiting, []
-        for event in waiting:
-            event.set()
+        for done in waiting:
+            self._settle(done)
 
-    async def __call__(self, request: UserQuestionRequest, next_: NextListener) -> Answer:
-        self.requests.append(request)
-        try:
-            while self.reply is None and self.error is None:
-                ready = anyio.Event()
-                self._waiting.append(ready)
-                await ready.wait()
-        except anyio.get_cancelled_exc_class():
-            self.cancelled += 1
-            raise
+    def _settle(self, done: Settle) -> None:
         if self.error is not None:
-            raise self.error
-        assert self.reply is not None
-        return self.reply
+            done(None, self.error)
+        else:
+            done(self.reply, None)
+
+    def __call__(self, request: UserQuestionRequest, next_: Next, done: Settle) -> Withdraw:
+        self.requests.append(request)
+        if self.reply is not None or self.error is not None:
+            self._settle(done)
+            return _nothing
+
+        def withdraw() -> None:
+            if done in self._waiting:
+                self._waiting.remove(done)
+                self.cancelled += 1
+
+        self._waiting.append(done)
+        return withdraw
+
+
+def _nothing() -> None:
+    """The withdraw of a listener that settled at once."""
 
 
 class WireError(Exception):
@@ -253,3 +264,27 @@ def start_timed(
 
     tg.start_soon(run)
     return call
+
+
+class Waiting(NamedTuple):
+    call: TimedCall
+    tg: TaskGroup
+
+
+@asynccontextmanager
+async def timed_ask(
+    service: UserQuestionService,
+    request: UserQuestionRequest,
+    answerer: Answerer | None,
+    call_id: str = "c1",
+    timeout_ms: int = 1000,
+) -> AsyncIterator[Waiting]:
+    """The arrange block of the timed-wait and claim tests: `answerer` registered (None: no
+    answerer at all, TW8), then `ask_timed` started in a task group and settled, so the wait
+    exists; the block's body runs while it waits, and leaving it waits for the ask to end."""
+    if answerer is not None:
+        service.register(answerer)
+    async with anyio.create_task_group() as tg:
+        call = start_timed(tg, service, request, call_id, timeout_ms)
+        await settle()
+        yield Waiting(call, tg)

@@ -31,7 +31,7 @@ import anyio.lowlevel
 from anyio.abc import TaskGroup
 
 from askbridge.core import ManualClock, UserQuestionRequest
-from askbridge.core.waterfall import NextListener
+from askbridge.core.waterfall import Next, Settle, Withdraw
 from askbridge.host.host import Host
 from askbridge.host.log import events as ev
 from askbridge.host.store.store_api import EventStore
@@ -83,40 +83,50 @@ class Desk:
     `reply(call_id, answer_or_error)` answers (or fails) the request of that
     call — now if it is waiting, or as soon as it arrives. `reply(ANY, …)`
     answers every request that has no specific reply (legacy asks have no call
-    id). Requests without a reply wait until the core cancels them.
+    id). Requests without a reply wait until the core withdraws them.
     """
 
     requests: list[UserQuestionRequest] = field(default_factory=list)
     cancelled: list[str] = field(default_factory=list)
-    _replies: dict[str, Answer | BaseException] = field(default_factory=dict)
-    _changed: anyio.Event = field(default_factory=anyio.Event)
+    _replies: dict[str, Answer | Exception] = field(default_factory=dict)
+    _waiting: dict[str, list[Settle]] = field(default_factory=dict)
 
     @staticmethod
     def key(request: UserQuestionRequest) -> str:
         return request.wait.call_id if request.wait is not None else ANY
 
-    def reply(self, key: str, outcome: Answer | BaseException) -> None:
+    def reply(self, key: str, outcome: Answer | Exception) -> None:
         self._replies[key] = outcome
-        self._changed.set()
-        self._changed = anyio.Event()
+        for waiting_key in list(self._waiting) if key == ANY else [key]:
+            for done in self._waiting.pop(waiting_key, []):
+                self._settle(done, outcome)
 
     def calls(self) -> list[str]:
         return [self.key(r) for r in self.requests]
 
-    async def __call__(self, request: UserQuestionRequest, next_: NextListener) -> Answer:
+    @staticmethod
+    def _settle(done: Settle, outcome: Answer | Exception) -> None:
+        if isinstance(outcome, Exception):
+            done(None, outcome)
+        else:
+            done(outcome, None)
+
+    def __call__(self, request: UserQuestionRequest, next_: Next, done: Settle) -> Withdraw:
         self.requests.append(request)
         key = self.key(request)
-        try:
-            while key not in self._replies and ANY not in self._replies:
-                await self._changed.wait()
-        except anyio.get_cancelled_exc_class():
-            self.cancelled.append(key)
-            raise
         outcome = self._replies.get(key, self._replies.get(ANY))
-        if isinstance(outcome, BaseException):
-            raise outcome
-        assert outcome is not None
-        return outcome
+        if outcome is not None:
+            self._settle(done, outcome)
+            return lambda: None
+        self._waiting.setdefault(key, []).append(done)
+
+        def withdraw() -> None:
+            waiting = self._waiting.get(key, [])
+            if done in waiting:
+                waiting.remove(done)
+                self.cancelled.append(key)
+
+        return withdraw
 
 
 @dataclass

@@ -14,7 +14,7 @@ from core_helpers import question, settle
 
 from askbridge.core import UserQuestionError
 from askbridge.host.asking.clients import Client
-from askbridge.protocol import Answer, AnswerItem, ErrorCode
+from askbridge.protocol import Answer, AnswerItem, ErrorCode, Wait
 from askbridge.protocol.errors import ClientGone
 
 pytestmark = [pytest.mark.timeout(20), pytest.mark.parametrize("callback", [False, True])]
@@ -53,6 +53,37 @@ async def test_M2_V8_an_invalid_answer_drops_only_that_window(callback: bool) ->
         second.card.answer(pick("Yes"))
         await asked.done.wait()
         assert asked.answer == pick("Yes")
+
+
+async def test_A7_V8_the_answer_is_checked_against_the_questions(callback: bool) -> None:
+    """V8 applies to the answer a window returns; the call id names the batch."""
+    async with open_room() as room:
+        _, window = room.client(callback=callback)
+        named = room.ask(wait=Wait(call_id="c5"))
+        unnamed = room.ask()
+        await settle()
+        for card in window.cards:
+            card.answer(Answer(answers=[AnswerItem(id="other")]))
+        await settle()
+        named.failed(
+            ErrorCode.BAD_ANSWER,
+            "the answer batch for c5 must name each of its 1 questions exactly once",
+        )
+        unnamed.failed(
+            ErrorCode.BAD_ANSWER, "the answer batch must name each of its 1 questions exactly once"
+        )
+
+
+async def test_TW9_V8_a_timed_answer_is_checked_with_the_call_id(callback: bool) -> None:
+    async with open_room() as room:
+        (window,), asked = await room.ask_windows(1, callback=callback, timeout_ms=1000)
+        window.card.answer(Answer(answers=[]))
+        await asked.done.wait()
+        asked.failed(
+            ErrorCode.BAD_ANSWER,
+            "the answer batch for c1 must name each of its 1 questions exactly once",
+        )
+        assert room.service.find_wait(room.root.id, "c1") is None
 
 
 async def test_M2_a_dismissal_in_one_window_ends_the_question_everywhere(callback: bool) -> None:

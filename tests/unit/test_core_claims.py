@@ -7,13 +7,12 @@ import pytest
 from core_helpers import (
     Answerer,
     DeferredClock,
-    TimedCall,
     first_choice,
     make_service,
     question,
     service_on,
     settle,
-    start_timed,
+    timed_ask,
 )
 
 from askbridge.core import AbortSignal, ClaimStream, UserQuestionRequest
@@ -43,10 +42,7 @@ async def test_C1_ended_wait_yields_nothing() -> None:
 
 async def test_C1_expired_wait_not_yet_closed_yields_nothing() -> None:
     s = make_service()
-    s.service.register(Answerer())
-    async with anyio.create_task_group() as tg:
-        call = start_timed(tg, s.service, s.request(), "c1", 1000)
-        await settle()
+    async with timed_ask(s.service, s.request(), Answerer()) as (call, _):
         s.clock.advance(1000)
         # The wait expired synchronously; the ask has not finished unwinding yet.
         assert not call.done
@@ -56,12 +52,9 @@ async def test_C1_expired_wait_not_yet_closed_yields_nothing() -> None:
 
 async def test_C1_claimant_already_gone_yields_nothing_and_leaves_the_timer() -> None:
     s = make_service()
-    s.service.register(Answerer())
     gone = AbortSignal()
     gone.abort()
-    async with anyio.create_task_group() as tg:
-        call = start_timed(tg, s.service, s.request(), "c1", 1000)
-        await settle()
+    async with timed_ask(s.service, s.request(), Answerer()) as (call, _):
         stream = s.service.attach_wait("root", "c1", claimant=gone)
         assert not stream.claimed
         assert await frames(stream) == []
@@ -75,12 +68,9 @@ async def test_C2_deadline_passed_unclaimed_expires_now() -> None:
     clock = DeferredClock()
     service, root = service_on(clock)
     answerer = Answerer()
-    service.register(answerer)
-    async with anyio.create_task_group() as tg:
-        call = start_timed(
-            tg, service, UserQuestionRequest(questions=[question()], agent=root), "c1", 1000
-        )
-        await settle()
+    async with timed_ask(
+        service, UserQuestionRequest(questions=[question()], agent=root), answerer
+    ) as (call, _):
         clock.jump(1000)  # at the deadline; the timer callback has not run yet
         wait = service.find_wait("root", "c1")
         assert wait is not None and not wait.expired
@@ -95,10 +85,7 @@ async def test_C2_deadline_passed_unclaimed_expires_now() -> None:
 
 async def test_C3_one_frame_with_remaining_time_then_open() -> None:
     s = make_service()
-    s.service.register(Answerer())
-    async with anyio.create_task_group() as tg:
-        call = start_timed(tg, s.service, s.request(), "c1", 1000)
-        await settle()
+    async with timed_ask(s.service, s.request(), Answerer()) as (call, tg):
         s.clock.advance(250)
         stream = s.service.attach_wait("root", "c1")
         wait = s.service.find_wait("root", "c1")
@@ -126,12 +113,9 @@ async def test_C3_one_frame_with_remaining_time_then_open() -> None:
 async def test_C3_frame_is_never_negative() -> None:
     clock = DeferredClock()
     service, root = service_on(clock)
-    service.register(Answerer())
-    async with anyio.create_task_group() as tg:
-        call = start_timed(
-            tg, service, UserQuestionRequest(questions=[question()], agent=root), "c1", 1000
-        )
-        await settle()
+    async with timed_ask(
+        service, UserQuestionRequest(questions=[question()], agent=root), Answerer()
+    ) as (call, _):
         holder = service.attach_wait("root", "c1")
         clock.jump(3000)
         second = service.attach_wait("root", "c1")  # a claim already exists: no expiry (C2)
@@ -145,10 +129,7 @@ async def test_C3_frame_is_never_negative() -> None:
 
 async def test_C4_release_by_aclose_is_idempotent_and_rearms() -> None:
     s = make_service()
-    s.service.register(Answerer())
-    async with anyio.create_task_group() as tg:
-        call = start_timed(tg, s.service, s.request(), "c1", 1000)
-        await settle()
+    async with timed_ask(s.service, s.request(), Answerer()) as (call, _):
         stream = s.service.attach_wait("root", "c1")
         other = s.service.attach_wait("root", "c1")
         await stream.aclose()
@@ -167,10 +148,7 @@ async def test_C4_release_by_aclose_is_idempotent_and_rearms() -> None:
 
 async def test_C4_released_stream_stops_iterating() -> None:
     s = make_service()
-    s.service.register(Answerer())
-    async with anyio.create_task_group() as tg:
-        call = start_timed(tg, s.service, s.request(), "c1", 1000)
-        await settle()
+    async with timed_ask(s.service, s.request(), Answerer()) as (call, _):
         stream = s.service.attach_wait("root", "c1")
         first = await stream.__anext__()
         assert first.remaining_ms == 1000
@@ -183,10 +161,7 @@ async def test_C4_released_stream_stops_iterating() -> None:
 
 async def test_C4_cancelling_the_consumer_releases() -> None:
     s = make_service()
-    s.service.register(Answerer())
-    async with anyio.create_task_group() as tg:
-        call = start_timed(tg, s.service, s.request(), "c1", 1000)
-        await settle()
+    async with timed_ask(s.service, s.request(), Answerer()) as (call, tg):
         stream = s.service.attach_wait("root", "c1")
         consumer = anyio.CancelScope()
 
@@ -208,11 +183,8 @@ async def test_C4_cancelling_the_consumer_releases() -> None:
 
 async def test_C4_claimant_disconnect_releases() -> None:
     s = make_service()
-    s.service.register(Answerer())
     client = AbortSignal()
-    async with anyio.create_task_group() as tg:
-        call = start_timed(tg, s.service, s.request(), "c1", 1000)
-        await settle()
+    async with timed_ask(s.service, s.request(), Answerer()) as (call, _):
         stream = s.service.attach_wait("root", "c1", claimant=client)
         assert stream.claimed
         s.clock.advance(1200)
@@ -226,10 +198,7 @@ async def test_C4_claimant_disconnect_releases() -> None:
 
 async def test_C5_several_claims_timer_resumes_after_the_last() -> None:
     s = make_service()
-    s.service.register(Answerer())
-    async with anyio.create_task_group() as tg:
-        call = start_timed(tg, s.service, s.request(), "c1", 1000)
-        await settle()
+    async with timed_ask(s.service, s.request(), Answerer()) as (call, _):
         a = s.service.attach_wait("root", "c1")
         s.clock.advance(400)
         b = s.service.attach_wait("root", "c1")
@@ -248,10 +217,7 @@ async def test_C5_several_claims_timer_resumes_after_the_last() -> None:
 async def test_C5_claims_end_with_the_answer() -> None:
     s = make_service()
     answerer = Answerer()
-    s.service.register(answerer)
-    async with anyio.create_task_group() as tg:
-        call: TimedCall = start_timed(tg, s.service, s.request(), "c1", 1000)
-        await settle()
+    async with timed_ask(s.service, s.request(), answerer) as (call, _):
         streams = [s.service.attach_wait("root", "c1") for _ in range(3)]
         answerer.answer(first_choice([question()]))
         await settle()

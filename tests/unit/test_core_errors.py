@@ -19,8 +19,8 @@ from askbridge.core import (
     error_from_wire,
     tool_outcome_unknown,
 )
-from askbridge.core.waterfall import NextListener
-from askbridge.protocol import Answer, ErrorCode
+from askbridge.core.waterfall import Next, Settle, Withdraw
+from askbridge.protocol import ErrorCode
 
 # A broken rule must fail fast, not hang until the suite-wide timeout.
 pytestmark = pytest.mark.timeout(20)
@@ -67,7 +67,7 @@ def test_E_table_other_error_names() -> None:
     assert session.message == "unknown session s-9"
 
 
-def failing(exc: BaseException) -> Answerer:
+def failing(exc: Exception) -> Answerer:
     answerer = Answerer()
     answerer.fail(exc)
     return answerer
@@ -257,12 +257,14 @@ async def test_E3_cancellation_is_not_provider_error_even_with_a_listener_chain(
     s = make_service()
     seen: list[str] = []
 
-    async def delegating(request: UserQuestionRequest, next_: NextListener) -> Answer:
-        try:
-            return await next_()
-        except anyio.get_cancelled_exc_class():
+    def delegating(request: UserQuestionRequest, next_: Next, settle: Settle) -> Withdraw:
+        withdraw_rest = next_(settle)
+
+        def withdraw() -> None:
             seen.append("first")
-            raise
+            withdraw_rest()
+
+        return withdraw
 
     answerer = Answerer()
     s.service.register(delegating)

@@ -16,6 +16,7 @@ from core_helpers import (
     question,
     settle,
     start_timed,
+    timed_ask,
 )
 
 from askbridge.core import AbortSignal
@@ -150,11 +151,8 @@ async def test_TW4_fixed_deadline_and_private_signal() -> None:
     s = make_service()
     s.clock.advance(5000)
     answerer = Answerer()
-    s.service.register(answerer)
     turn = AbortSignal()
-    async with anyio.create_task_group() as tg:
-        call = start_timed(tg, s.service, s.request(signal=turn), "c1", 700)
-        await settle()
+    async with timed_ask(s.service, s.request(signal=turn), answerer, "c1", 700) as (call, _):
         wait = s.service.find_wait("root", "c1")
         assert wait is not None and wait.deadline == 5700
         (seen,) = answerer.requests
@@ -174,10 +172,7 @@ async def test_TW4_fixed_deadline_and_private_signal() -> None:
 
 async def test_TW5_timer_runs_only_while_unclaimed() -> None:
     s = make_service()
-    s.service.register(Answerer())
-    async with anyio.create_task_group() as tg:
-        call = start_timed(tg, s.service, s.request(), "c1", 1000)
-        await settle()
+    async with timed_ask(s.service, s.request(), Answerer()) as (call, _):
         stream = s.service.attach_wait("root", "c1")
         assert (await stream.__anext__()).remaining_ms == 1000
         s.clock.advance(5000)  # far past the deadline, but claimed
@@ -190,10 +185,7 @@ async def test_TW5_timer_runs_only_while_unclaimed() -> None:
 
 async def test_TW5_claims_never_move_the_deadline() -> None:
     s = make_service()
-    s.service.register(Answerer())
-    async with anyio.create_task_group() as tg:
-        call = start_timed(tg, s.service, s.request(), "c1", 1000)
-        await settle()
+    async with timed_ask(s.service, s.request(), Answerer()) as (call, _):
         s.clock.advance(100)
         stream = s.service.attach_wait("root", "c1")
         assert (await stream.__anext__()).remaining_ms == 900
@@ -211,10 +203,7 @@ async def test_TW5_claims_never_move_the_deadline() -> None:
 
 async def test_TW5_reclaim_after_release_stops_the_timer_again() -> None:
     s = make_service()
-    s.service.register(Answerer())
-    async with anyio.create_task_group() as tg:
-        call = start_timed(tg, s.service, s.request(), "c1", 1000)
-        await settle()
+    async with timed_ask(s.service, s.request(), Answerer()) as (call, _):
         first = s.service.attach_wait("root", "c1")
         first.release()
         s.clock.advance(300)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import anyio
 import pytest
 from core_helpers import Agent, Answerer, assert_error, first_choice, make_service, question, settle
@@ -15,7 +13,7 @@ from askbridge.core import (
     UserQuestionRequest,
     UserQuestionWaterfall,
 )
-from askbridge.core.waterfall import Disposer, Listener, NextListener, Settle, SoonAsk
+from askbridge.core.waterfall import Listener, Next, Settle, Withdraw, await_callback
 from askbridge.protocol import Answer, AnswerItem, Wait
 
 # A broken rule must fail fast, not hang until the suite-wide timeout.
@@ -25,13 +23,20 @@ pytestmark = pytest.mark.timeout(20)
 def named(name: str, log: list[str], *, delegate: bool) -> Listener:
     """A listener that logs its name, then delegates or answers with its name."""
 
-    async def listener(request: UserQuestionRequest, next_: NextListener) -> Answer:
+    def listener(request: UserQuestionRequest, next_: Next, settle: Settle) -> Withdraw:
         log.append(name)
         if delegate:
-            return await next_()
-        return Answer(answers=[AnswerItem(id=q.id, custom=name) for q in request.questions])
+            return next_(settle)
+        settle(Answer(answers=[AnswerItem(id=q.id, custom=name) for q in request.questions]), None)
+        return lambda: None
 
     return listener
+
+
+async def dispatch(fall: UserQuestionWaterfall, request: UserQuestionRequest) -> Answer:
+    """Ask the waterfall and await what its chain settles."""
+    answer: Answer = await await_callback(lambda settle: fall.start(request, settle))
+    return answer
 
 
 # -- W1 --------------------------------------------------------------------------------------
@@ -42,7 +47,7 @@ async def test_W1_returning_an_answer_claims_the_request() -> None:
     log: list[str] = []
     fall.register(named("a", log, delegate=False))
     fall.register(named("b", log, delegate=False))
-    answer = await fall.dispatch(UserQuestionRequest(questions=[question()]))
+    answer = await dispatch(fall, UserQuestionRequest(questions=[question()]))
     assert log == ["a"] and answer.answers[0].custom == "a"
 
 
@@ -51,7 +56,7 @@ async def test_W1_next_delegates_to_the_following_listener() -> None:
     log: list[str] = []
     fall.register(named("a", log, delegate=True))
     fall.register(named("b", log, delegate=False))
-    answer = await fall.dispatch(UserQuestionRequest(questions=[question()]))
+    answer = await dispatch(fall, UserQuestionRequest(questions=[question()]))
     assert log == ["a", "b"] and answer.answers[0].custom == "b"
 
 
@@ -60,7 +65,7 @@ async def test_W1_next_past_the_last_listener_is_no_provider() -> None:
     log: list[str] = []
     fall.register(named("a", log, delegate=True))
     with pytest.raises(UserQuestionError) as info:
-        await fall.dispatch(UserQuestionRequest(questions=[question()]))
+        await dispatch(fall, UserQuestionRequest(questions=[question()]))
     assert_error(info.value, "NO_PROVIDER", "no user-questions answerer accepted the request")
     assert log == ["a"]
 
@@ -77,14 +82,17 @@ async def test_W1_a_listener_may_inspect_the_next_answer() -> None:
     fall = UserQuestionWaterfall(SimpleAgentRegistry())
     log: list[str] = []
 
-    async def wrapper(request: UserQuestionRequest, next_: NextListener) -> Answer:
-        inner = await next_()
-        log.append(f"saw {inner.answers[0].custom}")
-        return inner
+    def wrapper(request: UserQuestionRequest, next_: Next, settle: Settle) -> Withdraw:
+        def inspect(inner: Answer | None, error: Exception | None) -> None:
+            assert inner is not None
+            log.append(f"saw {inner.answers[0].custom}")
+            settle(inner, error)
+
+        return next_(inspect)
 
     fall.register(wrapper)
     fall.register(named("b", log, delegate=False))
-    await fall.dispatch(UserQuestionRequest(questions=[question()]))
+    await dispatch(fall, UserQuestionRequest(questions=[question()]))
     assert log == ["b", "saw b"]
 
 
@@ -98,7 +106,7 @@ async def test_W2_registration_order_and_prepend() -> None:
     fall.register(named("b", log, delegate=True))
     fall.register(named("first", log, delegate=True), prepend=True)
     fall.register(named("c", log, delegate=False))
-    await fall.dispatch(UserQuestionRequest(questions=[question()]))
+    await dispatch(fall, UserQuestionRequest(questions=[question()]))
     assert log == ["first", "a", "b", "c"]
 
 
@@ -109,7 +117,7 @@ async def test_W2_disposer_removes_and_is_harmless_twice() -> None:
     fall.register(named("b", log, delegate=False))
     dispose_a()
     dispose_a()
-    await fall.dispatch(UserQuestionRequest(questions=[question()]))
+    await dispatch(fall, UserQuestionRequest(questions=[question()]))
     assert log == ["b"]
 
 
@@ -123,7 +131,7 @@ async def test_W2_disposing_twice_does_not_remove_an_equal_second_registration()
     fall.register(named("end", log, delegate=False))
     dispose_first()
     dispose_first()
-    await fall.dispatch(UserQuestionRequest(questions=[question()]))
+    await dispatch(fall, UserQuestionRequest(questions=[question()]))
     assert log == ["a", "end"]
 
 
@@ -145,7 +153,7 @@ async def reached(fall: UserQuestionWaterfall, agent: Agent | None, log: list[st
     """Dispatch a request through delegating listeners; the log says who saw it, in order."""
     log.clear()
     with pytest.raises(UserQuestionError):  # everyone delegates: NO_PROVIDER at the end
-        await fall.dispatch(UserQuestionRequest(questions=[question()], agent=agent))
+        await dispatch(fall, UserQuestionRequest(questions=[question()], agent=agent))
     return list(log)
 
 
@@ -262,46 +270,6 @@ async def test_W4_ask_timed_supplies_private_signal_and_timed_wait() -> None:
         assert seen.session_id == "sess-1" and seen.extra == {"k": "v"}
         assert request.wait is None and request.signal is turn
         answerer.answer(first_choice(questions))
-
-
-# -- a listener that asks with a callback, first in its chain ---------------------------------
-
-
-def soon_delegating(log: list[str], name: str) -> SoonAsk:
-    """A soon listener that hands every request on (`next()`) and settles with its outcome."""
-
-    def soon(request: UserQuestionRequest, next_: NextListener, done: Settle) -> Disposer:
-        log.append(name)
-
-        async def run() -> None:
-            try:
-                done(await next_(), None)
-            except UserQuestionError as exc:
-                done(None, exc)
-
-        task = asyncio.get_running_loop().create_task(run())
-        return task.cancel
-
-    return soon
-
-
-async def test_W1_a_callback_listener_alone_finds_no_provider_past_itself() -> None:
-    s = make_service()
-    log: list[str] = []
-    s.service.register_soon(soon_delegating(log, "fan-out"))
-    with pytest.raises(UserQuestionError) as info:
-        await s.service.ask(s.request())
-    assert_error(info.value, "NO_PROVIDER")
-    assert log == ["fan-out"]
-
-
-async def test_W1_a_callback_listener_first_hands_on_to_the_rest_of_its_chain() -> None:
-    s = make_service()
-    log: list[str] = []
-    s.service.register_soon(soon_delegating(log, "fan-out"))
-    s.service.register(named("fallback", log, delegate=False))
-    answer = await s.service.ask(s.request())
-    assert log == ["fan-out", "fallback"] and answer.answers[0].custom == "fallback"
 
 
 async def test_W3_a_scoped_listener_disposed_leaves_the_global_chain_for_every_caller() -> None:

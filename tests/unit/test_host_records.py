@@ -128,7 +128,6 @@ async def test_TW10_stopping_the_host_withdraws_what_still_waits() -> None:
 
 
 async def test_V8_an_answer_is_checked_once(monkeypatch: Any) -> None:
-    from askbridge.core import service as core_service
     from askbridge.core import validation
     from askbridge.host.asking import fanout, open_question
 
@@ -140,7 +139,6 @@ async def test_V8_an_answer_is_checked_once(monkeypatch: Any) -> None:
 
     monkeypatch.setattr(fanout, "check_answer", counted)
     monkeypatch.setattr(open_question, "check_answer", counted)
-    monkeypatch.setattr(core_service, "check_answer", counted)
     async with host_env(mode="timed", timeout_s=60) as env:
         window, s = window_session(env, 1)
         run = env.prompt(s.id, "go")

@@ -37,13 +37,13 @@ from host_helpers import (
 )
 
 from askbridge.core import SessionError, UserQuestionError, UserQuestionRequest
-from askbridge.core.waterfall import NextListener
+from askbridge.core.waterfall import Next, Settle, Withdraw
 from askbridge.host.log import events as ev
 from askbridge.host.log.inbox import Inbox
 from askbridge.host.store.datadir import DB_FILE_NAME, open_store
 from askbridge.host.store.store_api import EventStore
 from askbridge.host.store.store_memory import MemoryEventStore
-from askbridge.protocol import FIXED_MESSAGES, Answer, ErrorCode
+from askbridge.protocol import FIXED_MESSAGES, ErrorCode
 
 UNKNOWN_TEXT = "Error: " + FIXED_MESSAGES[ErrorCode.TOOL_OUTCOME_UNKNOWN]
 UNKNOWN_DATA = {"name": "ToolError", "code": "TOOL_OUTCOME_UNKNOWN"}
@@ -314,9 +314,9 @@ async def test_D1_call_is_committed_before_the_ask_and_result_before_its_update(
     seen_at_update: list[list[str]] = []
     desk = Desk()
 
-    async def committed_then_desk(request: UserQuestionRequest, next_: NextListener) -> Answer:
+    def committed_then_desk(request: UserQuestionRequest, next_: Next, settle: Settle) -> Withdraw:
         seen_at_ask.append(reader.types(session_id))
-        return await desk(request, next_)
+        return desk(request, next_, settle)
 
     class CommittedRecorder(Recorder):
         def on_update(self, sid: str, update: dict) -> None:

@@ -5,16 +5,12 @@
 the callback that resumes its caller. Callbacks drive it — the listener
 settling, the turn's signal aborting, the wait's deadline or shutdown — so a
 waiting question is this object: no coroutine, task or cancel scope per ask.
-
-It runs when the first listener of the waterfall asks with a callback (a
-`SoonAsk`, waterfall.py: the host's fan-out), the common case; the service's
-coroutine `ask`/`ask_timed` await its one future, and the turn loop resumes a
-tool call from its callback. A soon listener settles with an answer it has
-checked (V8) already, so the core does not check it again.
+The turn loop resumes a tool call from its callback; the service's coroutine
+`ask`/`ask_timed` await its one future. A listener settles with an answer it
+has checked (V8) already (waterfall.py), so the core does not check it again.
 
 The outcome rules are the service's (A8, A9, E1, E2, TW6–TW10): `ask_failure`
-and `timed_failure` map a listener's failure for this path and the coroutine
-path alike.
+and `timed_failure` map a listener's failure.
 """
 
 from __future__ import annotations
@@ -28,7 +24,7 @@ from askbridge.protocol.vocabulary import Answer, PendingResult
 from .errors import HarnessError, UserQuestionError, error_from_wire
 from .signal import AbortSignal
 from .timed_wait import TimedQuestionWait
-from .waterfall import SoonStart, UserQuestionRequest
+from .waterfall import Settle, UserQuestionRequest, Withdraw
 
 # What resumes the asker: (answer or pending, None) or (None, the error to raise).
 Done = Callable[[Answer | PendingResult | None, Exception | None], None]
@@ -117,27 +113,21 @@ class PendingAsk:
         self._withdraw: Callable[[], None] | None = None
         self._listening = False
 
-    @property
-    def finished(self) -> bool:
-        return self._done is None
-
-    def start(self, soon: SoonStart, request: UserQuestionRequest) -> None:
-        """Ask the first listener; watch the turn's signal (A9) and the wait's (TW6, TW10)."""
+    def start(
+        self, ask: Callable[[UserQuestionRequest, Settle], Withdraw], request: UserQuestionRequest
+    ) -> None:
+        """Ask (`UserQuestionWaterfall.start`), then watch the turn's signal (A9) and the
+        wait's (TW6, TW10). The listener has the first word: a failure it settles with
+        while it is being asked is mapped by A8 even if it aborted the signal itself."""
+        self._listening = True
+        withdraw = ask(request, self)  # the record is its own settle: no bound method
+        if self._listening:
+            self._withdraw = withdraw
         # No remover closures: `_finish` takes the callbacks off again (`off_abort`).
-        if self._turn is not None:
+        if self._turn is not None and self._done is not None:
             self._turn.on_abort(self._on_turn_abort)
         if self._wait is not None and self._done is not None:
             self._wait.signal.on_abort(self._on_wait_end)
-        if self._done is None:  # a signal was aborted already
-            return
-        self._listening = True
-        try:
-            withdraw = soon(request, self)  # the record is its own settle: no bound method
-        except Exception as exc:  # the listener failed before it could ask: as if it raised
-            self(None, exc)
-            return
-        if self._listening:
-            self._withdraw = withdraw
 
     # -- what resumes it ------------------------------------------------------------------
 

@@ -1,45 +1,56 @@
 """UserQuestionService: `ask` (A1–A9), `ask_timed` (TW1–TW10), `attach_wait` (C1–C5).
 
-The service validates a request, dispatches it on the waterfall, checks the
-answer (V8) and maps every failure onto the error table. When the first
-listener asks with a callback (the host's fan-out) the ask is a record
-(`start_ask`, `start_ask_timed`; asking.py), which the coroutine
-`ask`/`ask_timed` await on one future; a chain of plain async listeners is
-raced against the caller's signal (and, for timed asks, the wait's private
-signal) instead (racing.py).
-Late replies (`answer`) are decided by the host, which installs a
-`LateReplyHandler`; without one every late reply is refused (`False`).
+The service checks a request, asks the waterfall's listeners and maps every
+failure onto the error table. An ask is a record (`start_ask`,
+`start_ask_timed`; asking.py) that a callback resumes; the coroutine
+`ask`/`ask_timed` await that record's one future. Late replies (`answer`) are
+decided by the host, which installs a `LateReplyHandler`; without one every
+late reply is refused (`False`).
+
+How a question crosses the core and the host's asking room (one path, no
+coroutine per waiting question):
+
+1. The turn's step (host/agent/step.py) starts each ask_user_question call with
+   `AskUserQuestionTool.start` (host/agent/tools.py), which builds the request
+   and calls `start_ask` or `start_ask_timed` here: the checks (A1–A5, S1 in
+   limits.py, TW1–TW3), then for a timed ask a `TimedQuestionWait`
+   (timed_wait.py: its deadline on the injected clock, clock.py, and its
+   claims, which `attach_wait` takes). The MCP door and embedders await the
+   coroutine `ask` over the same record.
+2. A `PendingAsk` (asking.py) asks the waterfall (waterfall.py `start`), whose
+   first listener is the host's `QuestionFanout.listener` (host/asking/fanout.py).
+3. The fan-out opens an `OpenQuestion` (host/asking/open_question.py): a card
+   per follower that renders questions (clients.py: the door's link), else the
+   prompting client's fallback or the rest of the waterfall; it checks each
+   answer (V8, validation.py) and logs the question's life (question_log.py).
+4. The first valid answer, the user's dismissal, a countdown's end, or the
+   failure of every card settles the `PendingAsk`; so do the turn's abort and
+   the wait's deadline or shutdown (`ask_failure`, `timed_failure`). It
+   withdraws what is still out and resumes the tool call once, with an answer,
+   a pending result or an error.
+5. A reply to a question that went pending comes back later through
+   host/asking/late_answers.py (L1–L7), not through this record.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Protocol
 
 from askbridge.protocol.errors import ErrorCode
 from askbridge.protocol.vocabulary import Answer, AnswerItem, PendingResult, Wait
 
-from .asking import (
-    PENDING,
-    WAIT_FOR_DEADLINE,
-    Done,
-    PendingAsk,
-    abort_error,
-    ask_failure,
-    timed_failure,
-)
+from .asking import Done, PendingAsk
 from .clock import Clock, MonotonicClock
 from .errors import UserQuestionError
 from .identity import AgentIdentity, AgentLike
 from .limits import checked_questions
-from .racing import Aborted, race, wait_for_deadline
 from .signal import AbortSignal
 from .timed_wait import ClaimStream, TimedQuestionWait
-from .validation import check_answer, validate_intents
+from .validation import validate_intents
 from .waterfall import (
     Disposer,
     Listener,
-    SoonAsk,
     UserQuestionRequest,
     UserQuestionWaterfall,
     await_callback,
@@ -68,14 +79,8 @@ class UserQuestionService:
     def register(
         self, listener: Listener, *, agent_id: str | None = None, prepend: bool = False
     ) -> Disposer:
+        """W2/W3: a listener that asks with a callback (waterfall.py)."""
         return self.waterfall.register(listener, agent_id=agent_id, prepend=prepend)
-
-    def register_soon(
-        self, soon: SoonAsk, *, agent_id: str | None = None, prepend: bool = False
-    ) -> Disposer:
-        """A listener that asks with a callback (waterfall.py); first, it makes every ask a
-        record (asking.py)."""
-        return self.waterfall.register_soon(soon, agent_id=agent_id, prepend=prepend)
 
     def set_late_reply_handler(self, handler: LateReplyHandler | None) -> None:
         self._late_replies = handler
@@ -102,45 +107,21 @@ class UserQuestionService:
         self._check_agent(request.agent)  # A3, A4
         validate_intents(request.questions)  # A5
 
-    def start_ask(self, request: UserQuestionRequest, done: Done) -> PendingAsk | None:
+    def start_ask(self, request: UserQuestionRequest, done: Done) -> PendingAsk:
         """`ask` as a record (asking.py): `done(answer, None)` or `(None, error)` resumes
-        the caller. Raises what `ask` raises before asking; None (nothing checked, nothing
-        asked) when the first listener does not ask with a callback: then await `ask`."""
-        first = self.waterfall.first_soon(request)
-        if first is None:
-            return None
+        the caller, maybe before this returns. Raises what `ask` raises before asking."""
         self._check_ask(request)
         pending = PendingAsk(request.signal, done)
-        pending.start(first, request)
+        pending.start(self.waterfall.start, request)
         return pending
 
     async def ask(self, request: UserQuestionRequest) -> Answer:
-        first = self.waterfall.first_soon(request)
-        if first is not None:
-
-            def start(done: Done) -> Callable[[], None]:
-                pending = self.start_ask(request, done)
-                assert pending is not None
-                return pending.cancel
-
-            answer = await await_callback(start)
-            assert isinstance(answer, Answer)
-            return answer
-        self._check_ask(request)
-        signal = request.signal
-        call_id = request.wait.call_id if request.wait else None
-        try:
-            answer = await race(self.waterfall, request, [signal] if signal is not None else [])
-        except Aborted:
-            raise abort_error() from None  # A9
-        except Exception as exc:
-            # A8 / E2: an answerer's own HarnessError is re-raised as is, keeping its own
-            # __cause__ (`raise e from e` would make it its own cause).
-            failure = ask_failure(exc, signal)
-            if failure is exc:
-                raise
-            raise failure from exc
-        return check_answer(request.questions, answer, call_id)  # V8
+        """`start_ask` awaited; cancelling the await withdraws the question."""
+        answer: Answer | PendingResult = await await_callback(
+            lambda done: self.start_ask(request, done).cancel
+        )
+        assert isinstance(answer, Answer)
+        return answer
 
     # -- ask_timed ------------------------------------------------------------------------
 
@@ -172,71 +153,32 @@ class UserQuestionService:
             raise UserQuestionError.of(ErrorCode.ASK_ABORTED)
         wait = TimedQuestionWait(self.clock, timeout_ms)
         self._waits[key] = wait
-        return wait, request.with_wait(wait.signal, Wait(call_id=call_id, timed=True))
 
-    def _close_wait(
-        self, request: UserQuestionRequest, call_id: str, wait: TimedQuestionWait
-    ) -> None:
-        wait.close()  # TW10
-        key = (request.agent.id if request.agent is not None else "", call_id)
-        if self._waits.get(key) is wait:
-            del self._waits[key]
+        def forget() -> None:  # TW10: however the ask ends, its cancellation included
+            if self._waits.get(key) is wait:
+                del self._waits[key]
+
+        wait.on_close = forget
+        return wait, request.with_wait(wait.signal, Wait(call_id=call_id, timed=True))
 
     def start_ask_timed(
         self, request: UserQuestionRequest, call_id: str, timeout_ms: int, done: Done
-    ) -> PendingAsk | None:
-        """`ask_timed` as a record, as `start_ask` is `ask`'s: `done(answer or pending, None)`."""
-        first = self.waterfall.first_soon(request)
-        if first is None:
-            return None
+    ) -> PendingAsk:
+        """`ask_timed` as a record, as `start_ask` is `ask`'s: `done(answer or pending, None)`.
+        The wait is closed and its slot freed before `done` runs."""
         wait, timed_request = self._open_wait(request, call_id, timeout_ms)
-
-        def finished(result: Answer | PendingResult | None, error: Exception | None) -> None:
-            self._close_wait(request, call_id, wait)
-            done(result, error)
-
-        pending = PendingAsk(request.signal, finished, wait, call_id)
-        pending.start(first, timed_request)
+        pending = PendingAsk(request.signal, done, wait, call_id)
+        pending.start(self.waterfall.start, timed_request)
         return pending
 
     async def ask_timed(
         self, request: UserQuestionRequest, call_id: str, timeout_ms: int
     ) -> Answer | PendingResult:
-        if self.waterfall.first_soon(request) is not None:
-
-            def start(done: Done) -> Callable[[], None]:
-                pending = self.start_ask_timed(request, call_id, timeout_ms, done)
-                assert pending is not None
-                return pending.cancel
-
-            result = await await_callback(start)
-            assert isinstance(result, Answer | PendingResult)
-            return result
-        wait, timed_request = self._open_wait(request, call_id, timeout_ms)
-        turn = request.signal
-        pending = PendingResult(call_id=call_id)
-        try:
-            signals = [wait.signal] + ([turn] if turn is not None else [])
-            try:
-                answer = await race(self.waterfall, timed_request, signals)
-            except Aborted:
-                if (turn is not None and turn.aborted) or wait.shutdown:
-                    raise abort_error() from None  # TW9, TW10
-                return pending  # TW6
-            except Exception as exc:
-                verdict = timed_failure(exc, wait, turn)
-                if verdict is PENDING:
-                    return pending  # TW7, or the deadline passed meanwhile
-                if verdict is WAIT_FOR_DEADLINE:
-                    await wait_for_deadline(wait, turn)  # TW8
-                    return pending
-                assert isinstance(verdict, Exception)
-                if verdict is exc:
-                    raise  # TW9: raised unchanged (its own cause kept, as in ask)
-                raise verdict from exc
-            return check_answer(request.questions, answer, call_id)
-        finally:
-            self._close_wait(request, call_id, wait)
+        """`start_ask_timed` awaited; cancelling the await withdraws the question."""
+        result: Answer | PendingResult = await await_callback(
+            lambda done: self.start_ask_timed(request, call_id, timeout_ms, done).cancel
+        )
+        return result
 
     # -- claims ---------------------------------------------------------------------------
 

@@ -1,8 +1,9 @@
 """AbortSignal: a one-shot cancellation flag that tasks can await.
 
-The core races answerers against signals (the turn's signal and a timed
-wait's private signal). A signal may be created outside an event loop; the
-anyio events that waiters block on are made lazily inside one.
+A pending ask watches its signals (the turn's signal and a timed wait's
+private signal) with callbacks; a claim stream awaits its claim's. A signal
+may be created outside an event loop; the anyio events that waiters block on
+are made lazily inside one.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ answerer is told to stop) and `ask_timed` returns pending.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 from askbridge.protocol.vocabulary import WaitFrame
 
@@ -47,6 +47,7 @@ class TimedQuestionWait:
         self.shutdown = False
         self._claims: list[WaitClaim] = []
         self._timer: TimerHandle | None = None
+        self.on_close: Callable[[], None] | None = None  # the service frees its slot (TW10)
         self._arm()
 
     @property
@@ -107,6 +108,9 @@ class TimedQuestionWait:
         claims, self._claims = self._claims, []
         for claim in claims:
             claim.ended.abort()
+        on_close, self.on_close = self.on_close, None
+        if on_close is not None:
+            on_close()
 
 
 class ClaimStream(AsyncIterator[WaitFrame]):

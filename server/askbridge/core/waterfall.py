@@ -1,17 +1,19 @@
 """The `user-questions/request` waterfall (behavior.md W1–W4).
 
-Listeners are async callables `(request, next) -> Answer`. Returning an answer
-claims the request; awaiting `next()` hands it to the following listener; past
-the last one `next()` fails with NO_PROVIDER. A listener may be scoped to an
-agent: it then sees only requests from that agent or its descendants.
+A listener asks with a callback: `listener(request, next, settle)` returns a
+withdraw and calls `settle(answer, None)` or `settle(None, error)` once, unless
+withdrawn first. Settling with an answer claims the request; calling
+`next(settle)` hands it to the following listener (and returns that one's
+withdraw); past the last one `next` settles NO_PROVIDER. A listener settles
+with an answer it has checked (V8, `check_answer`): the host's fan-out checks
+each client's answer to tell a client's failure from the question's end, so the
+core does not check it again. A listener may be scoped to an agent: it then
+sees only requests from that agent or its descendants.
 
-A listener may instead ask with a callback (`register_soon`): `soon(request,
-next, settle)` returns a withdraw and calls `settle(answer, None)` or `(None,
-error)` once, unless withdrawn first; the answer it settles with is checked
-(V8) already. When such a listener comes first (the host's fan-out, the common
-case), the service keeps the question as a record (asking.py) instead of
-awaiting the chain; reached through an earlier listener's `next()`, it is
-awaited like any other (`awaiting`).
+No coroutine, task or cancel scope per ask: an ask is a record (asking.py) that
+this chain settles. `await_callback` turns a callback wait into one future, for
+a caller that must await (the service's `ask`, a door's fallback awaiting the
+rest of the chain).
 """
 
 from __future__ import annotations
@@ -46,20 +48,21 @@ class UserQuestionRequest:
         return replace(self, signal=signal, wait=wait)
 
 
-NextListener = Callable[[], Awaitable[Answer]]
-Listener = Callable[[UserQuestionRequest, NextListener], Awaitable[Answer]]
 Disposer = Callable[[], None]
+Withdraw = Callable[[], None]
 Settle = Callable[[Answer | None, Exception | None], None]
-SoonAsk = Callable[[UserQuestionRequest, NextListener, Settle], Callable[[], None]]
-SoonStart = Callable[[UserQuestionRequest, Settle], Callable[[], None]]
+Next = Callable[[Settle], Withdraw]
+Listener = Callable[[UserQuestionRequest, Next, Settle], Withdraw]
+# The rest of the chain as a coroutine, for a door's fallback (host/asking/clients.py).
+NextListener = Callable[[], Awaitable[Answer]]
 T = TypeVar("T")
 
 
 async def await_callback(
-    start: Callable[[Callable[[T | None, Exception | None], None]], Disposer],
+    start: Callable[[Callable[[T | None, Exception | None], None]], Withdraw],
 ) -> T:
     """Await what `start(settle)` settles, on one future; cancelling the await withdraws it
-    (the disposer `start` returned) — a callback-driven wait seen as a coroutine."""
+    (the withdraw `start` returned) — a callback-driven wait seen as a coroutine."""
     future: asyncio.Future[T | None] = asyncio.get_running_loop().create_future()
 
     def settle(result: T | None, error: Exception | None) -> None:
@@ -80,20 +83,15 @@ async def await_callback(
     return result
 
 
-def awaiting(soon: SoonAsk) -> Listener:
-    """A soon listener as an async one, for when it is reached through `next()`."""
-
-    async def listener(request: UserQuestionRequest, next_: NextListener) -> Answer:
-        return await await_callback(lambda settle: soon(request, next_, settle))
-
-    return listener
+def awaited(next_: Next) -> NextListener:
+    """`next` as a coroutine function: for a door's fallback, which awaits the rest."""
+    return lambda: await_callback(next_)
 
 
 @dataclass(eq=False, slots=True)
 class _Entry:
     listener: Listener
     agent_id: str | None
-    soon: SoonAsk | None = None
 
 
 class UserQuestionWaterfall:
@@ -106,20 +104,12 @@ class UserQuestionWaterfall:
         self, listener: Listener, *, agent_id: str | None = None, prepend: bool = False
     ) -> Disposer:
         """W2/W3: add a listener (first with `prepend`); the disposer is idempotent."""
-        return self._add(_Entry(listener, agent_id), prepend)
-
-    def register_soon(
-        self, soon: SoonAsk, *, agent_id: str | None = None, prepend: bool = False
-    ) -> Disposer:
-        """`register` for a listener that asks with a callback (module docstring)."""
-        return self._add(_Entry(awaiting(soon), agent_id, soon), prepend)
-
-    def _add(self, entry: _Entry, prepend: bool) -> Disposer:
+        entry = _Entry(listener, agent_id)
         if prepend:
             self._entries.insert(0, entry)
         else:
             self._entries.append(entry)
-        self._scoped += entry.agent_id is not None
+        self._scoped += agent_id is not None
 
         def dispose() -> None:
             if entry in self._entries:
@@ -128,62 +118,54 @@ class UserQuestionWaterfall:
 
         return dispose
 
-    def _chain(self, request: UserQuestionRequest) -> list[_Entry]:
+    def _chain(self, request: UserQuestionRequest) -> list[Listener]:
         """W3: global listeners always; scoped ones when the caller descends from their agent."""
         if self._scoped == 0:  # the host's case: no caller's lineage to look up
-            return self._entries.copy()
+            return [e.listener for e in self._entries]
         lineage: Sequence[str] = ()
         if request.agent is not None:
             lineage = self._identity.lineage(request.agent.id)
-        return [e for e in self._entries if e.agent_id is None or e.agent_id in lineage]
+        return [e.listener for e in self._entries if e.agent_id is None or e.agent_id in lineage]
 
-    def listeners_for(self, request: UserQuestionRequest) -> list[Listener]:
-        return [e.listener for e in self._chain(request)]
-
-    def first_soon(self, request: UserQuestionRequest) -> SoonStart | None:
-        """The chain's first listener when it asks with a callback, as `start(request,
-        settle)`: the listeners are fixed now (W1), `next()` goes on down the chain."""
+    def start(self, request: UserQuestionRequest, settle: Settle) -> Withdraw:
+        """W1: ask the chain's first listener; the listeners are fixed now. A listener that
+        raises instead of settling has failed with what it raised."""
         chain = self._chain(request)
-        soon = chain[0].soon if chain else None
-        if soon is None:
-            return None
         if len(chain) == 1:  # the common case: nobody after it, and nothing to hold per ask
+            return _ask(chain[0], request, _no_provider, settle)
+        return _Rest(chain, request, 0)(settle)
 
-            def start_alone(request: UserQuestionRequest, settle: Settle) -> Callable[[], None]:
-                return soon(request, _no_provider, settle)
 
-            return start_alone
-        listeners = [e.listener for e in chain]
+def _nothing() -> None:
+    """The withdraw of a listener that has settled already."""
 
-        def start(request: UserQuestionRequest, settle: Settle) -> Callable[[], None]:
-            return soon(request, _Rest(listeners, request), settle)
 
-        return start
+def _no_provider(settle: Settle) -> Withdraw:
+    """`next` past the last listener (W1)."""
+    settle(None, UserQuestionError.of(ErrorCode.NO_PROVIDER))
+    return _nothing
 
-    async def dispatch(self, request: UserQuestionRequest) -> Answer:
-        """W1: run the chain; the listeners are fixed when dispatch starts."""
-        return await _call(self.listeners_for(request), request, 0)
+
+def _ask(listener: Listener, request: UserQuestionRequest, next_: Next, settle: Settle) -> Withdraw:
+    try:
+        return listener(request, next_, settle)
+    except Exception as exc:  # it failed before it could ask: as if it settled the error
+        settle(None, exc)
+        return _nothing
 
 
 class _Rest:
-    """`next()` of a soon listener first in its chain: the listeners after it (a record,
-    not a closure, as it lives as long as the question)."""
+    """`next` of a listener: the listeners after it (a record, not a closure, as it lives as
+    long as the question)."""
 
-    __slots__ = ("_chain", "_request")
+    __slots__ = ("_chain", "_index", "_request")
 
-    def __init__(self, chain: list[Listener], request: UserQuestionRequest) -> None:
-        self._chain, self._request = chain, request
+    def __init__(self, chain: list[Listener], request: UserQuestionRequest, index: int) -> None:
+        self._chain, self._request, self._index = chain, request, index
 
-    def __call__(self) -> Awaitable[Answer]:
-        return _call(self._chain, self._request, 1)
-
-
-async def _no_provider() -> Answer:
-    """`next()` past the last listener (W4)."""
-    raise UserQuestionError.of(ErrorCode.NO_PROVIDER)
-
-
-async def _call(chain: list[Listener], request: UserQuestionRequest, index: int) -> Answer:
-    if index >= len(chain):
-        return await _no_provider()
-    return await chain[index](request, lambda: _call(chain, request, index + 1))
+    def __call__(self, settle: Settle) -> Withdraw:
+        index = self._index
+        if index >= len(self._chain):
+            return _no_provider(settle)
+        rest = _Rest(self._chain, self._request, index + 1)
+        return _ask(self._chain[index], self._request, rest, settle)

@@ -96,7 +96,7 @@ class Host:
             self.late_replies.take, self.spawn, lambda: self._tg is not None
         )
         self.fanout = QuestionFanout(self.subscribers, self._asks_here, self._requester, self.spawn)
-        self.service.register_soon(self.fanout.ask_soon)  # first: every ask is a record
+        self.service.register(self.fanout.listener)  # first: the host answers every ask
         self.on_fatal: Callable[[int], None] | None = None
         self.unloader = Unloader(self.sessions, self.registry, self.subscribers.count, unload_after)
         self._lost = False

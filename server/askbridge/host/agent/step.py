@@ -106,9 +106,6 @@ class Step:
         self._left += 1
         # The step is each call's callback: no bound method per call.
         started = session.ask_tool.start(ctx, call.arguments, call.questions, self)
-        if started is None:
-            self._left -= 1
-            return False
         self._started.append(started)  # the records themselves: no bound method per call
         return True
 

@@ -24,6 +24,7 @@ from askbridge.core import (
     UserQuestionRequest,
     UserQuestionService,
 )
+from askbridge.core.waterfall import await_callback
 from askbridge.protocol.defaults import (
     ASK_TIMEOUT_DEFAULT_SECONDS,
     ASK_TIMEOUT_MAX_SECONDS,
@@ -36,7 +37,7 @@ from ..log.projection_parse import questions_valid, read_questions
 from ..store.store_api import encode_event
 from .agents import Agent
 from .ask_call import TOOL_CALL_ID, CallExtra
-from .outcome import OutcomeKind, Resume, ToolOutcome, compact, outcome_of, pending_text
+from .outcome import OutcomeKind, Resume, ToolOutcome, compact, pending_text
 
 ASK_TOOL = "ask_user_question"
 DELEGATE_TOOL = "delegate"
@@ -132,15 +133,16 @@ class AskUserQuestionTool:
     async def run(
         self, ctx: ToolContext, arguments: Any, questions: Sequence[Question] | None = None
     ) -> ToolOutcome:
-        """Ask; `questions` is the batch already parsed from `arguments` (model_output.py)."""
-        try:
-            request, timeout_ms = self._request(ctx, arguments, questions)
-            if timeout_ms is None:
-                return ToolOutcome.answered(await self.service.ask(request))
-            result = await self.service.ask_timed(request, ctx.call_id, timeout_ms)
-        except HarnessError as exc:
-            return ToolOutcome.failure(exc)
-        return outcome_of(ctx.call_id, result, None)
+        """`start` awaited (the MCP door's calls); `questions` is the batch already parsed from
+        `arguments` (model_output.py). Cancelling the await withdraws the question."""
+
+        def begin(
+            settle: Callable[[ToolOutcome | None, Exception | None], None],
+        ) -> Callable[[], None]:
+            return self.start(ctx, arguments, questions, lambda _, o: settle(o, None)).cancel
+
+        outcome: ToolOutcome = await await_callback(begin)
+        return outcome
 
     def start(
         self,
@@ -148,11 +150,10 @@ class AskUserQuestionTool:
         arguments: Any,
         questions: Sequence[Question] | None,
         done: Callable[[str, ToolOutcome], None],
-    ) -> Cancellable | None:
+    ) -> Cancellable:
         """`run` as a record (architecture: "A pending question is a record"): `done(call id,
         outcome)` is called once, maybe before this returns; the result's `cancel()` ends it
-        quietly (its asker is gone). None when the core cannot ask without a coroutine: await
-        `run`."""
+        quietly (its asker is gone)."""
         call_id = ctx.call_id
         try:
             request, timeout_ms = self._request(ctx, arguments, questions)

@@ -42,7 +42,7 @@ from .delegation import PromptBudget, bounded_delegates
 from .model_output import CheckedCall, checked_reply
 from .session import QueuedPrompt, Session
 from .step import Step, finish_call
-from .tools import ASK_TOOL, DELEGATE_TOOL, ToolContext, ToolOutcome
+from .tools import DELEGATE_TOOL, ToolContext, ToolOutcome
 
 if TYPE_CHECKING:
     from ..log.inbox import InboxItem
@@ -203,8 +203,6 @@ async def _run_tool(session: Session, call: CheckedCall, signal: AbortSignal) ->
     try:
         if call.problem is not None:
             outcome = ToolOutcome.failure(call.problem)
-        elif call.name == ASK_TOOL:
-            outcome = await session.ask_tool.run(ctx, call.arguments, call.questions)
         elif call.name == DELEGATE_TOOL:
             outcome = await run_delegate(session.host, session, ctx, call.arguments)
         else:

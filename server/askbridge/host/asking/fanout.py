@@ -23,14 +23,14 @@ For a request of a root session it opens an `OpenQuestion` (open_question.py):
   question nobody can show stays open for a later subscriber until its
   deadline (pending, TW6/TW8).
 
-The fan-out asks with a callback (`ask_soon`, registered with the core's
-`register_soon`): an open question is an `OpenQuestion` record and its cards
-are the links' callbacks (the LSP relay's `ask_soon`); only what must wait in
-Python — a link without `ask_soon`, the fallback, the rest of the waterfall —
-runs as a task in the host's task group, under a cancel scope the question
-holds. Every answer it settles with is checked (V8) here, once, the
-fallback's too. Withdrawing it (turn cancelled, unclaimed deadline, shutdown)
-withdraws every card and cancels those tasks at once (A9).
+The fan-out asks with a callback, as every waterfall listener does: an open
+question is an `OpenQuestion` record and its cards are the links' callbacks
+(the LSP relay's `ask_soon`); only what must wait in Python — a link without
+`ask_soon`, the fallback — runs as a task in the host's task group, under a
+cancel scope the question holds. Every answer it settles with is checked (V8)
+here, once, the fallback's and the rest of the waterfall's too. Withdrawing it
+(turn cancelled, unclaimed deadline, shutdown) withdraws every card and cancels
+those tasks at once (A9).
 """
 
 from __future__ import annotations
@@ -38,10 +38,8 @@ from __future__ import annotations
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-import anyio
-
 from askbridge.core import UserQuestionRequest, check_answer
-from askbridge.core.waterfall import NextListener, Settle
+from askbridge.core.waterfall import Next, Settle, Withdraw, await_callback, awaited
 from askbridge.protocol.vocabulary import Answer
 
 from .clients import Client, Subscribers
@@ -81,12 +79,10 @@ class QuestionFanout:
         for question in list(self._open.get(session_id, ())):
             question.offer(client)
 
-    def ask_soon(
-        self, request: UserQuestionRequest, next_: NextListener, settle: Settle
-    ) -> Callable[[], None]:
-        """The core's first listener (`register_soon`): open the question in its session's
-        windows, or pass it on; `settle` is called once with the checked answer or the
-        error, unless the returned withdraw comes first."""
+    def listener(self, request: UserQuestionRequest, next_: Next, settle: Settle) -> Withdraw:
+        """The core's first listener: open the question in its session's windows, or pass
+        it on; `settle` is called once with the checked answer or the error, unless the
+        returned withdraw comes first."""
         session_id = request.session_id
         if session_id is None or not self._asks_here(session_id):
             return self._pass_on(request, next_, settle)
@@ -119,23 +115,9 @@ class QuestionFanout:
         if question.answer is not None or question.error is not None:
             question.settle(question.answer, question.error)
 
-    def _pass_on(
-        self, request: UserQuestionRequest, next_: NextListener, settle: Settle
-    ) -> Callable[[], None]:
-        """Not a root session's question: the rest of the waterfall, in a task (V8 here)."""
-        scope = anyio.CancelScope()
-
-        async def run() -> None:
-            with scope:
-                try:
-                    answer = check_answer(request.questions, await next_(), _call_id(request))
-                except Exception as exc:  # cancellation is not an Exception: nobody is told
-                    settle(None, exc)
-                else:
-                    settle(answer, None)
-
-        self._spawn(run)
-        return scope.cancel
+    def _pass_on(self, request: UserQuestionRequest, next_: Next, settle: Settle) -> Withdraw:
+        """Not a root session's question: the rest of the waterfall (V8 here)."""
+        return next_(_Checked(request, settle))
 
     def _rest_client(self, session_id: str) -> Client | None:
         client = self._requester(session_id)
@@ -145,14 +127,27 @@ class QuestionFanout:
             client = next(iter(self._subscribers.of(session_id)), None)
         return client if client is not None and client.attached else None
 
-    async def _rest(
-        self, session_id: str, request: UserQuestionRequest, next_: NextListener
-    ) -> Answer:
+    async def _rest(self, session_id: str, request: UserQuestionRequest, next_: Next) -> Answer:
         client = self._rest_client(session_id)
         if client is not None:
-            return await client.link.fallback(request, next_)
-        return await next_()
+            return await client.link.fallback(request, awaited(next_))
+        return await await_callback(next_)
 
 
-def _call_id(request: UserQuestionRequest) -> str | None:
-    return request.wait.call_id if request.wait is not None else None
+class _Checked:
+    """The settle of a question passed on: the rest's answer checked (V8) on its way back."""
+
+    __slots__ = ("_request", "_settle")
+
+    def __init__(self, request: UserQuestionRequest, settle: Settle) -> None:
+        self._request, self._settle = request, settle
+
+    def __call__(self, answer: Answer | None, error: Exception | None) -> None:
+        if answer is not None:
+            request = self._request
+            call_id = request.wait.call_id if request.wait is not None else None
+            try:
+                answer = check_answer(request.questions, answer, call_id)
+            except Exception as exc:
+                answer, error = None, exc
+        self._settle(answer, error)
