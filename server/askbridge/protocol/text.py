@@ -88,7 +88,7 @@ def scrub(value: Any) -> Any:
 
 # Bidi embeddings, overrides, isolates and marks; zero-width spaces and joiners, the word
 # joiner and the invisible operators; the BOM; fillers that render as nothing; Unicode
-# tags; and C0/C1 controls but newline and tab. Variation selectors are left alone: they
+# tags; and the ASCII and 0x80-0x9f controls but newline and tab. Variation selectors are left alone: they
 # only pick a glyph's style.
 _INVISIBLE = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5"
