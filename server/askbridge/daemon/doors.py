@@ -1,4 +1,5 @@
-"""The doors a host serves, by the name a hello gives (`lsp`, `acp`, `mcp`).
+"""The doors a host serves, by the name a hello gives (`lsp`, `acp`, `mcp`; `web` is the
+LSP door the web door's `askbridge serve --for-web` attaches, listed under its own name).
 
 Each is the door's own `serve_*(host, reader, writer, env=…, defaults=…)`,
 the same coroutine an inline front door runs on its own stdio (H3, H4).
@@ -47,7 +48,7 @@ async def serve_door(
     raw_env, raw_options = hello.get("env"), hello.get("options")
     env: dict[str, str] = raw_env if isinstance(raw_env, dict) else {}
     options: dict[str, Any] = raw_options if isinstance(raw_options, dict) else {}
-    if door == "lsp":
+    if door in ("lsp", "web"):  # web: the web door's own `askbridge serve`, an LSP client
         from askbridge.lsp.door import serve_lsp
 
         say = say or _on_stderr("serve")
