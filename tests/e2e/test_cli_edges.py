@@ -84,9 +84,9 @@ def test_a_reader_that_left_ends_the_command_without_a_traceback(
 
 
 def test_host_status_piped_into_head_prints_its_first_line(running_host: Path) -> None:
+    status = [*ASKBRIDGE, "host", "--status", "--data-dir", str(running_host)]
     done = subprocess.run(
-        ["bash", "-c", '"$@" | head -1', "-", *ASKBRIDGE, "host", "--status"]
-        + ["--data-dir", str(running_host)],
+        ["bash", "-c", '"$@" | head -1', "-", *status],
         capture_output=True,
         text=True,
         timeout=30,

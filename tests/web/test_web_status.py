@@ -3,10 +3,10 @@ as `lsp`: the web door's own `askbridge serve --for-web` says so in its hello.""
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
+import anyio
 import anyio.to_thread
 from webstack import start_door, stop_door
 
@@ -21,16 +21,12 @@ async def test_host_status_lists_the_web_door_as_web(tmp_path: Path) -> None:
             door = await start_door(data)
             try:
                 await anyio.to_thread.run_sync(wait_status, data, 2)
-                done = subprocess.run(
-                    [sys.executable, "-m", "askbridge.cli", "host", "--status"]
-                    + ["--data-dir", str(data)],
-                    capture_output=True,
-                    text=True,
-                    timeout=30,
-                )
+                status = [sys.executable, "-m", "askbridge.cli", "host", "--status"]
+                done = await anyio.run_process([*status, "--data-dir", str(data)])
             finally:
                 await stop_door(door)
     finally:
         await anyio.to_thread.run_sync(stop_host, data)
-    kinds = sorted(line.split()[0] for line in done.stdout.splitlines() if "(pid " in line)
-    assert kinds == ["lsp", "web"], done.stdout
+    listing = done.stdout.decode()
+    kinds = sorted(line.split()[0] for line in listing.splitlines() if "(pid " in line)
+    assert kinds == ["lsp", "web"], listing
