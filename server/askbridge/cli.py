@@ -136,6 +136,14 @@ def _run(args: argparse.Namespace) -> int:
         print(TTY_HINTS[args.command], file=sys.stderr, flush=True)
     from askbridge.daemon.front import run_front_door
 
+    if args.host == "auto":
+        from askbridge.entry import attach_refusal
+        from askbridge.paths import data_dir_of
+
+        refusal = attach_refusal(data_dir_of(args.data_dir))
+        if refusal is not None:
+            print(f"askbridge {args.command}: {refusal}", file=sys.stderr)
+            return 1
     door = {"serve": "lsp", "acp": "acp", "mcp": "mcp"}[args.command]
     if getattr(args, "for_web", False) and args.host == "auto":
         door = "web"  # the LSP door, named in the host's listing (`askbridge host --status`)
