@@ -40,6 +40,8 @@ async def serve_lsp(
     the client's stderr (input that is not LSP, jsonrpc/wrong_door.py).
     """
     unread = early.unread if early else b""
+    if early is not None and early.initialize is not None:
+        say = None  # its input started as LSP does: what follows is past its start
     conn = lsp_connection(reader, writer, unread=unread, on_foreign_start=say)
     server = LspServer(host, conn, on_exit=conn.stop, env=env, defaults=defaults)
     if early is not None and early.initialize is not None:
