@@ -242,6 +242,8 @@ def attach(
             copier = threading.Thread(target=_relay, args=(data_dir, token), daemon=True)
             copier.start()
         while (message := lines.next()) is not None:
+            if "say" in message:  # a line for the client's eyes (input that is not LSP)
+                print(f"askbridge {command}: {message['say']}", file=sys.stderr, flush=True)
             if "exit" in message:
                 if copier is not None:
                     copier.join(5)  # the last bytes reach the client before we exit

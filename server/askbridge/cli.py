@@ -22,6 +22,8 @@ from askbridge.cli_parser import EXIT_USAGE, parse_args
 from askbridge.entry import EXIT_INTERRUPTED, interrupted
 from askbridge.logsetup import setup_logging
 
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a command whose reader left
+
 # What `serve`/`acp` say when a person starts them in a terminal (they wait for a program).
 TTY_HINTS = {
     "serve": "askbridge serve speaks the LSP-framed askbridge protocol on stdin/stdout for an "
@@ -51,11 +53,51 @@ def _stdin_is_terminal() -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     try:
-        return _run(parse_args(sys.argv[1:] if argv is None else argv))
+        try:
+            return _run(parse_args(sys.argv[1:] if argv is None else argv))
+        finally:  # --help and usage errors too: a reader that left (`| head -1`) is caught here
+            sys.stdout.flush()
+    except BrokenPipeError:
+        return _reader_left()
     except BaseException as exc:
         if interrupted(exc):  # Ctrl-C is how a person stops a server: no traceback
             return EXIT_INTERRUPTED
         raise
+
+
+def _reader_left() -> int:
+    """stdout's reader stopped reading (`askbridge host --status | head -1`): the rest is
+    not wanted, and neither is a traceback. Python's exit would flush stdout into the
+    closed pipe again, so stdout goes to /dev/null first."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return EXIT_BROKEN_PIPE
+
+
+def _write_schemas(out: str) -> int:
+    from pathlib import Path
+
+    from askbridge.protocol.schema import write_schemas
+
+    try:
+        written = write_schemas(out)
+    except OSError as exc:
+        if Path(out).exists() and not Path(out).is_dir():
+            reason = "it exists and is not a directory"
+        else:
+            reason = exc.strerror or str(exc)
+            if exc.filename is not None and str(exc.filename) != out:
+                reason += f" ({exc.filename})"
+        print(f"askbridge schema: cannot write --out {out}: {reason}", file=sys.stderr)
+        return 1
+    for path in written:
+        print(path)
+    return 0
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -68,11 +110,7 @@ def _run(args: argparse.Namespace) -> int:
             print(f"askbridge {args.command}: {problem}", file=sys.stderr)
             return 1
     if args.command == "schema":
-        from askbridge.protocol.schema import write_schemas
-
-        for path in write_schemas(args.out):
-            print(path)
-        return 0
+        return _write_schemas(args.out)
     if args.command == "sessions":
         from askbridge.sessions_cli import run_sessions
 
@@ -98,7 +136,18 @@ def _run(args: argparse.Namespace) -> int:
         print(TTY_HINTS[args.command], file=sys.stderr, flush=True)
     from askbridge.daemon.front import run_front_door
 
-    return run_front_door({"serve": "lsp", "acp": "acp", "mcp": "mcp"}[args.command], args)
+    if args.host == "auto":
+        from askbridge.entry import attach_refusal
+        from askbridge.paths import data_dir_of
+
+        refusal = attach_refusal(data_dir_of(args.data_dir))
+        if refusal is not None:
+            print(f"askbridge {args.command}: {refusal}", file=sys.stderr)
+            return 1
+    door = {"serve": "lsp", "acp": "acp", "mcp": "mcp"}[args.command]
+    if getattr(args, "for_web", False) and args.host == "auto":
+        door = "web"  # the LSP door, named in the host's listing (`askbridge host --status`)
+    return run_front_door(door, args)
 
 
 if __name__ == "__main__":

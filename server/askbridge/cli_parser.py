@@ -46,6 +46,12 @@ def _server_door_flags(p: argparse.ArgumentParser) -> None:
     add_front_door_flags(p)
 
 
+def _serve_flags(p: argparse.ArgumentParser) -> None:
+    _server_door_flags(p)
+    # The web door's own `serve`: attached, it is listed as `web`, apart from editor windows.
+    p.add_argument("--for-web", action="store_true", help=argparse.SUPPRESS)
+
+
 def _host_flags(p: argparse.ArgumentParser) -> None:
     add_server_flags(p)
     p.set_defaults(log_level="INFO")
@@ -118,7 +124,7 @@ def _add_web(sub: Any) -> None:
 COMMANDS: dict[str, Callable[[Any], None]] = {
     "serve": _command(
         "serve",
-        _server_door_flags,
+        _serve_flags,
         help="serve an editor over stdio (LSP framing): Neovim, VS Code, any LSP client",
         description="Serve the askbridge protocol (LSP-framed JSON-RPC) on stdin/stdout for an "
         "editor or a test harness. Not interactive: to try askbridge by hand, run "

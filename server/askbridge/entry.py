@@ -20,6 +20,7 @@ status 1, with no reply to the client, as on the full path.
 
 from __future__ import annotations
 
+import os
 import sys
 
 from askbridge.attach import default_host_mode  # stdlib only: no cost on the attach path
@@ -44,6 +45,33 @@ def interrupted(exc: BaseException) -> bool:
         seen.add(id(current))
         current = current.__cause__ or current.__context__
     return False
+
+
+def attach_refusal(data_dir: str) -> str | None:
+    """Why a front door cannot attach with `data_dir` (one line, as the inline host words it),
+    or None: the directory is made here (0700, as the host makes it), and one that cannot
+    be written is fine only while a host serves it (attaching writes nothing there)."""
+    try:
+        os.makedirs(data_dir, mode=0o700, exist_ok=True)
+    except OSError as exc:
+        return f"cannot create data directory {data_dir}: {exc.strerror or exc}"
+    if os.access(data_dir, os.W_OK | os.X_OK):
+        return None
+    from askbridge.hostsock import connect
+
+    try:
+        sock = connect(data_dir, 1.0)
+    except OSError:
+        sock = None
+    if sock is not None:
+        sock.close()
+        return None
+    try:
+        read_only = bool(os.statvfs(data_dir).f_flag & os.ST_RDONLY)
+    except OSError:
+        read_only = False
+    why = "it is on a read-only file system" if read_only else "it is not writable"
+    return f"cannot use data directory {data_dir}: {why}, and no askbridge host serves it"
 
 
 def plain_command_line(
@@ -108,6 +136,10 @@ def _main(args: list[str]) -> int:
         return 1
     if host == "inline":
         return _run_inline(door, data_dir)
+    refusal = attach_refusal(data_dir)
+    if refusal is not None:
+        print(f"askbridge {args[0]}: {refusal}", file=sys.stderr)
+        return 1
     from askbridge import __version__
     from askbridge.attach import attach
 

@@ -37,7 +37,16 @@ APPROVAL = {
 }
 
 
-OTHER = {"type": "string", "title": "Other", "description": "Your own answer (replaces the choice)"}
+OTHER_ONE = {
+    "type": "string",
+    "title": "Other",
+    "description": "Your own answer (replaces the choice)",
+}
+OTHER_MANY = {
+    "type": "string",
+    "title": "Other",
+    "description": "Your own answer (added to the choices)",
+}
 
 
 async def test_acp_q1_extension_ask_multi_select_and_other(tmp_path: Path) -> None:
@@ -113,7 +122,8 @@ async def test_acp_q1_extension_ask_multi_select_and_other(tmp_path: Path) -> No
 
 async def test_acp_q2_F1_F2_F3_form_elicitation_schema_answer_and_decline(tmp_path: Path) -> None:
     """ACP-q2, V8, F1–F3: one session-scoped form per batch with the documented message and
-    schema; accept → the answer (a non-empty Other wins as custom); decline → ASK_DECLINED."""
+    schema (Other replaces a single choice, is added to a multi-select's); accept → the answer
+    (a multi-select's Other is custom beside the labels ticked); decline → ASK_DECLINED."""
     db = question("db", "SQLite", "Postgres", header="Setup")
     db["options"][0]["description"] = "embedded"
     langs = question("langs", "py", "rs", multi_select=True)
@@ -173,13 +183,13 @@ async def test_acp_q2_F1_F2_F3_form_elicitation_schema_answer_and_decline(tmp_pa
                 {"const": "Postgres", "title": "Postgres"},
             ],
         },
-        "q1_other": OTHER,
+        "q1_other": OTHER_ONE,
         "q2": {
             "type": "array",
             "title": "Which langs?",
             "items": {"anyOf": [{"const": "py", "title": "py"}, {"const": "rs", "title": "rs"}]},
         },
-        "q2_other": OTHER,
+        "q2_other": OTHER_MANY,
         "q3": {"type": "string", "title": "Which notes?"},
     }
     assert list(schema["properties"]) == sorted(schema["properties"])  # F2: ask order
@@ -187,7 +197,7 @@ async def test_acp_q2_F1_F2_F3_form_elicitation_schema_answer_and_decline(tmp_pa
     assert json.loads(text) == {
         "answers": [
             {"id": "db", "selected": ["SQLite"]},
-            {"id": "langs", "selected": [], "custom": "zig"},
+            {"id": "langs", "selected": ["rs"], "custom": "zig"},
             {"id": "notes", "selected": [], "custom": "ship it"},
         ]
     }

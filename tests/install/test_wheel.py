@@ -123,3 +123,4 @@ def test_installed_alone_it_runs_then_with_testing_the_readme_harness_passes(
     (project / "test_my_agent.py").write_text(readme_block("# test_my_agent.py"))
     out = run(bin_dir / "python", "-m", "pytest", "-q", "-p", "no:cacheprovider", cwd=project)
     assert re.search(r"\b2 passed\b", out), out
+    assert "warning" not in out.lower(), out  # its configuration as given: no deprecation

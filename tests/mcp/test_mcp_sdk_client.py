@@ -104,6 +104,30 @@ async def test_X2_free_text_in_other_is_custom(tmp_path: Path) -> None:
         }
 
 
+async def test_F2_F3_a_multi_selects_other_is_added_to_the_choices(tmp_path: Path) -> None:
+    """F2: a multi-select's Other says it is added to the choices; F3: on accept it is
+    `custom` beside the labels ticked, which stay."""
+    seen: list[Any] = []
+    extras = {
+        "id": "extras",
+        "question": "Which extras?",
+        "options": [{"label": "CI"}, {"label": "Docker"}, {"label": "Pre-commit hooks"}],
+        "multi_select": True,  # the model-facing tool's own spelling (T2)
+    }
+    content = {"q1": ["CI", "Docker"], "q1_other": "Renovate bot"}
+    async with mcp_session(tmp_path, elicitation=accept_with(content, seen)) as s:
+        result = await s.call_tool("ask_user_question", ask(extras, timeout=30))
+        assert json.loads(text(result)) == {
+            "answers": [{"id": "extras", "selected": ["CI", "Docker"], "custom": "Renovate bot"}]
+        }
+    (params,) = seen
+    assert params.requested_schema["properties"]["q1_other"] == {
+        "title": "Other",
+        "type": "string",
+        "description": "Your own answer (added to the choices)",
+    }
+
+
 async def test_F3_decline_is_ASK_DECLINED(tmp_path: Path) -> None:
     async with mcp_session(tmp_path, elicitation=respond("decline")) as s:
         result = await s.call_tool("ask_user_question", ask(timeout=30))

@@ -6,17 +6,23 @@ runs in tests/install/test_wheel.py, from a clean install.
 - Every relative link and every `#anchor` points at something that exists.
 - No install instruction names a package index release that does not exist
   (`pip install askbridge`), and no placeholder owner (`OWNER/askbridge`) is left.
+- The harness section: its pytest configuration leaves no deprecation warning, it
+  names the client's methods, and it awaits exactly the ones that are coroutines.
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
 
 from askbridge.protocol.model_spec import parse_model_spec_option
+from askbridge.testing import AskbridgeClient
+from askbridge.testing.handles import Claim
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -68,3 +74,39 @@ def test_links_and_anchors_point_at_something() -> None:
 def test_no_install_line_names_what_does_not_exist() -> None:
     assert not re.search(r"pip install askbridge\b(?!\[)", README)
     assert "OWNER/" not in README
+
+
+def harness_section() -> str:
+    return README.split("\n## Harness tests\n", 1)[1].split("\n## ", 1)[0]
+
+
+def test_the_harness_pytest_configuration_sets_the_fixture_loop_scope() -> None:
+    """Unset, pytest-asyncio warns on the first run of the README's own example."""
+    block = re.search(r"```toml\n(# pyproject\.toml of your project.*?)```", README, flags=re.S)
+    assert block is not None
+    options = tomllib.loads(block[1])["tool"]["pytest"]["ini_options"]
+    assert options["asyncio_mode"] == "auto"
+    assert options["asyncio_default_fixture_loop_scope"] == "function"
+
+
+def test_the_harness_section_names_view_and_withdraw_reply() -> None:
+    section = harness_section()
+    for name in ("claim", "withdraw_reply", "view", "answer_late", "wait_for", "updates"):
+        assert f"client.{name}(" in section, name
+
+
+@pytest.mark.parametrize(
+    ("owner", "name", "awaited"),
+    [
+        (owner, m[2], bool(m[1]))
+        for owner in ("client", "claim")
+        for m in re.finditer(rf"(await\s+)?\b{owner}\.(\w+)\(", harness_section())
+    ],
+)
+def test_every_harness_call_in_the_readme_is_awaited_exactly_when_it_is_a_coroutine(
+    owner: str, name: str, awaited: bool
+) -> None:
+    """`claim()` is awaited, `Claim.release()` is a plain call: the README says which."""
+    cls = {"client": AskbridgeClient, "claim": Claim}[owner]
+    method = getattr(cls, name)
+    assert inspect.iscoroutinefunction(method) == awaited, f"{owner}.{name}"

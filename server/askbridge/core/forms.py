@@ -12,9 +12,12 @@ the other (each door wraps the schema in its own request model).
 - F2 `form_schema`: keys `q1`, `q1_other`, … zero-padded to the batch's width
   so they sort in ask order (Zed sorts fields by key); title = header, else
   the question; description = the question when the title is the header.
-  No field is required.
+  Every question with options has its `_other` field, titled "Other" and
+  described as replacing the choice (single-select) or added to the choices
+  (multi-select). No field is required.
 - F3 `form_answer(questions, action, content, timed=…)`: accept → the answer
-  (a non-empty `_other` wins with `selected` empty); decline → ASK_DECLINED;
+  (on a single-select question a non-empty `_other` wins with `selected` empty;
+  on a multi-select one it is `custom` beside the chosen labels); decline → ASK_DECLINED;
   cancel → ASK_TIMED_OUT for a timed ask, which the core turns into pending at
   once with the question continued (TW7, X3), ASK_CANCELLED for a blocking one.
 """
@@ -32,7 +35,8 @@ from .question import Question
 
 OTHER_SUFFIX = "_other"
 OTHER_TITLE = "Other"
-OTHER_DESCRIPTION = "Your own answer (replaces the choice)"
+OTHER_REPLACES = "Your own answer (replaces the choice)"  # single-select
+OTHER_ADDED = "Your own answer (added to the choices)"  # multi-select
 
 
 def question_text(q: Question) -> str:
@@ -84,7 +88,7 @@ def form_schema(questions: Sequence[Question]) -> dict[str, Any]:
         properties[key + OTHER_SUFFIX] = {
             "type": "string",
             "title": OTHER_TITLE,
-            "description": OTHER_DESCRIPTION,
+            "description": OTHER_ADDED if q.is_multi else OTHER_REPLACES,
         }
     return {"type": "object", "properties": properties, "required": []}
 
@@ -106,8 +110,8 @@ def answer_from_form(questions: Sequence[Question], content: dict[str, Any] | No
             raise _bad(f"{key}{OTHER_SUFFIX} must be a string")
         custom = other if other and other.strip() else None
         selected: list[str] = []
-        if value is None or value == "" or (custom is not None and q.options):
-            pass  # F3: a non-empty Other wins, `selected` stays empty
+        if value is None or value == "" or (custom is not None and q.options and not q.is_multi):
+            pass  # F3: on a single-select question a non-empty Other wins, `selected` stays []
         elif not q.options:
             if not isinstance(value, str):
                 raise _bad(f"{key} must be a string")

@@ -1,4 +1,5 @@
-"""The doors a host serves, by the name a hello gives (`lsp`, `acp`, `mcp`).
+"""The doors a host serves, by the name a hello gives (`lsp`, `acp`, `mcp`; `web` is the
+LSP door the web door's `askbridge serve --for-web` attaches, listed under its own name).
 
 Each is the door's own `serve_*(host, reader, writer, env=…, defaults=…)`,
 the same coroutine an inline front door runs on its own stdio (H3, H4).
@@ -11,12 +12,21 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from askbridge.host.host import Host
 from askbridge.jsonrpc import Input
 from askbridge.protocol.defaults import ASK_TIMEOUT_DEFAULT_SECONDS
+
+from .socket_lines import send_line
+
+if TYPE_CHECKING:
+    import socket
+
+    from anyio.abc import TaskGroup
 
 # After the data directory is lost, how long requests in flight have to answer STORE_LOST.
 FATAL_GRACE_S = 0.5
@@ -30,16 +40,21 @@ async def serve_door(
     hello: dict[str, Any],
     early: Any = None,
     data_dir: Path | None = None,
+    say: Callable[[str], None] | None = None,
 ) -> int:
     """Serve `door` until its client is done; its exit status (H4). `early`: the LSP door's
-    `initialize` answered before the event loop (inline only)."""
+    `initialize` answered before the event loop (inline only). `say`: a line for the
+    client's stderr, the attached front door's (this process's own when inline)."""
     raw_env, raw_options = hello.get("env"), hello.get("options")
     env: dict[str, str] = raw_env if isinstance(raw_env, dict) else {}
     options: dict[str, Any] = raw_options if isinstance(raw_options, dict) else {}
-    if door == "lsp":
+    if door in ("lsp", "web"):  # web: the web door's own `askbridge serve`, an LSP client
         from askbridge.lsp.door import serve_lsp
 
-        return await serve_lsp(host, reader, writer, env=env, defaults=options, early=early)
+        say = say or _on_stderr("serve")
+        return await serve_lsp(
+            host, reader, writer, env=env, defaults=options, early=early, say=say
+        )
     if door == "acp":
         from askbridge.acp.door import serve_acp
 
@@ -59,6 +74,22 @@ async def serve_door(
             writer.close()  # serve_mcp leaves its writer to the caller
     writer.close()
     return 1
+
+
+def front_door_says(conn: socket.socket, tg: TaskGroup) -> Callable[[str], None]:
+    """`say` for an attached front door: a `{"say": text}` line it prints on its stderr."""
+
+    def say(text: str) -> None:
+        tg.start_soon(send_line, conn, {"say": text})
+
+    return say
+
+
+def _on_stderr(command: str) -> Callable[[str], None]:
+    def say(text: str) -> None:
+        print(f"askbridge {command}: {text}", file=sys.stderr, flush=True)
+
+    return say
 
 
 def log_start(door: str, data_dir: Path, mode: str, defaults: dict[str, Any]) -> None:

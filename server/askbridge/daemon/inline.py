@@ -108,8 +108,27 @@ def _open_checked(data_dir: str) -> CheckedStore | None:
 
         if not isinstance(exc, StoreError):
             raise
-        print(f"askbridge: {exc}", file=sys.stderr)
+        print(f"askbridge: {exc}{_remedy(data_dir)}", file=sys.stderr)
         return None
+
+
+def _remedy(data_dir: str) -> str:
+    """What to do when the holder is a host listening on `host.sock` (an `askbridge host`, or
+    another front door's inline host): attach to it, or stop it. Nothing for a refusal that
+    has no host behind it (a directory it cannot use, a holder of a deleted directory)."""
+    from askbridge.hostsock import connect
+
+    try:
+        sock = connect(data_dir, 1.0)
+    except OSError:
+        return ""
+    if sock is None:
+        return ""
+    sock.close()
+    return (
+        "; attach to it instead (`--host auto`, the default), or stop it "
+        f"(`askbridge host --stop --data-dir {data_dir}`)"
+    )
 
 
 async def _serve(

@@ -40,7 +40,7 @@ from askbridge.hostsock import bind_host_socket, socket_path
 from askbridge.jsonrpc import Input
 from askbridge.stdio import open_inbound, open_write_pipe
 
-from .doors import log_start, serve_door
+from .doors import front_door_says, log_start, serve_door
 from .socket_lines import cancel_when_closed, close_quietly, peer_of, read_first_line, send_line
 
 log = logging.getLogger("askbridge.daemon")
@@ -197,7 +197,13 @@ class HostSocket:
                         hello.get("options") or {},
                     )
                     status = await serve_door(
-                        self.host, door.door, reader, writer, hello, data_dir=self.data_dir
+                        self.host,
+                        door.door,
+                        reader,
+                        writer,
+                        hello,
+                        data_dir=self.data_dir,
+                        say=front_door_says(conn, tg),
                     )
                     served = True
                     tg.cancel_scope.cancel()

@@ -108,6 +108,7 @@ def _start_failure(exc: ServerStartError, path: Path) -> str:
     """The server's own one-line reason, and what to do about it."""
     reason = exc.stderr_tail[-1].removeprefix("askbridge: ") if exc.stderr_tail else str(exc)
     if "is in use by" in reason:
+        reason = reason.split("; ", 1)[0]  # the remedy below is the demo's own
         return (
             f"{reason}; stop it (`askbridge host --stop --data-dir {path}`), or pick another "
             "--data-dir (or none: a temporary one)"

@@ -94,9 +94,15 @@ __all__ = [
 Input = Inbound | StreamReader
 
 
-def lsp_connection(reader: Input, writer: StreamWriter, unread: bytes = b"") -> Connection:
-    """A connection speaking LSP-framed JSON-RPC (`askbridge serve`) on `reader`, `writer`."""
-    inbound = Inbound.over(reader, LspFramer(unread=unread))
+def lsp_connection(
+    reader: Input,
+    writer: StreamWriter,
+    unread: bytes = b"",
+    on_foreign_start: Callable[[str], None] | None = None,
+) -> Connection:
+    """A connection speaking LSP-framed JSON-RPC (`askbridge serve`) on `reader`, `writer`;
+    `on_foreign_start`: told once when its input does not start as LSP (wrong_door.py)."""
+    inbound = Inbound.over(reader, LspFramer(unread=unread, on_foreign_start=on_foreign_start))
     return Connection(inbound, MessageWriter(writer), dialect=LSP)
 
 

@@ -17,7 +17,10 @@
 - a body that turns out not to be JSON may have swallowed the start of the next
   frame (a too-long Content-Length): the dispatcher hands it back with
   `resync_in(body)`, and reading resumes at the first `Content-Length:` in it;
-- end of input ends the iteration; a truncated final header or body is dropped.
+- end of input ends the iteration; a truncated final header or body is dropped;
+- with `on_foreign_start`, an input whose first line is no header (an ACP or MCP
+  client's newline-delimited JSON, a stray line) is reported once, as soon as
+  that is clear (`wrong_door.foreign_start`), and read as any other.
 
 The framer keeps its own buffer and slices every complete frame out of what it
 was fed, which is what makes reading faster than pygls's thread-pooled reader.
@@ -33,9 +36,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+from collections.abc import Callable
 from typing import NamedTuple
 
 from .frames import MAX_BODY, Buffered, Frame, FrameProblem, StreamFrames
+from .wrong_door import foreign_start
 
 logger = logging.getLogger("askbridge.jsonrpc")
 
@@ -106,10 +111,16 @@ class LspFramer(Buffered):
     """
 
     def __init__(
-        self, max_body: int = MAX_BODY, max_header: int = MAX_HEADER, unread: bytes = b""
+        self,
+        max_body: int = MAX_BODY,
+        max_header: int = MAX_HEADER,
+        unread: bytes = b"",
+        on_foreign_start: Callable[[str], None] | None = None,
     ) -> None:
-        """`unread`: input taken from the stream before (early.py); it is parsed first."""
+        """`unread`: input taken from the stream before (early.py); it is parsed first.
+        `on_foreign_start`: told (once) the hint when the input does not start as LSP."""
         super().__init__(unread)
+        self._on_foreign_start = on_foreign_start  # None once the start was judged
         self._max_body = max_body
         self._max_header = max_header
         self._body_len: int | None = None  # header parsed, waiting for this many body bytes
@@ -153,6 +164,8 @@ class LspFramer(Buffered):
 
     def _parse(self) -> Frame | None:
         """Slice the next frame out of the buffer, or None when more bytes are needed."""
+        if self._on_foreign_start is not None:
+            self._judge_start(self._on_foreign_start)
         while self._body_len is None:
             if self._resyncing and not self._resync():
                 return None
@@ -184,6 +197,15 @@ class LspFramer(Buffered):
         start, self._pos = self._pos, self._pos + self._body_len
         self._body_len = None
         return Frame(body=bytes(self._buf[start : self._pos]))
+
+    def _judge_start(self, report: Callable[[str], None]) -> None:
+        hint = foreign_start(self._buf, self._eof)  # nothing was taken: the input's start
+        if hint is None:
+            return
+        self._on_foreign_start = None
+        if hint:
+            logger.info("not LSP input: %s", hint)
+            report(hint)
 
     def _malformed(self, detail: str, resume: int) -> Frame:
         self._pos = resume

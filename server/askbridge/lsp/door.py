@@ -12,7 +12,7 @@ away: its sessions' turns end as M6 says, its claims are released); 1 for
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from askbridge.host.host import Host
@@ -30,14 +30,19 @@ async def serve_lsp(
     env: Mapping[str, str] | None = None,
     defaults: dict[str, Any] | None = None,
     early: EarlyStart | None = None,
+    say: Callable[[str], None] | None = None,
 ) -> int:
     """Serve one LSP client until `exit` or end of input.
 
     `defaults`: the front door's flags as session settings (model, ask mode and
     timeout), under the client's `initializationOptions`. `early`: what
-    `answer_initialize_early` did before the event loop (inline only).
+    `answer_initialize_early` did before the event loop (inline only). `say`: a line for
+    the client's stderr (input that is not LSP, jsonrpc/wrong_door.py).
     """
-    conn = lsp_connection(reader, writer, unread=early.unread if early else b"")
+    unread = early.unread if early else b""
+    if early is not None and early.initialize is not None:
+        say = None  # its input started as LSP does: what follows is past its start
+    conn = lsp_connection(reader, writer, unread=unread, on_foreign_start=say)
     server = LspServer(host, conn, on_exit=conn.stop, env=env, defaults=defaults)
     if early is not None and early.initialize is not None:
         await server.initialize(early.initialize)  # answered already: the same state, no reply

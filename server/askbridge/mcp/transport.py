@@ -13,7 +13,8 @@ not — with the same code every other door runs on:
   client (S7); a response to the door's own request is taken in the loop turn its
   bytes arrive;
 - decoding (`jsonrpc.messages`): invalid JSON, NaN and nesting too deep for
-  the parser are -32700 (id null); a request holding a lone surrogate is
+  the parser are -32700 (id null); a request whose id is not a string or an
+  integer is -32600 (id null, S19); a request holding a lone surrogate is
   -32602 naming the field (S3); JSON that is not a JSON-RPC message, or a
   batch, is -32600 — and the connection goes on (S8);
 - writing (`jsonrpc.MessageWriter`): compact frames, queued without
@@ -111,7 +112,16 @@ class Wire:
         if not isinstance(obj, dict):
             self._reply(m.error(None, RpcErrorCode.INVALID_REQUEST, m.invalid_reason(obj) or ""))
             return None
-        if self.requests.take(obj) or m.refuse_lone_surrogate(obj, body, self._reply):
+        if self.requests.take(obj):
+            return None
+        # S19: the SDK reads a request with an id it cannot use (null, an object, a bool)
+        # as a notification, or coerces it (1.0 → 1); the peer would wait for ever.
+        problem = m.invalid_reason(obj) if "method" in obj else None
+        if problem is not None:
+            msg_id = obj.get("id") if m.is_id(obj.get("id")) else None
+            self._reply(m.error(msg_id, RpcErrorCode.INVALID_REQUEST, problem))
+            return None
+        if m.refuse_lone_surrogate(obj, body, self._reply):
             return None
         try:
             return types.jsonrpc_message_adapter.validate_python(obj, by_name=False)

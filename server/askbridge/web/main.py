@@ -88,6 +88,7 @@ async def _main(args: argparse.Namespace, host: str, port: int) -> int:
         args.host,
         "--idle-exit",
         str(args.idle_exit),
+        "--for-web",
     ]
     if args.log_file:
         command += ["--log-file", args.log_file, "--log-level", args.log_level]
