@@ -34,9 +34,10 @@ function M.calling_file()
     if not info then
       break
     end
-    local source = info.source or ''
-    if source:sub(1, 1) == '@' and M.PROJECT_FILES[basename(source:sub(2))] then
-      return source:sub(2)
+    -- "@/p/.nvim.lua" for a file; a chunk loaded from a string carries the name it was given.
+    local source = (info.source or ''):gsub('^@', '')
+    if M.PROJECT_FILES[basename(source)] then
+      return source
     end
     level = level + 1
   end
