@@ -3,23 +3,23 @@
 Debian 12's `apt install neovim` is 0.7.2, older than the plugin supports. The
 test runs that real Neovim side by side with the wheel's 0.11: its packages
 (and the libraries it links) are fetched with `apt-get download` and unpacked
-with `dpkg -x` into a cache under the system temp directory (once, under a
-lock), never installed over anything. It then loads the plugin the way the
+with `dpkg -x` into a cache under the system temp directory (once per machine,
+under a lock), never installed over anything. It then loads the plugin the way the
 README's lazy.nvim spec does (runtimepath + `runtime plugin/askbridge.lua` +
 setup{}), and runs `:checkhealth askbridge`.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
+import shutil
 import subprocess
 import tempfile
 from pathlib import Path
 
 import pytest
 from test_nvim import PLUGIN_DIR
-
-from shared_work import exclusive
 
 # neovim 0.7.2 and what it links that a Debian 12 base lacks.
 PACKAGES = [
@@ -62,16 +62,25 @@ def _download(staging: Path) -> None:
 
 
 def _unpacked() -> Path:
-    """Debian's nvim 0.7.2 unpacked under CACHE (made once per machine)."""
+    """Debian's nvim 0.7.2 unpacked under CACHE, made once per machine: under a lock of
+    its own (the cache is shared by every checkout), unpacked aside and renamed into
+    place whole, so a run that fails halfway leaves nothing that looks done."""
     root = CACHE / "root"
+    CACHE.mkdir(exist_ok=True)
+    with (CACHE / "lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not root.is_dir():
+            staging = Path(tempfile.mkdtemp(dir=CACHE))
+            try:
+                _download(staging)
+                for deb in sorted(staging.glob("*.deb")):
+                    subprocess.run(
+                        ["dpkg", "-x", str(deb), str(staging / "root")], check=True, timeout=120
+                    )
+                (staging / "root").rename(root)
+            finally:
+                shutil.rmtree(staging, ignore_errors=True)
     nvim = root / "usr" / "bin" / "nvim"
-    with exclusive("debian-neovim"):
-        if not nvim.is_file():
-            staging = CACHE / "debs"
-            staging.mkdir(parents=True, exist_ok=True)
-            _download(staging)
-            for deb in sorted(staging.glob("*.deb")):
-                subprocess.run(["dpkg", "-x", str(deb), str(root)], check=True, timeout=120)
     assert os.access(nvim, os.X_OK), nvim
     return root
 
