@@ -6,14 +6,17 @@
  * endpoint or choose the data directory whose `host.sock` the server sends its
  * environment to — `askbridge.command`, `askbridge.env`, `askbridge.model`,
  * `askbridge.dataDir` — are taken only from the user's own settings (VS Code's
- * `globalValue`: User, or the remote machine's settings) or their defaults. A
- * workspace's or folder's `.vscode/settings.json` is ignored for them even in
- * a trusted workspace: opening a repository must not run its program or send
- * a key to its endpoint. package.json says the same to VS Code (`"scope":
- * "machine"`, and `restrictedConfigurations` for Restricted Mode); reading
- * `inspect()` here keeps it true whatever VS Code does with those declarations
- * (VS Code itself leaves a machine-scoped workspace value out of `inspect()`
- * and flags it in the settings editor, so there is nothing more to tell).
+ * `globalValue`) or their defaults. A workspace's or folder's
+ * `.vscode/settings.json` is ignored for them even in a trusted workspace:
+ * opening a repository must not run its program or send a key to its
+ * endpoint. package.json says the same to VS Code (`"scope": "application"`,
+ * and `restrictedConfigurations` for Restricted Mode); reading `inspect()` here
+ * keeps it true whatever VS Code does with those declarations (VS Code itself
+ * leaves such a workspace value out of `inspect()` and flags it in the
+ * settings editor). `application`, not `machine`: in a remote window (code-server,
+ * Remote-SSH) VS Code drops machine-scoped values of the User settings once the
+ * extension's schema is known, so the user's own `askbridge.command` would
+ * stop applying after the first settings change.
  * The other settings (`askMode`, `askTimeout`) only shape questions and may
  * come from a workspace.
  */

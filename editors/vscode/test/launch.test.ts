@@ -147,12 +147,12 @@ describe("which configuration a setting comes from (S20)", () => {
     assert.equal(launchSetting(config, "askMode"), "timed", "a question-shaping setting may come from a workspace");
   });
 
-  test("package.json declares exactly those settings machine-scoped and restricted in untrusted workspaces", () => {
+  test("package.json declares exactly those settings application-scoped and restricted in untrusted workspaces", () => {
     const manifest = JSON.parse(fs.readFileSync(path.join(__dirname, "..", "..", "package.json"), "utf8"));
     const properties = manifest.contributes.configuration.properties as Record<string, { scope?: string }>;
     const userOnly = USER_ONLY_SETTINGS.map((key) => `askbridge.${key}`);
-    const machine = Object.keys(properties).filter((name) => properties[name].scope === "machine");
-    assert.deepEqual(machine.sort(), [...userOnly].sort());
+    const application = Object.keys(properties).filter((name) => properties[name].scope === "application");
+    assert.deepEqual(application.sort(), [...userOnly].sort());
     const trust = manifest.capabilities.untrustedWorkspaces;
     assert.equal(trust.supported, "limited");
     assert.deepEqual([...trust.restrictedConfigurations].sort(), [...userOnly].sort());
