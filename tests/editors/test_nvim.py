@@ -247,7 +247,7 @@ def test_blocking_ask_answered_then_dismissed_E2(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
     assert (
         f"OK askbridge host running: pid {host_pid(data_dir)}, version {__version__},"
-        f" 1 front door(s) attached, data dir {data_dir}"
+        f" 1 front door attached, data dir {data_dir}"
     ) in health, health
     assert "ERROR" not in health, health
 
@@ -366,7 +366,7 @@ def test_unanswered_timed_ask_turns_pending_and_is_answered_late_TW7_L4(tmp_path
     assert messages[0] == (
         "askbridge: call-1 timed out and is pending for the agent: :AskbridgeAnswer replies later"
     )
-    assert messages[1].startswith("askbridge: 1 continued question(s)")  # :AskbridgePending
+    assert messages[1].startswith("askbridge: 1 continued question —")  # :AskbridgePending
     assert "call-1" in messages[1]
     assert messages[2] == "askbridge: reply sent for call-1"
     answered = [e for e in run.result["events"] if e["name"] == "AskbridgeAnswered"]

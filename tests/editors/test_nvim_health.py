@@ -1,4 +1,5 @@
-"""`:checkhealth askbridge` reports the data directory's host (H6, H7).
+"""`:checkhealth askbridge` reports the data directory's host (H6, H7), and a server
+that is still starting as starting, not as an error.
 
 A host of another version refuses a front door (H7); this is what a user
 meets after upgrading askbridge while the old host still runs. Here the
@@ -10,17 +11,21 @@ server command. The host is the current version, started first with
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import pytest
 from test_nvim import (
     ASKBRIDGE,
+    PLUGIN_DIR,
     REPO,
     VIM_LOG_ERROR,
     no_host_outlives_the_test,  # noqa: F401 (an autouse fixture)
+    nvim_binary,
 )
 from test_nvim_windows import Marks, Nvim, neovims  # noqa: F401 (neovims: a fixture)
 
@@ -106,10 +111,61 @@ def test_H7_a_host_of_another_version_refuses_the_server_and_checkhealth_says_ho
     assert "WARNING the server is not running (last exit status 1)" in health, health
     assert (
         f"OK askbridge host running: pid {host.pid}, version {__version__},"
-        f" 0 front door(s) attached, data dir {data_dir}"
+        f" 0 front doors attached, data dir {data_dir}"
     ) in health, health
     assert (
         f"ERROR the askbridge host (pid {host.pid}) is version {__version__},"
         f" but {other} is version {OTHER_VERSION}: the host refuses its server"
     ) in health, health
     assert f"stop the running host: askbridge host --stop --data-dir {data_dir}" in health
+
+
+HEALTH_AT_START = """
+vim.opt.runtimepath:prepend({plugin!r})
+require('askbridge.health').INITIALIZE_WAIT_MS = {wait_ms}
+require('askbridge').setup({{ cmd = vim.json.decode({cmd!r}), data_dir = {data!r} }})
+"""
+
+
+@pytest.mark.parametrize("server", ["askbridge", "silent"])
+def test_checkhealth_right_at_start_up_says_starting_not_error(tmp_path: Path, server: str) -> None:
+    """`nvim -u init.lua +'checkhealth askbridge'` while the server is still starting:
+    the check waits for `initialize` (the real server: then all OK), or, for a server
+    that has not answered by then (one that never answers), says it is starting —
+    never the false ERROR "the server does not declare capabilities…"."""
+    data_dir = tmp_path / "data"
+    if server == "askbridge":
+        cmd, wait_ms = [str(ASKBRIDGE), "serve"], 15000
+    else:
+        cmd, wait_ms = ["sh", "-c", "exec cat >/dev/null"], 300  # reads, never answers
+    init = tmp_path / "init.lua"
+    init.write_text(
+        HEALTH_AT_START.format(
+            plugin=str(PLUGIN_DIR), wait_ms=wait_ms, cmd=json.dumps(cmd), data=str(data_dir)
+        )
+    )
+    out = tmp_path / "health.txt"
+    proc = subprocess.run(
+        [
+            *(str(nvim_binary()), "--headless", "-u", str(init), "+checkhealth askbridge"),
+            *("-c", f"write! {out}", "-c", "qa!"),
+        ],
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0, proc
+    health = out.read_text()
+    assert "ERROR" not in health, health
+    assert "server running: ? ?" not in health, health
+    if server == "askbridge":
+        assert f"OK server running: askbridge {__version__}" in health, health
+        assert "OK the server speaks userQuestions version 1" in health, health
+        assert "- 0 continued questions" in health, health
+    else:
+        assert (
+            "the server is starting: it has not answered initialize within 300 ms;"
+            " run :checkhealth askbridge again in a moment"
+        ) in health, health

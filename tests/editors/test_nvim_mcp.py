@@ -97,18 +97,21 @@ async def test_M3_X1_X2_an_agents_questions_show_in_neovim_without_loading_a_ses
 
 
 BASH_INPUT = {"command": "rm -rf build", "description": "Clean the build"}
-PUSH_INPUT = {"command": "git push --force"}
+# A backtick run and a line that would close a shorter fence: the server fences the command
+# with four backticks, and Neovim shows that text as it is (S17).
+PUSH_INPUT = {"command": "cat <<'EOF'\n```\nEOF\ngit push --force"}
 PLAN = "1. Add the table\n2. Migrate"
 
 
-async def test_X5_approval_and_plan_review_cards_decide_the_agents_tool_calls(
+async def test_X5_S17_approval_and_plan_review_cards_decide_the_agents_tool_calls(
     tmp_path: Path,
     neovims: list[Nvim],  # noqa: F811 (the fixture imported above)
 ) -> None:
     """`approval_prompt` asks through Neovim: a Bash command is an approval card
     (the command as a shell block, Allow / Deny and nothing else), ExitPlanMode
     a plan-review card (the plan, Approve plan / Keep planning / feedback). The
-    user's choices are the agent's `{"behavior": …}` results."""
+    user's choices are the agent's `{"behavior": …}` results. S17: a command with a
+    backtick run is shown with the server's longer fence, as sent."""
     marks = Marks(tmp_path / "marks")
     nvim = Nvim(tmp_path, "nvim", "scenario_mcp_approvals.lua", server_command(None), marks)
     neovims.append(nvim)
@@ -138,7 +141,9 @@ async def test_X5_approval_and_plan_review_cards_decide_the_agents_tool_calls(
     assert bash["prompt"] == (
         "[Permission] Bash: Allow Bash?\n\nClean the build\n\n```sh\nrm -rf build\n```\n"
     )
-    assert push["prompt"] == "[Permission] Bash: Allow Bash?\n\n```sh\ngit push --force\n```\n"
+    assert push["prompt"] == (
+        "[Permission] Bash: Allow Bash?\n\n````sh\ncat <<'EOF'\n```\nEOF\ngit push --force\n````\n"
+    )
     assert bash["items"] == push["items"] == ["Allow", "Deny"]  # no Other, no Skip
     assert plan["kind"] == plan_again["kind"] == "askbridge.plan_review"
     assert plan["prompt"] == f"[Plan] Approve this plan?\n\n{PLAN}\n"

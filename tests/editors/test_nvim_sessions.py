@@ -46,7 +46,7 @@ def test_M1_L4_sessions_lists_loads_and_answers_a_continued_question(tmp_path: P
     line = r"s-[0-9a-f]+  \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ  \(untitled\)"
     assert all(re.fullmatch(line, item) for item in listing["items"]), listing["items"]
     assert second["notes"][0]["msg"] == (
-        f"askbridge: loaded session {pending_session}: 1 continued question(s),"
+        f"askbridge: loaded session {pending_session}: 1 continued question,"
         " :AskbridgeAnswer to reply"
     )
     assert second["current"] == pending_session

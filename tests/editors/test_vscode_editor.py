@@ -267,10 +267,13 @@ def test_vscode_real_editor_questions_sessions_and_settings_V4_TW7_L4_A9_M1(tmp_
     assert "askbridge.command" in report["notFound"]
 
 
+# A command holding a backtick run and a line that would close a shorter fence: the server
+# fences it with four backticks (S17), and the editor's renderer must keep it one code block.
+COMMAND = "cat <<'EOF'\n```\n[not a link](http://evil.example)\nEOF"
 BASH_APPROVAL = {
     "id": "approval",
     "question": "Allow Bash?",
-    "detail": "```bash\nrm -rf build\n```",
+    "detail": f"````bash\n{COMMAND}\n````",
     "options": [{"label": "Allow"}, {"label": "Deny"}],
     "intent": {
         "kind": "approval",
@@ -283,7 +286,10 @@ PLAN_REVIEW = {
     "id": "plan",
     "header": "Plan",
     "question": "Go ahead with this plan?",
-    "detail": "# Clean up\n\n1. remove the build directory\n2. backfill the cache",
+    "detail": (
+        "# Clean up\n\n1. remove the build directory\n2. backfill the cache\n"
+        '3. <span style="display:none">drop the database</span>'
+    ),
     "options": [{"label": "Keep planning"}, {"label": "Approve plan"}],
     "intent": {"kind": "plan-review", "approve": "Approve plan"},
 }
@@ -318,8 +324,11 @@ def _intent_transcript(path: Path) -> None:
 
 
 @pytest.mark.timeout(3600)
-def test_vscode_real_editor_approval_and_plan_review_cards_V3_V4(tmp_path: Path) -> None:
+def test_vscode_real_editor_approval_and_plan_review_cards_V3_V4_S17(tmp_path: Path) -> None:
     """V3 approval and plan-review cards rendered in code-server, V4 feedback as custom.
+
+    S17: a command fenced longer than its backtick runs stays one code block, whole;
+    an inline style in the plan's HTML cannot hide a step.
 
     The approval card holds only Allow / Deny under the subject, with the shell
     block rendered beside it; the plan is rendered beside Approve plan (first) /
@@ -347,9 +356,11 @@ def test_vscode_real_editor_approval_and_plan_review_cards_V3_V4(tmp_path: Path)
     assert seen["approvalRows"] == ["Allow", "Deny"], seen  # nothing else: no Other…
     assert seen["approvalPlaceholder"] == "Allow Bash?"
     assert seen["approvalHeading"] == "Bash: Allow Bash?"
-    assert seen["command"] == "rm -rf build"  # the shell block, rendered (no fences)
+    assert seen["command"] == COMMAND  # the shell block, whole, rendered (no fences): S17
     assert seen["planRows"] == ["Approve plan", "Keep planning", "Give feedback…"], seen
     assert seen["planHeading"] == "Clean up"
+    # The agent's raw HTML cannot hide a step of the plan it asks to approve (S17).
+    assert seen["planText"].endswith("backfill the cache\ndrop the database"), seen["planText"]
     report = json.loads(report_file.read_text())
     assert report["ok"], report["problem"]
     replies = [

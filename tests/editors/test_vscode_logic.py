@@ -14,7 +14,9 @@ cannot send intents);
 `views.test.ts` folds `userQuestions/didChange` changes (S2) and checks the
 fold against the reference `askbridge.protocol.views.apply_view_changes`;
 `launch.test.ts` builds the server launch from the settings (src/launch.ts:
-PATH lookup, one problem per bad setting) and checks against the real server
+PATH lookup, one problem per bad setting; S20: command/env/model/dataDir read
+from the user's settings only, src/settings.ts, as package.json declares, and
+no relative program, PATH entry or data directory) and checks against the real server
 that askbridge.model/askMode/askTimeout land in the session header and
 askbridge.env carries the model's API key; `sessions.test.ts` lists, loads and
 answers a stored session's continued questions (M1, S2, L4), closes a late
@@ -124,9 +126,10 @@ def test_vscode_view_fold_matches_the_reference_S2(compiled: None, tmp_path: Pat
 
 @pytest.mark.timeout(1200)
 def test_vscode_server_launch_from_settings(compiled: None, tmp_path: Path) -> None:
-    """askbridge on PATH by default; env, model, askMode, askTimeout, dataDir reach the server."""
+    """askbridge on PATH by default; env, model, askMode, askTimeout, dataDir reach the server;
+    S20: the settings that start it come from the user's configuration only."""
     passed, output = _node_test("launch.test.js", tmp_path)
-    assert passed >= 8, output[-4000:]
+    assert passed >= 10, output[-4000:]
 
 
 @pytest.mark.timeout(1200)

@@ -4,6 +4,10 @@ if vim.g.loaded_askbridge then
   return
 end
 vim.g.loaded_askbridge = true
+if not require('askbridge.version').supported() then
+  require('askbridge.version').tell()
+  return
+end
 
 local function askbridge()
   return require('askbridge')

@@ -76,6 +76,8 @@ async function scenario(editor, shot) {
   const planRows = await rowLabels(page);
   await documentFrame(page).locator("li", { hasText: "backfill" }).waitFor();
   const planHeading = (await documentFrame(page).locator("h1").innerText()).trim();
+  // What the plan shows (innerText leaves out what CSS hides).
+  const planText = (await documentFrame(page).locator("body").innerText()).trim();
   await shot("vscode-plan-review.png");
   log(`plan card: ${planRows.join(" / ")} beside "${planHeading}"`);
   await rows.filter({ hasText: "Give feedback" }).first().click();
@@ -96,6 +98,7 @@ async function scenario(editor, shot) {
     command: commandText,
     planRows,
     planHeading,
+    planText,
   };
 }
 

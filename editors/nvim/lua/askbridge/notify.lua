@@ -24,6 +24,14 @@ function M.text(msg)
   return PREFIX .. msg
 end
 
+--- "1 continued question", "2 continued questions"
+--- @param count integer
+--- @param noun string
+--- @return string
+function M.plural(count, noun)
+  return ('%d %s%s'):format(count, noun, count == 1 and '' or 's')
+end
+
 local holds = 0
 local held = {}
 

@@ -132,9 +132,9 @@ function M.pick()
           notify.report(load_err)
         elseif count > 0 then
           notify.info(
-            ('loaded session %s: %d continued question(s), :AskbridgeAnswer to reply'):format(
+            ('loaded session %s: %s, :AskbridgeAnswer to reply'):format(
               entry.session_id,
-              count
+              notify.plural(count, 'continued question')
             )
           )
         else

@@ -265,7 +265,8 @@ function M.show_pending()
       notify.info('no continued questions')
       return
     end
-    local lines = { ('%d continued question(s) — :AskbridgeAnswer to reply'):format(#entries) }
+    local count = notify.plural(#entries, 'continued question')
+    local lines = { count .. ' — :AskbridgeAnswer to reply' }
     for _, entry in ipairs(entries) do
       table.insert(lines, '  ' .. M.describe(entry))
     end
