@@ -88,8 +88,8 @@ def scrub(value: Any) -> Any:
 
 # Bidi embeddings, overrides, isolates and marks; zero-width spaces and joiners, the word
 # joiner and the invisible operators; the BOM; fillers that render as nothing; Unicode
-# tags; and the ASCII and 0x80-0x9f controls but newline and tab. Variation selectors are left alone: they
-# only pick a glyph's style.
+# tags; and the ASCII and 0x80-0x9f controls but newline and tab. Variation selectors are
+# left alone: they only pick a glyph's style.
 _INVISIBLE = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5"
     "\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164\ufeff\uffa0\ufff9-\ufffb"
