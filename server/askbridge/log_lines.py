@@ -64,7 +64,8 @@ INFO = logging.INFO
 
 
 # The ASCII controls but tab, DEL, the 0x80-0x9f controls, the two Unicode line breaks
-# (`str.splitlines` splits on them) and the bidi controls (a bidi-aware terminal, VTE's, would reorder the text around them).
+# (`str.splitlines` splits on them) and the bidi controls (a bidi-aware terminal, VTE's,
+# would reorder the text around them).
 _BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
 _CONTROLS = re.compile(f"[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029{_BIDI}]")
 _CONTROLS_BUT_NEWLINE = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029{_BIDI}]")
@@ -83,9 +84,9 @@ def _escape(match: re.Match[str]) -> str:
 def escaped(text: str, *, newlines: bool = False) -> str:
     """`text` safe to write to a terminal or a log: every ASCII control but tab (and
     newline when `newlines`, for text meant to span lines), DEL, the 0x80-0x9f controls
-    and the bidi controls shown as a visible escape (`\x1b`, `\r`, `\n`, `\u202e`), so no escape sequence reaches
-    the terminal, nothing reads reversed, and no line ends where the text did not say so.
-    The same string when there is nothing to show."""
+    and the bidi controls shown as a visible escape (`\x1b`, `\r`, `\n`, `\u202e`), so
+    no escape sequence reaches the terminal, nothing reads reversed, and no line ends
+    where the text did not say so. The same string when there is nothing to show."""
     if text.isprintable():  # no control at all (the common line): no regex
         return text
     return (_CONTROLS_BUT_NEWLINE if newlines else _CONTROLS).sub(_escape, text)
