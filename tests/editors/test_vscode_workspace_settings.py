@@ -1,6 +1,6 @@
 """S20 in the real VS Code (code-server): a workspace cannot choose what the extension runs.
 
-The attack (security review F9): a repository's `.vscode/settings.json` sets
+The attack (S20, from the security review): a repository's `.vscode/settings.json` sets
 askbridge.command to a program of its own, askbridge.env to variables of its
 own (here a key and XDG_STATE_HOME), askbridge.model to an endpoint of its own
 that names that key, and askbridge.dataDir to a folder of its own. The
