@@ -45,6 +45,9 @@ BODY_S = 60.0
 MAX_HEAD = 64 * 1024
 MAX_CONNECTIONS = 256
 READ_CHUNK = 64 * 1024
+# A head is read in small steps: h11 refuses one whose incomplete part passes MAX_HEAD,
+# so no head larger than MAX_HEAD + HEAD_CHUNK is ever held.
+HEAD_CHUNK = 4 * 1024
 LINGER_S = 2.0
 LINGER_BYTES = 4 << 20
 MAX_BACKLOG = 16 * 1024 * 1024
@@ -124,7 +127,7 @@ class HttpServer:
         """The next request's response; None when the client is done with the connection."""
         try:
             with anyio.fail_after(HEAD_S):
-                event = await _next_event(conn, reader)
+                event = await _next_event(conn, reader, HEAD_CHUNK)
             if isinstance(event, h11.ConnectionClosed):
                 return None
             assert isinstance(event, h11.Request)
@@ -219,12 +222,14 @@ async def _busy(
         writer.close()
 
 
-async def _next_event(conn: h11.Connection, reader: asyncio.StreamReader) -> Any:
+async def _next_event(
+    conn: h11.Connection, reader: asyncio.StreamReader, chunk: int = READ_CHUNK
+) -> Any:
     while True:
         event = conn.next_event()
         if event is not h11.NEED_DATA:
             return event
-        conn.receive_data(await reader.read(READ_CHUNK))  # b"": end of input
+        conn.receive_data(await reader.read(chunk))  # b"": end of input
 
 
 async def _stream(
