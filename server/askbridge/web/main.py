@@ -153,7 +153,7 @@ def _announce(host: str, port: int, tls: bool, token_file: TokenFile, new: bool)
         return
     lan = network_addresses(host)
     if not is_loopback(host):
-        what = "over TLS" if tls else "WITHOUT TLS: the token travels unencrypted"
+        what = "over TLS" if tls else "without TLS: the token travels unencrypted"
         print(
             f"{PROG}: warning: listening on {host}:{port}, reachable from the network, {what}",
             file=sys.stderr,
