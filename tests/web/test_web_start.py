@@ -28,6 +28,7 @@ from webstack import ASKBRIDGE
 NETNS_SETUP = (
     "ip link set lo up && ip link add v0 type veth peer name v1 && "
     "ip addr add 10.9.8.7/24 dev v0 && ip addr add 192.168.77.5/24 dev v0 && "
+    "ip -6 addr add fd00::7/64 dev v0 nodad && "
     'ip link set v0 up && ip link set v1 up && exec "$@"'
 )
 
@@ -80,10 +81,17 @@ async def test_S14_a_network_address_without_tls_refuses_to_start(tmp_path: Path
 
 
 @needs_netns
+@pytest.mark.parametrize(
+    ("listen", "addresses"),
+    [
+        ("0.0.0.0:0", ["127.0.0.1", "10.9.8.7", "192.168.77.5"]),
+        ("[::]:0", ["[::1]", "[fd00::7]"]),  # asyncio listens on `::` for IPv6 only
+    ],
+)
 async def test_S14_insecure_http_starts_with_a_url_for_each_address_and_a_qr_code(
-    tmp_path: Path,
+    tmp_path: Path, listen: str, addresses: list[str]
 ) -> None:
-    """`--listen 0.0.0.0:0 --insecure-http`: the warning says the token travels
+    """`--listen 0.0.0.0:0 --insecure-http` (and `[::]:0`): the warning says the token travels
     unencrypted; a URL for this machine and for each of its network addresses; the QR
     code of the first network one; and that URL logs in from the network side."""
     import segno
@@ -96,7 +104,7 @@ async def test_S14_insecure_http_starts_with_a_url_for_each_address_and_a_qr_cod
         "-c",
         NETNS_SETUP,
         "sh",
-        *web(data_dir, "--listen", "0.0.0.0:0", "--insecure-http", "--host", "inline"),
+        *web(data_dir, "--listen", listen, "--insecure-http", "--host", "inline"),
         stdin=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.PIPE,
     )
@@ -104,7 +112,7 @@ async def test_S14_insecure_http_starts_with_a_url_for_each_address_and_a_qr_cod
     try:
         lines: list[str] = []
         with anyio.fail_after(30):
-            while len(lines) < 4:
+            while len(lines) < 1 + len(addresses):
                 raw = await door.stderr.readline()
                 assert raw, lines
                 lines.append(raw.decode().rstrip("\n"))
@@ -114,9 +122,7 @@ async def test_S14_insecure_http_starts_with_a_url_for_each_address_and_a_qr_cod
         found = [m[1] for m in urls if m]
         port = re.search(r":(\d+)/", found[0])[1]  # type: ignore[index]
         token = found[0].rsplit("=", 1)[1]
-        assert found == [
-            f"http://{ip}:{port}/#token={token}" for ip in ("127.0.0.1", "10.9.8.7", "192.168.77.5")
-        ]
+        assert found == [f"http://{ip}:{port}/#token={token}" for ip in addresses]
         qr = segno.make(found[1], error="l")
         expected = _terminal(qr)
         with anyio.fail_after(10):

@@ -38,7 +38,7 @@ from .bridge import POLL_S, Bridge
 from .http import HttpServer
 from .session import Sessions
 from .token import TOKEN_FILE, TokenFile, parse_ttl
-from .urls import WILDCARDS, is_loopback, network_addresses, print_qr, url
+from .urls import announce, is_loopback, url
 
 PROG = "askbridge web"
 SERVE_ENV = "ASKBRIDGE_WEB_SERVE"
@@ -139,43 +139,6 @@ async def _bind(
         raise StartError(message) from exc
 
 
-def _announce(host: str, port: int, tls: bool, token_file: TokenFile, new: bool) -> None:
-    token = token_file.load(new=new)
-    scheme = "https" if tls else "http"
-    if token_file.expired(token):
-        when = _date(token.expires)
-        print(
-            f"{PROG}: the token in {token_file.path} expired on {when}; run "
-            f"`{PROG} --new-token` for a new URL",
-            file=sys.stderr,
-            flush=True,
-        )
-        return
-    lan = network_addresses(host)
-    if not is_loopback(host):
-        what = "over TLS" if tls else "without TLS: the token travels unencrypted"
-        print(
-            f"{PROG}: warning: listening on {host}:{port}, reachable from the network, {what}",
-            file=sys.stderr,
-            flush=True,
-        )
-    local = "127.0.0.1" if host in WILDCARDS else host
-    shown = [] if local in lan else [local]
-    for name in [*shown, *lan]:
-        print(f"{PROG}: open {url(scheme, name, port, token.value)}", file=sys.stderr, flush=True)
-    if lan:
-        print_qr(url(scheme, lan[0], port, token.value), sys.stderr)
-        sys.stderr.flush()
-    elif not is_loopback(host):
-        print(f"{PROG}: found no network address of this machine", file=sys.stderr, flush=True)
-
-
-def _date(when: float) -> str:
-    import time
-
-    return time.strftime("%Y-%m-%d %H:%M %Z", time.localtime(when))
-
-
 async def _main(
     args: argparse.Namespace, host: str, port: int, ttl: float, tls: ssl.SSLContext | None
 ) -> int:
@@ -233,7 +196,7 @@ async def _main(
     async def serve_http() -> None:
         app = WebApp(bridge, Sessions(token_file), hosts, wildcard, tls is not None, on_expired)
         app.cookie = cookie_name(bound, tls is not None)
-        _announce(host, bound, tls is not None, token_file, args.new_token)
+        announce(host, bound, tls is not None, token_file, args.new_token)
         await server.serve(app.handle, app.admit)
 
     async def read_stderr(stream: asyncio.StreamReader) -> None:

@@ -15,8 +15,13 @@ import json
 import shutil
 import socket
 import subprocess
+import sys
+import time
 from typing import TextIO
 
+from .token import TokenFile
+
+PROG = "askbridge web"
 WILDCARDS = ("0.0.0.0", "::", "")
 
 
@@ -36,8 +41,8 @@ def url(scheme: str, host: str, port: int, token: str) -> str:
 
 def network_addresses(listen_host: str) -> list[str]:
     """The addresses a phone can reach the door at: the listen address itself, or, on a
-    wildcard address, every non-loopback address of this machine's interfaces (IPv4
-    first; IPv6 ones only when listening on `::`, never link-local)."""
+    wildcard address, every non-loopback address of this machine's interfaces of its
+    family (asyncio listens on `::` for IPv6 only), never a link-local one."""
     if listen_host not in WILDCARDS:
         return [] if is_loopback(listen_host) else [listen_host]
     found = _from_ip_command() or _from_route()
@@ -46,9 +51,9 @@ def network_addresses(listen_host: str) -> list[str]:
         ip
         for ip in ips
         if not (ip.is_loopback or ip.is_link_local or ip.is_unspecified or ip.is_multicast)
-        and (ip.version == 4 or listen_host == "::")
+        and ip.version == (6 if listen_host == "::" else 4)
     ]
-    return [str(ip) for ip in sorted(usable, key=lambda ip: ip.version)]
+    return [str(ip) for ip in usable]
 
 
 def _from_ip_command() -> list[str]:
@@ -84,3 +89,40 @@ def print_qr(text: str, out: TextIO) -> None:
     import segno
 
     segno.make(text, error="l").terminal(out=out, compact=True, border=2)
+
+
+def announce(host: str, port: int, tls: bool, token_file: TokenFile, new: bool) -> None:
+    """Load (or with `new`, replace) the token and print where to open the page; when
+    the token has expired, only that and how to get a new one."""
+    token = token_file.load(new=new)
+    scheme = "https" if tls else "http"
+    if token_file.expired(token):
+        when = date(token.expires)
+        print(
+            f"{PROG}: the token in {token_file.path} expired on {when}; run "
+            f"`{PROG} --new-token` for a new URL",
+            file=sys.stderr,
+            flush=True,
+        )
+        return
+    lan = network_addresses(host)
+    if not is_loopback(host):
+        what = "over TLS" if tls else "without TLS: the token travels unencrypted"
+        print(
+            f"{PROG}: warning: listening on {host}:{port}, reachable from the network, {what}",
+            file=sys.stderr,
+            flush=True,
+        )
+    local = {"::": "::1", "0.0.0.0": "127.0.0.1", "": "127.0.0.1"}.get(host, host)
+    shown = [] if local in lan else [local]
+    for name in [*shown, *lan]:
+        print(f"{PROG}: open {url(scheme, name, port, token.value)}", file=sys.stderr, flush=True)
+    if lan:
+        print_qr(url(scheme, lan[0], port, token.value), sys.stderr)
+        sys.stderr.flush()
+    elif not is_loopback(host):
+        print(f"{PROG}: found no network address of this machine", file=sys.stderr, flush=True)
+
+
+def date(when: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M %Z", time.localtime(when))
