@@ -88,11 +88,12 @@ class WebApp:
         hosts: set[str],
         wildcard: bool,
         tls: bool,
+        port: int,
         on_expired: Callable[[], None],
     ) -> None:
         self.sessions, self.hosts, self.wildcard, self.tls = sessions, hosts, wildcard, tls
         self.on_expired = on_expired
-        self.cookie = cookie_name(0, tls)  # main.py names the bound port once it is known
+        self.cookie = cookie_name(port, tls)
         self.handle = _routes(self, bridge)
 
     def admit(self, request: Request) -> Response | int:

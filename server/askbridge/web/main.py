@@ -33,7 +33,7 @@ import anyio
 from askbridge.jsonrpc import ConnectionClosed, lsp_connection
 from askbridge.paths import data_dir_of
 
-from .app import WebApp, allowed_hosts, cookie_name
+from .app import WebApp, allowed_hosts
 from .bridge import POLL_S, Bridge
 from .http import HttpServer
 from .session import Sessions
@@ -194,8 +194,8 @@ async def _main(
     stopping = False
 
     async def serve_http() -> None:
-        app = WebApp(bridge, Sessions(token_file), hosts, wildcard, tls is not None, on_expired)
-        app.cookie = cookie_name(bound, tls is not None)
+        sessions = Sessions(token_file)
+        app = WebApp(bridge, sessions, hosts, wildcard, tls is not None, bound, on_expired)
         announce(host, bound, tls is not None, token_file, args.new_token)
         await server.serve(app.handle, app.admit)
 
