@@ -196,8 +196,9 @@ async def _main(
     async def serve_http() -> None:
         sessions = Sessions(token_file)
         app = WebApp(bridge, sessions, hosts, wildcard, tls is not None, bound, on_expired)
-        announce(host, bound, tls is not None, token_file, args.new_token)
+        token = token_file.load(new=args.new_token)
         await server.serve(app.handle, app.admit)
+        announce(host, bound, tls is not None, token_file, token)  # once it is served
 
     async def read_stderr(stream: asyncio.StreamReader) -> None:
         # Read to its end, not cancelled with the rest: the child's last line, written as

@@ -19,7 +19,7 @@ import sys
 import time
 from typing import TextIO
 
-from .token import TokenFile
+from .token import Token, TokenFile
 
 PROG = "askbridge web"
 WILDCARDS = ("0.0.0.0", "::", "")
@@ -91,10 +91,9 @@ def print_qr(text: str, out: TextIO) -> None:
     segno.make(text, error="l").terminal(out=out, compact=True, border=2)
 
 
-def announce(host: str, port: int, tls: bool, token_file: TokenFile, new: bool) -> None:
-    """Load (or with `new`, replace) the token and print where to open the page; when
-    the token has expired, only that and how to get a new one."""
-    token = token_file.load(new=new)
+def announce(host: str, port: int, tls: bool, token_file: TokenFile, token: Token) -> None:
+    """Print where to open the page; when the token has expired, only that and how to
+    get a new one."""
     scheme = "https" if tls else "http"
     if token_file.expired(token):
         when = date(token.expires)
