@@ -13,17 +13,18 @@ from typing import Any
 
 import anyio
 import httpx
-import pytest
 from webstack import start_door, stop_door, web_stack
 
 DB = {"id": "db", "question": "Which database?", "options": [{"label": "SQLite"}, {"label": "Pg"}]}
 
 
 async def logged_in(st: Any) -> httpx.AsyncClient:
+    """A client with the door's session as a page holds it: the cookie and the key header."""
     client = httpx.AsyncClient(base_url=st.door.base, timeout=10)
     r = await client.post("/api/login", json={"token": st.door.token})
     assert r.status_code == 200 and "HttpOnly" in r.headers["set-cookie"]
     assert "SameSite=Strict" in r.headers["set-cookie"]
+    client.headers["X-Askbridge-Session"] = r.json()["key"]
     return client
 
 
@@ -104,7 +105,7 @@ async def test_B2_token_file_is_private_stable_and_replaced_by_new_token(tmp_pat
     async with web_stack(tmp_path) as st:
         path = st.data_dir / "web.token"
         assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
-        assert path.read_text().strip() == st.door.token and len(st.door.token) == 64
+        assert path.read_text().split("\n")[0] == st.door.token and len(st.door.token) == 64
         again = await start_door(st.data_dir)
         assert again.token == st.door.token  # stable across restarts
         assert await stop_door(again) == 0
@@ -159,32 +160,6 @@ async def test_B8_bad_input_is_400_unknown_is_404_lost_is_409(tmp_path: Path) ->
         await client.aclose()
 
 
-@pytest.mark.parametrize("listen", ["0.0.0.0:0"])
-async def test_B1_non_loopback_listen_warns(tmp_path: Path, listen: str) -> None:
-    async with web_stack(tmp_path) as st:
-        import asyncio
-
-        from webstack import ASKBRIDGE
-
-        proc = await asyncio.create_subprocess_exec(
-            ASKBRIDGE,
-            "web",
-            "--data-dir",
-            str(st.data_dir),
-            "--listen",
-            listen,
-            stderr=asyncio.subprocess.PIPE,
-            stdin=asyncio.subprocess.DEVNULL,
-        )
-        assert proc.stderr is not None
-        with anyio.fail_after(20):
-            first = (await proc.stderr.readline()).decode()
-            second = (await proc.stderr.readline()).decode()
-        assert "reachable from the network" in first and "#token=" in second
-        proc.terminate()
-        assert await proc.wait() == 0
-
-
 async def test_B1_bad_flags_are_usage_errors() -> None:
     import asyncio
 
@@ -230,6 +205,8 @@ async def test_B1_tls_serves_https_with_a_secure_cookie(tmp_path: Path) -> None:
             async with httpx.AsyncClient(base_url=door.base, verify=False) as c:
                 r = await c.post("/api/login", json={"token": door.token})
                 assert r.status_code == 200 and "Secure" in r.headers["set-cookie"]
+                assert r.headers["set-cookie"].startswith("__Host-")
+                c.headers["X-Askbridge-Session"] = r.json()["key"]
                 assert (await c.get("/api/ping")).status_code == 200
         finally:
             await stop_door(door)

@@ -73,7 +73,8 @@ async def test_B1_no_request_to_the_host_while_no_browser_is_connected(tmp_path:
         assert len(await sent_to_host(log)) == 3  # nobody looks: nothing at all
 
         async with httpx.AsyncClient(base_url=door.base, timeout=10) as client:
-            await client.post("/api/login", json={"token": door.token})
+            key = (await client.post("/api/login", json={"token": door.token})).json()["key"]
+            client.headers["X-Askbridge-Session"] = key
             async with client.stream("GET", "/api/events") as events:
                 lines = events.aiter_lines()
                 assert (await anext(lines)).startswith('data: {"type":"state"')

@@ -23,7 +23,8 @@ import pytest
 from askbridge.jsonrpc import lsp_connection
 from askbridge.web import http
 from askbridge.web.bridge import Bridge
-from askbridge.web.http import HttpServer, Request, Response, Write, json_response
+from askbridge.web.http import HttpServer
+from askbridge.web.messages import Request, Response, Write, json_response
 from askbridge.web.stream import event_stream
 
 HEAD_END = b"\r\n\r\n"
@@ -55,8 +56,9 @@ class Streams:
 @pytest.fixture
 async def served() -> AsyncIterator[tuple[Streams, int]]:
     streams = Streams()
-    server = HttpServer(streams.handle, max_body=1024)
-    port = await server.start("127.0.0.1", 0, None)
+    server = HttpServer()
+    port = await server.bind("127.0.0.1", 0, None)
+    await server.serve(streams.handle, lambda request: 1024)
     try:
         yield streams, port
     finally:
@@ -129,10 +131,11 @@ async def door_stream() -> AsyncIterator[tuple[Bridge, int]]:
     bridge = Bridge(lsp_connection(reader, writer))
 
     async def handle(request: Request) -> Response:
-        return event_stream(bridge)
+        return event_stream(bridge, lambda: True)
 
-    server = HttpServer(handle, max_body=1024)
-    port = await server.start("127.0.0.1", 0, None)
+    server = HttpServer()
+    port = await server.bind("127.0.0.1", 0, None)
+    await server.serve(handle, lambda request: 1024)
     try:
         yield bridge, port
     finally:

@@ -14,7 +14,8 @@ TLS is asyncio's own (`ssl.SSLContext`); the event stream is server-sent events
 would need uvicorn (and ~9 MiB) as well.
 
 The door prints its URL (token in the fragment, B2) on stderr, and nothing else
-unless asked; losing its host ends it with one line (H8) and status 1.
+unless asked; losing its host ends it with one line (H8) and status 1. Browsers
+hold a session, never the token (S14: session.py).
 """
 
 from __future__ import annotations
@@ -45,8 +46,8 @@ def add_web_parser(sub: Any) -> argparse.ArgumentParser:
         "--listen",
         default="127.0.0.1:8765",
         metavar="HOST:PORT",
-        help="where to serve; a non-loopback address is reachable from the network "
-        "(default: 127.0.0.1:8765)",
+        help="where to serve; a non-loopback address is reachable from the network and "
+        "needs --tls-cert/--tls-key or --insecure-http (default: 127.0.0.1:8765)",
     )
     web.add_argument(
         "--allow-host",
@@ -58,6 +59,21 @@ def add_web_parser(sub: Any) -> argparse.ArgumentParser:
     web.add_argument("--tls-cert", metavar="FILE", help="serve HTTPS with this certificate")
     web.add_argument("--tls-key", metavar="FILE", help="the private key of --tls-cert")
     web.add_argument(
-        "--new-token", action="store_true", help="replace the token (every browser logs in again)"
+        "--insecure-http",
+        action="store_true",
+        help="serve a non-loopback --listen address without TLS: the token then travels "
+        "unencrypted over the network",
+    )
+    web.add_argument(
+        "--new-token",
+        action="store_true",
+        help="replace the token (every browser logs in again, also at a door already running)",
+    )
+    web.add_argument(
+        "--token-ttl",
+        default="30d",
+        metavar="DURATION",
+        help="how long a token is good for, from when it was made: seconds, or a number with "
+        "s, m, h, d or w (default: 30d)",
     )
     return web

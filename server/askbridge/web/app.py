@@ -1,11 +1,13 @@
 """The web door's HTTP interface (B2, B6, B8; protocol/README.md "Web door").
 
 Public (they hold no data): `GET /`, `/app.js`, `/style.css`. Everything under
-`/api/` needs the cookie, except `POST /api/login {token}`, which sets it.
-Every request passes the Host check (the listen address, `localhost`, a name
-given with `--allow-host`, or any IP literal when listening on a wildcard
-address: an IP literal cannot be rebound) and the Origin check (when present,
-the page's own). Errors are `{error: {code, message}}`.
+`/api/` needs an open session (session.py: the cookie and the page's key), except
+`POST /api/login {token}`, which opens one. Every request passes the Host check
+(the listen address, `localhost`, a name given with `--allow-host`, or any IP
+literal when listening on a wildcard address: an IP literal cannot be rebound)
+and the Origin check (when present, the page's own). These checks judge the head
+alone (`admit`), before a byte of the body is read (S14). Errors are
+`{error: {code, message}}`.
 """
 
 from __future__ import annotations
@@ -20,26 +22,23 @@ from typing import Any
 from askbridge.jsonrpc import ConnectionClosed, RpcResponseError
 
 from .bridge import Bridge, Card
-from .http import Request, Response, cookie_header, json_response
+from .messages import Request, Response, cookie_header, json_response
+from .session import HEADER, QUERY_KEY, Sessions
 from .stream import event_stream
-from .token import same_token
 
 logger = logging.getLogger("askbridge.web")
 
-COOKIE = "askbridge_web"
-MAX_BODY = 1 << 20  # an answer's custom text is at most 64 KiB (S1); 1 MiB is plenty
+MAX_BODY = 1 << 20  # a logged-in answer: S1 lets one custom text alone be 64 Ki characters
+MAX_LOGIN_BODY = 1024  # {"token": 64 hex digits}
+MAX_PUBLIC_BODY = 0  # the page's files take none
 STATIC = {
     "/": ("index.html", "text/html; charset=utf-8"),
     "/app.js": ("app.js", "text/javascript; charset=utf-8"),
     "/style.css": ("style.css", "text/css; charset=utf-8"),
 }
-SECURITY_HEADERS = {
-    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; object-src 'none'; "
-    "frame-ancestors 'none'; base-uri 'none'",
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
-    "Cache-Control": "no-store",
-}
+EXPIRED = (
+    "the token of this URL has expired: run `askbridge web --new-token` and open the URL it prints"
+)
 Route = Callable[[Request], Awaitable[Response]]
 
 
@@ -72,29 +71,75 @@ def _is_ip_literal(host: str) -> bool:
     return True
 
 
-def build_app(
-    bridge: Bridge, token: str, hosts: set[str], wildcard: bool, tls: bool
-) -> Callable[[Request], Awaitable[Response]]:
-    """The door's request handler: the guard (B2), then the route, then the headers."""
-    scheme = "https" if tls else "http"
+def cookie_name(port: int, tls: bool) -> str:
+    """One cookie per door port (two doors on one machine do not log each other out);
+    `__Host-` under TLS: the browser then takes it only from a secure, host-only origin."""
+    return f"__Host-askbridge-{port}" if tls else f"askbridge-{port}"
 
-    async def guard(request: Request) -> Response:
+
+class WebApp:
+    """The door's request handling: `admit` judges a request's head (B2, S14), `handle`
+    routes it once its body is in."""
+
+    def __init__(
+        self,
+        bridge: Bridge,
+        sessions: Sessions,
+        hosts: set[str],
+        wildcard: bool,
+        tls: bool,
+        port: int,
+        on_expired: Callable[[], None],
+    ) -> None:
+        self.sessions, self.hosts, self.wildcard, self.tls = sessions, hosts, wildcard, tls
+        self.on_expired = on_expired
+        self.cookie = cookie_name(port, tls)
+        self.handle = _routes(self, bridge)
+
+    def admit(self, request: Request) -> Response | int:
         host = request.headers.get("host", "")
-        if host not in hosts and not (wildcard and _is_ip_literal(host)):
+        if host not in self.hosts and not (self.wildcard and _is_ip_literal(host)):
             return error_response(403, "FORBIDDEN_HOST", f"this door does not serve host {host!r}")
         origin = request.headers.get("origin")
+        scheme = "https" if self.tls else "http"
         if origin is not None and origin != f"{scheme}://{host}":
             return error_response(403, "FORBIDDEN_ORIGIN", "cross-site requests are refused")
-        path = request.path
-        if path.startswith("/api/") and path != "/api/login":
-            if not same_token(request.cookie(COOKIE), token):
-                return error_response(401, "UNAUTHORIZED", "open the URL askbridge web printed")
-        try:
-            response = await route(request)
-        except ApiError as exc:
-            response = error_response(exc.status, exc.code, exc.message)
-        response.headers.update(SECURITY_HEADERS)
+        if request.path == "/api/login":
+            return MAX_LOGIN_BODY
+        if not request.path.startswith("/api/"):
+            return MAX_PUBLIC_BODY
+        key = request.headers.get(HEADER)
+        if key is None and request.path == "/api/events":
+            key = request.query.get(QUERY_KEY)  # EventSource cannot send a header
+        if self.sessions.valid(request.cookie(self.cookie), key):
+            return MAX_BODY
+        token = self.sessions.tokens.current()
+        if token is not None and self.sessions.tokens.expired(token):
+            return error_response(401, "TOKEN_EXPIRED", EXPIRED)
+        return error_response(401, "UNAUTHORIZED", "open the URL askbridge web printed")
+
+    def login(self, request: Request) -> Response:
+        given = _json(request).get("token")
+        token = self.sessions.tokens.current()
+        if token is None or not token.matches(given):
+            raise ApiError(401, "UNAUTHORIZED", "the token is not this door's")
+        if self.sessions.tokens.expired(token):
+            self.on_expired()
+            raise ApiError(401, "TOKEN_EXPIRED", EXPIRED)
+        sid, key = self.sessions.open(token)
+        response = json_response({"ok": True, "key": key, "expires": int(token.expires)})
+        life = max(1, int(token.expires - self.sessions.tokens.wall()))
+        cookie = cookie_header(self.cookie, sid, secure=self.tls, max_age=life)
+        response.headers["Set-Cookie"] = cookie
         return response
+
+
+def _routes(app: WebApp, bridge: Bridge) -> Callable[[Request], Awaitable[Response]]:
+    async def handle(request: Request) -> Response:
+        try:
+            return await route(request)
+        except ApiError as exc:
+            return error_response(exc.status, exc.code, exc.message)
 
     async def route(request: Request) -> Response:
         allowed = False
@@ -117,18 +162,15 @@ def build_app(
         return Response(200, body, kind)
 
     async def login(request: Request) -> Response:
-        body = _json(request)
-        if not same_token(body.get("token") if isinstance(body.get("token"), str) else None, token):
-            raise ApiError(401, "UNAUTHORIZED", "the token is not this door's")
-        response = json_response({"ok": True})
-        response.headers["Set-Cookie"] = cookie_header(COOKIE, token, secure=tls)
-        return response
+        return app.login(request)
 
     async def ping(request: Request) -> Response:
         return json_response({"ok": True})
 
     async def events(request: Request) -> Response:
-        return event_stream(bridge)
+        sid, key = request.cookie(app.cookie), request.headers.get(HEADER)
+        key = key or request.query.get(QUERY_KEY)
+        return event_stream(bridge, lambda: app.sessions.valid(sid, key))
 
     async def answer_card(request: Request) -> Response:
         card_id = request.params["card"]
@@ -205,7 +247,7 @@ def build_app(
             answer_late,
         ),
     ]
-    return guard
+    return handle
 
 
 def _json(request: Request) -> dict[str, Any]:

@@ -10,9 +10,13 @@ a dependency, brings it) and uvicorn: request parsing, header validation,
 keep-alive, chunked and close-delimited framing are all its own. The door needs no
 HTTP/2 and no websockets (the event stream is server-sent events).
 
-A request's head and body must arrive within REQUEST_S (a stalled client cannot
-hold a connection open forever); its body is at most `max_body` bytes (413 without
-reading it). A streaming response (the event stream) ends when the client closes
+Bounded before buffered (S14): a request's head is at most MAX_HEAD bytes and must
+arrive within HEAD_S of the connection's turn (a slow-dripping client is cut off);
+then `admit` judges the head alone (Host, Origin, session: app.py) and either
+refuses at once, without reading the body, or names the most body bytes it takes,
+counted as they arrive (413 past it). At most MAX_CONNECTIONS are served at once;
+one more gets a 503 and is closed. Every response, refusals included, carries
+SECURITY_HEADERS. A streaming response (the event stream) ends when the client closes
 its side, noticed at once by reading the socket, not at the next write. Its writes
 are synchronous: each goes to the socket at once (asyncio sets TCP_NODELAY), so an
 event leaves in the loop step that made it; a client that lets more than
@@ -22,79 +26,31 @@ MAX_BACKLOG pile up is cut off (a page reconnects and gets one fresh state, B6).
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import ssl
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from http import HTTPStatus
-from http.cookies import SimpleCookie
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import parse_qs, unquote
 
 import anyio
 import h11
 
+from .messages import SECURITY_HEADERS, Admit, Handler, Request, Response, Write, refusal
+
 logger = logging.getLogger("askbridge.web")
 
-REQUEST_S = 60.0  # also the keep-alive idle time: a browser reconnects when it needs to
-MAX_HEAD = 16 * 1024
+HEAD_S = 10.0  # also the keep-alive idle time: a browser reconnects when it needs to
+BODY_S = 60.0
+MAX_HEAD = 64 * 1024
+MAX_CONNECTIONS = 256
 READ_CHUNK = 64 * 1024
+# A head is read in small steps: h11 refuses one whose incomplete part passes MAX_HEAD,
+# so no head larger than MAX_HEAD + HEAD_CHUNK is ever held.
+HEAD_CHUNK = 4 * 1024
 LINGER_S = 2.0
+LINGER_BYTES = 4 << 20
 MAX_BACKLOG = 16 * 1024 * 1024
-
-Write = Callable[[bytes], None]
-
-
-@dataclass
-class Request:
-    method: str
-    path: str  # percent-decoded, without the query
-    headers: dict[str, str]  # lower-case names
-    body: bytes = b""
-    params: dict[str, str] = field(default_factory=dict)  # the route's captures
-
-    def cookie(self, name: str) -> str | None:
-        jar: SimpleCookie = SimpleCookie()
-        try:
-            jar.load(self.headers.get("cookie", ""))
-        except Exception:  # a malformed Cookie header is no cookie, not a crash (B8)
-            return None
-        morsel = jar.get(name)
-        return None if morsel is None else morsel.value
-
-    def json(self) -> Any:
-        return json.loads(self.body)  # ValueError (UnicodeDecodeError too) on bad input
-
-
-@dataclass
-class Response:
-    status: int
-    body: bytes = b""
-    content_type: str = "application/json"
-    headers: dict[str, str] = field(default_factory=dict)
-    # A streaming response: called with a writer once the head is sent; its end ends
-    # the body. Cancelled when the client goes away.
-    stream: Callable[[Write], Awaitable[None]] | None = None
-
-
-def json_response(value: Any, status: int = 200) -> Response:
-    return Response(status, json.dumps(value).encode())
-
-
-def cookie_header(name: str, value: str, *, secure: bool) -> str:
-    jar: SimpleCookie = SimpleCookie()
-    jar[name] = value
-    morsel = jar[name]
-    morsel["httponly"] = True
-    morsel["samesite"] = "Strict"
-    morsel["path"] = "/"
-    if secure:
-        morsel["secure"] = True
-    return morsel.OutputString()
-
-
-Handler = Callable[[Request], Awaitable[Response]]
 
 
 class _Closed(Exception):
@@ -102,18 +58,30 @@ class _Closed(Exception):
 
 
 class HttpServer:
-    def __init__(self, handle: Handler, *, max_body: int) -> None:
-        self.handle = handle
-        self.max_body = max_body
+    def __init__(self) -> None:
+        self.handle: Handler | None = None
+        self.admit: Admit | None = None
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.Task[Any]] = set()
 
-    async def start(self, host: str, port: int, tls: ssl.SSLContext | None) -> int:
-        """Listen; returns the bound port (for `--listen HOST:0`). OSError when it cannot."""
+    async def bind(self, host: str, port: int, tls: ssl.SSLContext | None) -> int:
+        """Bind and listen, not serving yet; the bound port (for `--listen HOST:0`).
+        OSError when it cannot."""
         self._server = await asyncio.start_server(
-            self._connection, host, port, ssl=tls, ssl_handshake_timeout=REQUEST_S if tls else None
+            self._connection,
+            host,
+            port,
+            ssl=tls,
+            ssl_handshake_timeout=HEAD_S if tls else None,
+            start_serving=False,
         )
         return int(self._server.sockets[0].getsockname()[1])
+
+    async def serve(self, handle: Handler, admit: Admit) -> None:
+        """Start serving requests: `admit` judges each head, `handle` each admitted request."""
+        assert self._server is not None
+        self.handle, self.admit = handle, admit
+        await self._server.start_serving()
 
     async def close(self) -> None:
         """Stop listening and end every open connection (event streams included)."""
@@ -127,8 +95,11 @@ class HttpServer:
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         assert task is not None
-        self._connections.add(task)
         conn = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
+        if len(self._connections) >= MAX_CONNECTIONS:
+            await _busy(conn, reader, writer)
+            return
+        self._connections.add(task)
         try:
             while True:
                 response = await self._respond(conn, reader, writer)
@@ -136,7 +107,7 @@ class HttpServer:
                     return
                 await self._send(conn, reader, writer, response)
                 if conn.their_state in (h11.SEND_BODY, h11.ERROR):
-                    await _linger(reader, self.max_body)
+                    await _linger(reader)
                 if conn.our_state is not h11.DONE or conn.their_state is not h11.DONE:
                     return
                 conn.start_next_cycle()
@@ -155,43 +126,46 @@ class HttpServer:
     ) -> Response | None:
         """The next request's response; None when the client is done with the connection."""
         try:
-            with anyio.fail_after(REQUEST_S):
-                event = await _next_event(conn, reader)
-                if isinstance(event, h11.ConnectionClosed):
-                    return None
-                assert isinstance(event, h11.Request)
-                request = _request(event)
-                length = request.headers.get("content-length", "0")
-                if not length.isdigit() or int(length) > self.max_body:
-                    return self._too_large()
-                if conn.they_are_waiting_for_100_continue:
-                    writer.write(
-                        conn.send(h11.InformationalResponse(status_code=100, headers=[])) or b""
-                    )
-                body = bytearray()
+            with anyio.fail_after(HEAD_S):
+                event = await _next_event(conn, reader, HEAD_CHUNK)
+            if isinstance(event, h11.ConnectionClosed):
+                return None
+            assert isinstance(event, h11.Request)
+            request = _request(event)
+            assert self.admit is not None and self.handle is not None
+            admitted = self.admit(request)
+            if isinstance(admitted, Response):
+                admitted.headers["connection"] = "close"  # its body is never read
+                return admitted
+            length = request.headers.get("content-length", "0")
+            if not length.isdigit() or int(length) > admitted:
+                return _too_large(admitted)
+            if conn.they_are_waiting_for_100_continue:
+                writer.write(
+                    conn.send(h11.InformationalResponse(status_code=100, headers=[])) or b""
+                )
+            body = bytearray()
+            with anyio.fail_after(BODY_S):
                 while not isinstance(event := await _next_event(conn, reader), h11.EndOfMessage):
                     if isinstance(event, h11.ConnectionClosed):
                         return None
                     assert isinstance(event, h11.Data)
                     body += event.data
-                    if len(body) > self.max_body:
-                        return self._too_large()
+                    if len(body) > admitted:
+                        return _too_large(admitted)
         except h11.RemoteProtocolError as exc:
             if conn.our_state not in (h11.IDLE, h11.SEND_RESPONSE):
                 raise _Closed from exc
-            return _refused(exc.error_status_hint, "BAD_REQUEST", "not a valid HTTP request")
+            return refusal(exc.error_status_hint, "BAD_REQUEST", "not a valid HTTP request")
         request.body = bytes(body)
         try:
             response = await self.handle(request)
         except Exception:  # a bug of ours: this request fails, the door keeps serving (B8)
             logger.exception("%s %s failed", request.method, request.path)
-            return _refused(500, "INTERNAL", "the door failed on this request; see its log")
+            return refusal(500, "INTERNAL", "the door failed on this request; see its log")
         if request.method == "HEAD":
             response.body, response.stream = b"", None
         return response
-
-    def _too_large(self) -> Response:
-        return _refused(413, "HTTP", f"a body is at most {self.max_body} bytes")
 
     async def _send(
         self,
@@ -200,7 +174,8 @@ class HttpServer:
         writer: asyncio.StreamWriter,
         response: Response,
     ) -> None:
-        headers = [("content-type", response.content_type), *response.headers.items()]
+        headers = [("content-type", response.content_type)]
+        headers += {**SECURITY_HEADERS, **response.headers}.items()
         if response.stream is None:
             headers.append(("content-length", str(len(response.body))))
         status = response.status
@@ -215,22 +190,46 @@ class HttpServer:
         await writer.drain()
 
 
-async def _linger(reader: asyncio.StreamReader, limit: int) -> None:
+async def _linger(reader: asyncio.StreamReader) -> None:
     """Read (and drop) what the client still sends after a refusal, for a while, before
     closing: closing with unread input makes the kernel reset the connection, and the
     client would see a reset instead of our 413 or 400."""
     dropped = 0
     with anyio.move_on_after(LINGER_S):
-        while dropped < 4 * limit and (chunk := await reader.read(READ_CHUNK)):
+        while dropped < LINGER_BYTES and (chunk := await reader.read(READ_CHUNK)):
             dropped += len(chunk)
 
 
-async def _next_event(conn: h11.Connection, reader: asyncio.StreamReader) -> Any:
+async def _busy(
+    conn: h11.Connection, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+) -> None:
+    """A connection over MAX_CONNECTIONS: 503 at once, before reading anything, then closed."""
+    response = refusal(503, "BUSY", "too many connections; try again")
+    headers = [("content-type", response.content_type), *SECURITY_HEADERS.items()]
+    headers += [*response.headers.items(), ("content-length", str(len(response.body)))]
+    try:
+        writer.write(conn.send(h11.Response(status_code=503, headers=headers, reason=b"")) or b"")
+        writer.write(conn.send(h11.Data(data=response.body)) or b"")
+        writer.write(conn.send(h11.EndOfMessage()) or b"")
+        if writer.can_write_eof():
+            writer.write_eof()
+        with anyio.move_on_after(LINGER_S / 4):
+            await writer.drain()
+            await _linger(reader)
+    except OSError:
+        pass
+    finally:
+        writer.close()
+
+
+async def _next_event(
+    conn: h11.Connection, reader: asyncio.StreamReader, chunk: int = READ_CHUNK
+) -> Any:
     while True:
         event = conn.next_event()
         if event is not h11.NEED_DATA:
             return event
-        conn.receive_data(await reader.read(READ_CHUNK))  # b"": end of input
+        conn.receive_data(await reader.read(chunk))  # b"": end of input
 
 
 async def _stream(
@@ -279,8 +278,9 @@ def _request(event: h11.Request) -> Request:
         key = name.decode("latin-1")
         text = value.decode("latin-1")
         headers[key] = f"{headers[key]}; {text}" if key == "cookie" and key in headers else text
-    target = event.target.decode("latin-1").split("?", 1)[0]
-    return Request(event.method.decode("latin-1"), unquote(target), headers)
+    target, _, query = event.target.decode("latin-1").partition("?")
+    params = {name: values[0] for name, values in parse_qs(query).items()}
+    return Request(event.method.decode("latin-1"), unquote(target), headers, query=params)
 
 
 def _reason(status: int) -> bytes:
@@ -290,6 +290,5 @@ def _reason(status: int) -> bytes:
         return b""
 
 
-def _refused(status: int, code: str, message: str) -> Response:
-    body = json.dumps({"error": {"code": code, "message": message}}).encode()
-    return Response(status, body, headers={"connection": "close"})
+def _too_large(limit: int) -> Response:
+    return refusal(413, "HTTP", f"this request's body is at most {limit} bytes")

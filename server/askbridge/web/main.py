@@ -2,7 +2,11 @@
 
 Ctrl-C or SIGTERM ends it cleanly (the child gets `shutdown` + `exit`, status 0);
 the host going away (the child exits) ends it with one line on stderr and status 1
-(H8), which reuses the child's own reason when it gave one.
+(H8), which reuses the child's own reason when it gave one: a host that cannot
+start at all (an unwritable data directory, a damaged store, another host holding
+it) is the same one line `askbridge serve` prints. What the door can check itself
+comes first, before any host is started: its flags (status 2), the TLS
+certificate, and the listen address (bound then, served once the host is ready).
 
 Two environment variables exist for tests only: `ASKBRIDGE_WEB_SERVE`, a JSON list,
 is the child's whole command line instead of `askbridge serve …` (a stand-in host:
@@ -14,9 +18,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import ipaddress
+import errno
 import json
 import os
+import re
 import signal
 import ssl
 import sys
@@ -28,17 +33,25 @@ import anyio
 from askbridge.jsonrpc import ConnectionClosed, lsp_connection
 from askbridge.paths import data_dir_of
 
-from .app import MAX_BODY, allowed_hosts, build_app
+from .app import WebApp, allowed_hosts
 from .bridge import POLL_S, Bridge
 from .http import HttpServer
-from .token import load_token
+from .session import Sessions
+from .token import TOKEN_FILE, TokenFile, parse_ttl
+from .urls import announce, is_loopback, url
 
 PROG = "askbridge web"
 SERVE_ENV = "ASKBRIDGE_WEB_SERVE"
 POLL_ENV = "ASKBRIDGE_WEB_POLL_S"
-# How the child's own one-line refusals start: `askbridge serve: …`, or `askbridge: …` from an
-# inline host that refused its data directory.
-CHILD_SAYS = ("askbridge ", "askbridge: ")
+REASON = re.compile(r"askbridge(?: [a-z]+)?: (.+)")  # `askbridge serve: …`, `askbridge: …`
+
+
+class StartError(Exception):
+    """The door cannot start: its one line (without the program name) and status."""
+
+    def __init__(self, message: str, status: int = 1) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 def parse_listen(value: str) -> tuple[str, int]:
@@ -48,35 +61,106 @@ def parse_listen(value: str) -> tuple[str, int]:
     return host.strip("[]") or "0.0.0.0", int(port)
 
 
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
+def _checked_flags(args: argparse.Namespace) -> tuple[str, int, float]:
+    """The listen address and the token's lifetime; StartError(status 2) for a bad flag."""
     try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+        host, port = parse_listen(args.listen)
+        ttl = parse_ttl(args.token_ttl)
+    except ValueError as exc:
+        raise StartError(f"error: {exc}; see {PROG} --help", 2) from exc
+    if bool(args.tls_cert) != bool(args.tls_key):
+        raise StartError(f"error: --tls-cert and --tls-key go together; see {PROG} --help", 2)
+    if not is_loopback(host) and not args.tls_cert and not args.insecure_http:
+        raise StartError(
+            f"error: --listen {args.listen} is reachable from the network, where the token "
+            "would travel unencrypted: give --tls-cert and --tls-key, or --insecure-http to "
+            f"accept that; see {PROG} --help",
+            2,
+        )
+    return host, port, ttl
+
+
+def _tls(args: argparse.Namespace) -> ssl.SSLContext | None:
+    if not args.tls_cert:
+        return None
+    for flag, path in (("--tls-cert", args.tls_cert), ("--tls-key", args.tls_key)):
+        try:
+            with open(path, "rb"):
+                pass
+        except OSError as exc:
+            raise StartError(f"cannot read {flag} {path}: {exc.strerror or exc}") from exc
+    tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    try:
+        tls.load_cert_chain(args.tls_cert, args.tls_key)
+    except (ssl.SSLError, OSError) as exc:
+        raise StartError(
+            f"--tls-cert {args.tls_cert} and --tls-key {args.tls_key} are not a PEM "
+            f"certificate and its private key{_why(exc)}"
+        ) from exc
+    return tls
+
+
+def _why(exc: OSError) -> str:
+    reason = getattr(exc, "reason", None)  # OpenSSL's, e.g. KEY_VALUES_MISMATCH
+    return f" ({reason})" if reason else ""
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        host, port = parse_listen(args.listen)
-    except ValueError as exc:
-        print(f"{PROG}: error: {exc}; see {PROG} --help", file=sys.stderr)
-        return 2
-    if bool(args.tls_cert) != bool(args.tls_key):
-        print(
-            f"{PROG}: error: --tls-cert and --tls-key go together; see {PROG} --help",
-            file=sys.stderr,
-        )
-        return 2
-    try:
-        return asyncio.run(_main(args, host, port))
+        host, port, ttl = _checked_flags(args)
+        tls = _tls(args)
+        return asyncio.run(_main(args, host, port, ttl, tls))
+    except StartError as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr, flush=True)
+        return exc.status
     except KeyboardInterrupt:
         return 130
 
 
-async def _main(args: argparse.Namespace, host: str, port: int) -> int:
+async def _bind(
+    server: HttpServer, args: argparse.Namespace, host: str, port: int, tls: ssl.SSLContext | None
+) -> int:
+    try:
+        return await server.bind(host, port, tls)
+    except OSError as exc:
+        where = f"cannot listen on {args.listen}"
+        if exc.errno != errno.EADDRINUSE:
+            raise StartError(f"{where}: {exc.strerror or exc}") from exc
+        message = f"{where}: the address is in use; pick another with --listen HOST:PORT"
+        data_dir = Path(data_dir_of(args.data_dir))
+        if args.new_token and (data_dir / TOKEN_FILE).exists():
+            # Revoking beside a running door: its sessions end now (token.py).
+            token = TokenFile(data_dir, parse_ttl(args.token_ttl)).load(new=True)
+            scheme = "https" if tls else "http"
+            message += (
+                f". The token was replaced all the same: a door of {data_dir} running there "
+                f"now takes only {url(scheme, host, port, token.value)}"
+            )
+        raise StartError(message) from exc
+
+
+async def _main(
+    args: argparse.Namespace, host: str, port: int, ttl: float, tls: ssl.SSLContext | None
+) -> int:
     data_dir = Path(data_dir_of(args.data_dir))
+    token_file = TokenFile(data_dir, ttl)
+    expired_told = False
+
+    def on_expired() -> None:
+        nonlocal expired_told
+        if not expired_told:  # once: a page retrying must not flood the terminal
+            expired_told = True
+            print(
+                f"{PROG}: a page gave the expired token of {token_file.path}; run "
+                f"`{PROG} --new-token` for a new URL",
+                file=sys.stderr,
+                flush=True,
+            )
+
+    hosts, wildcard = allowed_hosts(host, port, args.allow_host)
+    server = HttpServer()
+    bound = await _bind(server, args, host, port, tls)
+    hosts.update(allowed_hosts(host, bound, args.allow_host)[0])  # --listen HOST:0
     command = [
         sys.executable,
         "-m",
@@ -94,49 +178,33 @@ async def _main(args: argparse.Namespace, host: str, port: int) -> int:
         command += ["--log-file", args.log_file, "--log-level", args.log_level]
     if os.environ.get(SERVE_ENV):
         command = [str(part) for part in json.loads(os.environ[SERVE_ENV])]
-    child = await asyncio.create_subprocess_exec(
-        *command,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
+    try:
+        child = await asyncio.create_subprocess_exec(
+            *command,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+    except OSError as exc:
+        await server.close()
+        raise StartError(f"cannot start {command[0]}: {exc.strerror or exc}") from exc
     assert child.stdin is not None and child.stdout is not None and child.stderr is not None
     tail: deque[str] = deque(maxlen=5)
     conn = lsp_connection(child.stdout, child.stdin)
     bridge = Bridge(conn, float(os.environ.get(POLL_ENV) or POLL_S))
     stopping = False
-    server: HttpServer | None = None
 
     async def serve_http() -> None:
-        nonlocal server
-        token = load_token(data_dir, new=args.new_token)
-        tls = None
-        if args.tls_cert:
-            tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-            tls.load_cert_chain(args.tls_cert, args.tls_key)
-        hosts, wildcard = allowed_hosts(host, port, args.allow_host)
-        server = HttpServer(
-            build_app(bridge, token, hosts, wildcard, tls is not None), max_body=MAX_BODY
-        )
-        bound = await server.start(host, port, tls)
-        hosts.update(allowed_hosts(host, bound, args.allow_host)[0])  # --listen HOST:0
-        shown = f"[{host}]" if ":" in host else host
-        if host in ("0.0.0.0", "::"):
-            shown = "127.0.0.1"
-        scheme = "https" if tls else "http"
-        if not is_loopback(host):
-            print(
-                f"{PROG}: warning: listening on {host}:{bound}; the page is reachable from "
-                "the network (the token still guards it)",
-                file=sys.stderr,
-                flush=True,
-            )
-        print(
-            f"{PROG}: open {scheme}://{shown}:{bound}/#token={token}", file=sys.stderr, flush=True
-        )
+        sessions = Sessions(token_file)
+        app = WebApp(bridge, sessions, hosts, wildcard, tls is not None, bound, on_expired)
+        token = token_file.load(new=args.new_token)
+        await server.serve(app.handle, app.admit)
+        announce(host, bound, tls is not None, token_file, token)  # once it is served
 
-    async def read_stderr() -> None:
-        async for raw in child.stderr:  # type: ignore[union-attr]
+    async def read_stderr(stream: asyncio.StreamReader) -> None:
+        # Read to its end, not cancelled with the rest: the child's last line, written as
+        # it exits, is the reason this door gives (a host that could not start).
+        async for raw in stream:
             line = raw.decode(errors="replace").rstrip()
             if line:
                 tail.append(line)
@@ -149,10 +217,10 @@ async def _main(args: argparse.Namespace, host: str, port: int) -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop)
+    stderr_read = asyncio.ensure_future(read_stderr(child.stderr))
     failure: str | None = None
     try:
         async with anyio.create_task_group() as tg:
-            tg.start_soon(read_stderr)
             ready = anyio.Event()
 
             async def on_ready() -> None:
@@ -161,32 +229,35 @@ async def _main(args: argparse.Namespace, host: str, port: int) -> int:
                     await serve_http()
                 except OSError as exc:
                     nonlocal failure
-                    failure = f"cannot listen on {host}:{port}: {exc.strerror or exc}"
+                    failure = f"cannot use {token_file.path}: {exc.strerror or exc}"
                     tg.cancel_scope.cancel()
 
             tg.start_soon(on_ready)
             try:
                 await bridge.run(ready.set)
-            except* ConnectionClosed:  # the child ended (its task group wraps it): said below
-                pass
+            except* (ConnectionClosed, OSError):
+                pass  # the child went away: its stderr says why
             tg.cancel_scope.cancel()
     finally:
         with anyio.CancelScope(shield=True):
-            if server is not None:
-                await server.close()
-            if child.stdin is not None and not child.stdin.is_closing():
+            await server.close()
+            if not child.stdin.is_closing():
                 child.stdin.close()  # end of input: the child ends cleanly, status 0
             with anyio.move_on_after(5):
                 await child.wait()
             if child.returncode is None:
                 child.kill()
                 await child.wait()
+            with anyio.move_on_after(2):
+                await stderr_read
+            stderr_read.cancel()
     if stopping and failure is None:
         return 0
     if failure is None:
-        reason = next((ln for ln in reversed(tail) if ln.startswith(CHILD_SAYS)), None)
-        if reason is not None:
-            failure = reason.split(": ", 1)[-1]
+        said = (REASON.match(line) for line in reversed(tail))
+        reason = next((m for m in said if m is not None), None)
+        if reason is not None:  # the child's own line, as `askbridge serve` prints it
+            failure = reason[1]
         else:
             failure = (
                 f"lost the host of {data_dir} (status {child.returncode}); see {data_dir}/host.log"

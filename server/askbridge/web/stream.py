@@ -2,7 +2,9 @@
 
 Each connection is one browser page (`client` id `b-N`, sent in the first event); its
 claims end with it (C4), so a phone that sleeps stops holding a countdown. A page
-that reconnects gets a fresh `state` event and replaces everything it showed.
+that reconnects gets a fresh `state` event and replaces everything it showed. The
+stream ends within CHECK_S once its session does (S14: a replaced or expired token),
+so a revoked page stops seeing questions though it asks for nothing.
 
 An event is written to the socket inside `Bridge.emit`, in the loop step that made
 it, not handed to a task through a queue: the queue's wake-ups cost a few loop
@@ -25,20 +27,22 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+from collections.abc import Callable
 from typing import Any
 
 import anyio
 
 from .bridge import Bridge
-from .http import Response, Write
+from .messages import Response, Write
 
 KEEPALIVE_S = 15.0
+CHECK_S = 1.0
 URGENT = frozenset({"state", "card", "closed"})
 HOLD_S = 0.002
 _clients = itertools.count(1)
 
 
-def event_stream(bridge: Bridge) -> Response:
+def event_stream(bridge: Bridge, still_valid: Callable[[], bool]) -> Response:
     client = f"b-{next(_clients)}"
 
     async def body(write: Write) -> None:
@@ -68,10 +72,14 @@ def event_stream(bridge: Bridge) -> Response:
         bridge.listeners.add(push)
         bridge.browsers_changed()
         try:
-            while True:  # a comment line now and then keeps proxies and NAT from timing out
-                await anyio.sleep(KEEPALIVE_S)
-                held.append(b": keepalive\n\n")
-                flush()
+            quiet = 0.0
+            while still_valid():
+                await anyio.sleep(CHECK_S)
+                quiet += CHECK_S
+                if quiet >= KEEPALIVE_S:  # a comment line now and then keeps NAT from timing out
+                    quiet = 0.0
+                    held.append(b": keepalive\n\n")
+                    flush()
         finally:  # the browser went away (or the door stops): its claims end (C4)
             if timer is not None:
                 timer.cancel()

@@ -49,9 +49,13 @@ function markdown(src) {
 }
 
 // -- the API ----------------------------------------------------------------------------
+// S14: the session cookie alone is refused; each request also carries the key the login
+// gave this page, kept per origin (another port's page never sees it).
+const KEY = "askbridge-key";
+function sessionKey() { try { return localStorage.getItem(KEY) || ""; } catch (e) { return ""; } }
 async function post(path, body) {
-  const r = await fetch(path, { method: "POST", headers: { "Content-Type": "application/json" },
-    body: JSON.stringify(body), credentials: "same-origin" });
+  const r = await fetch(path, { method: "POST", body: JSON.stringify(body), credentials: "same-origin",
+    headers: { "Content-Type": "application/json", "X-Askbridge-Session": sessionKey() } });
   let data = {}; try { data = await r.json(); } catch (e) { /* empty body */ }
   return { status: r.status, data };
 }
@@ -59,8 +63,10 @@ async function post(path, body) {
 async function start() {
   const m = /token=([0-9a-f]+)/.exec(location.hash);
   if (m) {
-    await post("/api/login", { token: m[1] });
+    const r = await post("/api/login", { token: m[1] });
     history.replaceState(null, "", location.pathname);  // the token leaves the address bar
+    if (r.data.key) { try { localStorage.setItem(KEY, r.data.key); } catch (e) { /* private mode */ } }
+    if (r.data.error) $("login").textContent = r.data.error.message;  // e.g. the token expired
   }
   connect();
 }
@@ -71,12 +77,16 @@ function connect() {
   // filling in (seen: the selection lost between a click and "Answer").
   clearTimeout(S.reconnect);
   if (S.es) S.es.close();
-  const es = S.es = new EventSource("/api/events");
+  const es = S.es = new EventSource("/api/events?key=" + encodeURIComponent(sessionKey()));
   es.onmessage = (e) => { S.retry = 1000; handle(JSON.parse(e.data)); };
   es.onerror = async () => {
     es.close(); S.live = false; S.claimed.clear();
     let status = 0;
-    try { status = (await fetch("/api/ping", { credentials: "same-origin" })).status; } catch (e) { status = 0; }
+    try {
+      const r = await fetch("/api/ping", { credentials: "same-origin", headers: { "X-Askbridge-Session": sessionKey() } });
+      status = r.status;
+      if (r.status === 401) { const e = (await r.json()).error; if (e.code === "TOKEN_EXPIRED") $("login").textContent = e.message; }
+    } catch (e) { status = 0; }
     $("login").hidden = status !== 401;
     $("stopped").hidden = status === 401;
     $("status").textContent = status === 401 ? "not logged in" : "askbridge stopped";
