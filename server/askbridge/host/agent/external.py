@@ -56,7 +56,7 @@ from .models.external import EXTERNAL_MODEL_SPEC
 from .opening import create_session
 from .ports import Requester, SessionHost
 from .session import DETACHED, Session
-from .tools import ToolContext, ToolOutcome, compact
+from .tools import ToolContext, ToolOutcome
 from .turns import _admit as admission_events  # the one way an inbox item is admitted
 
 log = logging.getLogger("askbridge.host")
@@ -254,6 +254,6 @@ def _untyped_reply_entry(call_id: str, content: list[dict[str, Any]]) -> dict[st
     }
 
 
-def late_replies_text(entries: list[dict[str, Any]], pending: list[str]) -> str:
+def late_replies(entries: list[dict[str, Any]], pending: list[str]) -> dict[str, Any]:
     """X4: what `get_answers` returns (and what rides along on the next result)."""
-    return compact({"answers": entries, "pending": pending})
+    return {"answers": entries, "pending": pending}
