@@ -57,7 +57,6 @@ from .opening import create_session
 from .ports import Requester, SessionHost
 from .session import DETACHED, Session
 from .tools import ToolContext, ToolOutcome
-from .turns import _admit as admission_events  # the one way an inbox item is admitted
 
 log = logging.getLogger("askbridge.host")
 
@@ -214,7 +213,7 @@ class ExternalSession:
         if not items:
             return []
         entries = [self._reply_entry(item) for item in items]  # while their calls are active
-        self.session.log(*[event for item in items for event in admission_events(item)])
+        self.session.log(*[event for item in items for event in item.admission_events()])
         return entries
 
     def _reply_entry(self, item: InboxItem) -> dict[str, Any]:
