@@ -189,11 +189,8 @@ class ExternalSession:
         return ToolOutcome.failure(UserQuestionError.of(ErrorCode.ASK_ABORTED))
 
     def _record(self, call: CheckedCall, outcome: ToolOutcome, *, raising: bool = True) -> None:
-        event = ev.tool_result(
-            call.id, call.name, outcome.content, is_error=outcome.is_error, error=outcome.error
-        )
         try:
-            self.session.log(event)
+            self.session.log(outcome.event(call.id, call.name))  # with its kind (P3)
         except StoreError as exc:  # the next load repairs the call (P7)
             log.error("could not record the result of %s in %s: %s", call.id, self.session.id, exc)
             if raising:
