@@ -9,6 +9,8 @@
   `own_host_modes` where a module-scoped server parametrizes the modes itself.
 - The order the suite runs in, and which tests stay on one xdist worker:
   tests/scheduling.py.
+- Every async test runs on `SettlingLoop`, the default loop that lets
+  `settle()` tell when all its tasks are blocked (tests/settling.py).
 - After every module, any host still listening under pytest's temporary
   directory (an editor's `askbridge serve` starts one in auto mode; the
   harness stops its own) is stopped and waited for.
@@ -16,7 +18,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import asyncio
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -26,6 +29,7 @@ from askbridge.attach import DEFAULT_HOST_MODE_ENV
 from askbridge.testing.hosts import stop_host
 from scheduling import configure as configure_scheduling
 from scheduling import pytest_collection_modifyitems  # noqa: F401  (a hook: the suite's order)
+from settling import SettlingLoop
 
 DOOR_SUITES = ("e2e", "acp", "mcp")
 
@@ -38,6 +42,13 @@ def pytest_configure(config: pytest.Config) -> None:
     # deadline is a wall-clock assertion, and on 2 shared cores a loaded moment fails it.
     settings.register_profile("askbridge", deadline=None)
     settings.load_profile("askbridge")
+
+
+def pytest_asyncio_loop_factories(
+    config: pytest.Config, item: pytest.Item
+) -> Mapping[str, Callable[[], asyncio.AbstractEventLoop]]:
+    """Every async test runs on the default loop that `settle()` can see into (settling.py)."""
+    return {"asyncio": SettlingLoop}
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

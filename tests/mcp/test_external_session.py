@@ -90,6 +90,35 @@ async def test_M6_the_host_stopping_leaves_open_questions_continued(tmp_path: Pa
         store.close()
 
 
+async def test_P3_X1_an_external_sessions_results_are_logged_with_their_kind(
+    tmp_path: Path,
+) -> None:
+    """The log says what each ask came to (answered with its batch, pending), as a hosted
+    session's does, so the projection never reads the model's text back."""
+    async with bench(tmp_path) as b:
+        editor = await b.editor()
+        agent = await b.agent()
+        answered = agent.call_tool("ask_user_question", {"questions": [db_question()]})
+        ask = await editor.request("userQuestions/ask")
+        session_id = ask["params"]["sessionId"]
+        editor.respond(ask["id"], {"answers": [{"id": "db", "selected": ["Postgres"]}]})
+        await agent.result(answered)
+        timed = agent.call_tool("ask_user_question", {"questions": [db_question()], "timeout": 1})
+        await editor.request("userQuestions/ask")  # left unanswered: its 1 s runs out
+        await settle()
+        b.clock.advance(1000)
+        await agent.result(timed)
+    store = open_store(b.data_dir)
+    try:
+        results = [e for e in store.load(session_id) if e["type"] == ev.TOOL_RESULT]
+    finally:
+        store.close()
+    assert [(r.get("outcome"), r.get("answers")) for r in results] == [
+        ("answered", [{"id": "db", "selected": ["Postgres"]}]),
+        ("pending", None),
+    ]
+
+
 def test_X5_rendering_of_tool_inputs() -> None:
     assert fenced("a ``` b", "sh") == "````sh\na ``` b\n````"
     written = render_input("Write", {"file_path": "x/app.py", "content": "print(1)"})

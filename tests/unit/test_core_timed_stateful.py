@@ -32,6 +32,7 @@ from askbridge.core import (
     UserQuestionError,
 )
 from askbridge.protocol import Answer, ErrorCode, PendingResult, WaitFrame
+from settling import SettlingLoop
 
 # A broken rule must fail fast, not hang until the suite-wide timeout.
 pytestmark = pytest.mark.timeout(90)
@@ -233,17 +234,22 @@ def wait_ended(wait: TimedQuestionWait) -> bool:
     return wait.ended and wait.claim_count == 0
 
 
+def run(scenario: Scenario, ops: list[Op]) -> None:
+    """One example on its own loop, one `settle()` can see into (tests/settling.py)."""
+    anyio.run(scenario.run, ops, backend_options={"loop_factory": SettlingLoop})
+
+
 @SCENARIO
 @given(timeout=st.integers(1, 1500), ops=st.lists(OPS, max_size=25), answerer=st.booleans())
 def test_TW5_C5_stateful_ask_timed_expires_exactly_when_unclaimed_past_deadline(
     timeout: int, ops: list[Op], answerer: bool
 ) -> None:
     """TW5/TW6/TW8/TW10, C1–C5 through UserQuestionService.ask_timed and attach_wait."""
-    anyio.run(Scenario(timeout, service=True, answerer=answerer).run, ops)
+    run(Scenario(timeout, service=True, answerer=answerer), ops)
 
 
 @SCENARIO
 @given(timeout=st.integers(1, 1500), ops=st.lists(OPS, max_size=25))
 def test_TW5_C5_stateful_timed_question_wait(timeout: int, ops: list[Op]) -> None:
     """TW5/TW10, C1–C5 on a bare TimedQuestionWait and its ClaimStreams."""
-    anyio.run(Scenario(timeout, service=False, answerer=False).run, ops)
+    run(Scenario(timeout, service=False, answerer=False), ops)

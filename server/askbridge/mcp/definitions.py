@@ -1,5 +1,5 @@
 """What the MCP door's agent sees of its tools: their definitions (X2, X4, X5) and the
-pending text of an external session's timed ask, which points at `get_answers` (X2).
+pending message of an external session's timed ask, which points at `get_answers` (X2).
 
 Kept apart from mcp/tools.py, which runs the calls: this is the door's fixed text.
 """
@@ -8,22 +8,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from askbridge.host.agent.tools import ASK_TOOL, AskUserQuestionTool, compact
+from askbridge.host.agent.tools import ASK_TOOL, AskUserQuestionTool
 
 from .approval import APPROVAL_TOOL
 
 GET_ANSWERS_TOOL = "get_answers"
 
 
-def external_pending_text(call_id: str) -> str:
-    """X2: T5's JSON, whose message points at get_answers instead of a user message."""
-    message = (
+def external_pending_message(call_id: str) -> str:
+    """X2: T5's message, pointing at get_answers instead of a user message."""
+    return (
         "No answer batch arrived before the timeout. This is pending, not a skipped answer: "
         "continue with useful work that does not depend on it. The user can still answer; "
         f'call get_answers (with callIds ["{call_id}"], or without arguments) later to receive '
         "the reply with the original questions. Do not treat this as permission."
     )
-    return compact({"pending": True, "callId": call_id, "message": message})
 
 
 def tool_definitions(ask: AskUserQuestionTool) -> list[dict[str, Any]]:

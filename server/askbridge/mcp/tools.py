@@ -19,7 +19,6 @@ While a question waits, `notifications/progress` go out every
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -29,20 +28,19 @@ import anyio
 from askbridge.core import HarnessError, ToolInputError, UserQuestionRequest
 from askbridge.core.beside import beside
 from askbridge.host.agent.ask_call import CallExtra
-from askbridge.host.agent.external import ExternalSession, late_replies_text
+from askbridge.host.agent.external import ExternalSession, late_replies
 from askbridge.host.agent.model_output import CheckedCall
 from askbridge.host.agent.tools import (
     ASK_TOOL,
     AskUserQuestionTool,
     ToolContext,
     ToolOutcome,
-    compact,
 )
 from askbridge.host.asking.external import follow_by_renderers
 from askbridge.log_lines import field
 
 from .approval import APPROVAL_TOOL, approval_question, decision, failed
-from .definitions import GET_ANSWERS_TOOL, external_pending_text, tool_definitions
+from .definitions import GET_ANSWERS_TOOL, external_pending_message, tool_definitions
 
 if TYPE_CHECKING:
     from askbridge.host.asking.clients import Client
@@ -123,7 +121,7 @@ class ExternalAgent:
     def _continued(call_id: str) -> ToolOutcome:
         """X3: a timed ask the agent cancelled (its own tool timeout) is pending, not aborted:
         the question stays answerable and `get_answers` delivers the reply."""
-        return ToolOutcome.pending(call_id, external_pending_text(call_id))
+        return ToolOutcome.pending(call_id, external_pending_message(call_id))
 
     def _asker(
         self, progress: Progress | None
@@ -135,7 +133,7 @@ class ExternalAgent:
                 session.ask_tool.run(ctx, call.arguments, call.questions), ctx, progress
             )
             if outcome.kind == "pending":
-                return ToolOutcome.pending(ctx.call_id, external_pending_text(ctx.call_id))
+                return ToolOutcome.pending(ctx.call_id, external_pending_message(ctx.call_id))
             return outcome
 
         return ask
@@ -169,7 +167,7 @@ class ExternalAgent:
             outcome = ToolOutcome.failure(ToolInputError("callIds must be an array of strings"))
             return self._result(outcome, ride_along=self.session is not None)
         if self.session is None:  # nothing was asked on this connection
-            return self._result(ToolOutcome(late_replies_text([], [])), ride_along=False)
+            return self._result(ToolOutcome.done(late_replies([], [])), ride_along=False)
         session = self.session
         wanted = set(call_ids) if call_ids is not None else None
         entries: list[dict[str, Any]] = []
@@ -179,7 +177,7 @@ class ExternalAgent:
             pending = session.pending_calls()
             if wanted is not None:
                 pending = [c for c in pending if c in wanted]
-            return ToolOutcome(late_replies_text(entries, pending))
+            return ToolOutcome.done(late_replies(entries, pending))
 
         outcome = await session.run_call(GET_ANSWERS_TOOL, arguments, collect)
         return self._result(outcome, ride_along=True)
@@ -195,7 +193,7 @@ class ExternalAgent:
         async def decide(ctx: ToolContext, call: CheckedCall) -> ToolOutcome:
             if not isinstance(tool_name, str) or not tool_name or not isinstance(tool_input, dict):
                 reason = "approval_prompt needs tool_name (a string) and input (an object)"
-                return ToolOutcome(compact(failed(name, reason)))
+                return ToolOutcome.done(failed(name, reason))
             question = approval_question(tool_name, tool_input)
             request = UserQuestionRequest(
                 [question],
@@ -209,12 +207,12 @@ class ExternalAgent:
                 answer = await self._waiting(self.host.service.ask(request), ctx, progress)
             except HarnessError as exc:
                 log.info("approval of %s denied: %s", field(tool_name), field(exc.message))
-                return ToolOutcome(compact(failed(tool_name, exc.message)))
-            return ToolOutcome(compact(decision(question, tool_name, tool_input, answer)))
+                return ToolOutcome.done(failed(tool_name, exc.message))
+            return ToolOutcome.done(decision(question, tool_name, tool_input, answer))
 
         outcome = await session.run_call(APPROVAL_TOOL, arguments, decide)
-        if outcome.is_error:  # a failure run_call caught is still a decision: deny (X5)
-            outcome = ToolOutcome(compact(failed(name, outcome.content.removeprefix("Error: "))))
+        if outcome.message is not None:  # a failure run_call caught is still a decision: deny (X5)
+            outcome = ToolOutcome.done(failed(name, outcome.message))
         # X5: exactly one text content and nothing else; Claude Code rejects any other
         # shape ("an invalid result") and the user's decision would be lost.
         return ToolResult([outcome.content], None, False)
@@ -227,30 +225,19 @@ class ExternalAgent:
         return self._result(ToolOutcome.failure(exc), ride_along=False)
 
     def _result(self, outcome: ToolOutcome, *, ride_along: bool) -> ToolResult:
-        if outcome.is_error:
-            message = outcome.content.removeprefix("Error: ")
-            structured: dict[str, Any] = {**(outcome.error or {}), "message": message}
-        else:
-            structured = _json_object(outcome.content)
-        texts = [outcome.content]
+        """The MCP result of a typed outcome: its text first, and the object it renders as
+        `structuredContent` (X2, X4)."""
+        texts, structured = [outcome.content], outcome.data()
         session = self.session
         if ride_along and session is not None:
             late = session.take_replies()
             if late:
-                extra = late_replies_text(late, session.pending_calls())
-                texts.append(extra)
-                structured = {**structured, "lateReplies": json.loads(extra)}
+                replies = ToolOutcome.done(late_replies(late, session.pending_calls()))
+                texts.append(replies.content)
+                structured = {**structured, "lateReplies": replies.data()}
         if outcome.is_error:
             log.info("tool call failed: %s", field(outcome.content))
         return ToolResult(texts, structured, outcome.is_error)
-
-
-def _json_object(text: str) -> dict[str, Any]:
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return {"text": text}
-    return value if isinstance(value, dict) else {"value": value}
 
 
 __all__ = ["GET_ANSWERS_TOOL", "ExternalAgent", "ToolResult", "tool_definitions"]

@@ -57,8 +57,7 @@ from .models.external import EXTERNAL_MODEL_SPEC
 from .opening import create_session
 from .ports import Requester, SessionHost
 from .session import DETACHED, Session
-from .tools import ToolContext, ToolOutcome, compact
-from .turns import _admit as admission_events  # the one way an inbox item is admitted
+from .tools import ToolContext, ToolOutcome
 
 log = logging.getLogger("askbridge.host")
 
@@ -191,11 +190,8 @@ class ExternalSession:
         return ToolOutcome.failure(UserQuestionError.of(ErrorCode.ASK_ABORTED))
 
     def _record(self, call: CheckedCall, outcome: ToolOutcome, *, raising: bool = True) -> None:
-        event = ev.tool_result(
-            call.id, call.name, outcome.content, is_error=outcome.is_error, error=outcome.error
-        )
         try:
-            self.session.log(event)
+            self.session.log(outcome.event(call.id, call.name))  # with its kind (P3)
         except StoreError as exc:  # the next load repairs the call (P7)
             log.error("could not record the result of %s in %s: %s", call.id, self.session.id, exc)
             if raising:
@@ -215,7 +211,7 @@ class ExternalSession:
         if not items:
             return []
         entries = [self._reply_entry(item) for item in items]  # while their calls are active
-        self.session.log(*[event for item in items for event in admission_events(item)])
+        self.session.log(*[event for item in items for event in item.admission_events()])
         return entries
 
     def _reply_entry(self, item: InboxItem) -> dict[str, Any]:
@@ -255,6 +251,6 @@ def _untyped_reply_entry(call_id: str, content: list[dict[str, Any]]) -> dict[st
     }
 
 
-def late_replies_text(entries: list[dict[str, Any]], pending: list[str]) -> str:
+def late_replies(entries: list[dict[str, Any]], pending: list[str]) -> dict[str, Any]:
     """X4: what `get_answers` returns (and what rides along on the next result)."""
-    return compact({"answers": entries, "pending": pending})
+    return {"answers": entries, "pending": pending}

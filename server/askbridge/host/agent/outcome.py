@@ -4,7 +4,9 @@ A tool call comes to a `ToolOutcome`: answered (with the checked batch),
 pending, failed with `{name, code}`, or "done" for any other tool's own text.
 `content`, the text the model reads, is rendered here once; `ToolOutcome.event`
 logs it beside its kind, so the projection and `askbridge sessions` fold the
-kind and never parse the text back (host/log/events.py `tool_result`).
+kind and never parse the text back (host/log/events.py `tool_result`), and
+`ToolOutcome.data` is the same result as the JSON object it was rendered from,
+for a door that sends results typed (MCP's `structuredContent`).
 """
 
 from __future__ import annotations
@@ -46,6 +48,13 @@ class ToolOutcome:
     kind: OutcomeKind = "done"
     answers: list[dict[str, Any]] | None = None  # answered: the checked batch, wire form
     answers_json: str | None = None  # its compact text, for the event (encoded once)
+    value: dict[str, Any] | None = None  # pending, done: the object `content` is the text of
+    message: str | None = None  # failed: the error's own message, without "Error: "
+
+    @classmethod
+    def done(cls, value: dict[str, Any]) -> ToolOutcome:
+        """Another tool's result that is a JSON object: the model reads its compact text."""
+        return cls(compact(value), value=value)
 
     @classmethod
     def answered(cls, answer: Answer) -> ToolOutcome:
@@ -55,14 +64,29 @@ class ToolOutcome:
         return cls(f'{{"answers":{text}}}', kind="answered", answers=answers, answers_json=text)
 
     @classmethod
-    def pending(cls, call_id: str, text: str | None = None) -> ToolOutcome:
-        """T5 (or a door's own pending text, X2): the question stays answerable."""
-        return cls(pending_text(call_id) if text is None else text, kind="pending")
+    def pending(cls, call_id: str, message: str | None = None) -> ToolOutcome:
+        """T5 (or, with a door's own message, X2): the question stays answerable."""
+        notice = {
+            "pending": True,
+            "callId": call_id,
+            "message": pending_message(call_id) if message is None else message,
+        }
+        return cls(compact(notice), kind="pending", value=notice)
 
     @classmethod
     def failure(cls, exc: HarnessError) -> ToolOutcome:
         """T6: `Error: <message>` with structured `{name, code}`."""
-        return cls(f"Error: {exc.message}", True, exc.to_data(), kind="failed")
+        text = f"Error: {exc.message}"
+        return cls(text, True, exc.to_data(), kind="failed", message=exc.message)
+
+    def data(self) -> dict[str, Any]:
+        """The result as a JSON object: `{"answers": …}`, the pending notice, `{name, code,
+        message}` of a failure, another tool's object, or `{"text": …}` of a plain text."""
+        if self.kind == "answered":
+            return {"answers": self.answers}
+        if self.kind == "failed":
+            return {**(self.error or {}), "message": self.message}
+        return {"text": self.content} if self.value is None else self.value
 
     def event(self, call_id: str, name: str) -> ev.Event:
         """The `tool/result` that records this outcome, its kind and answers included."""
@@ -95,15 +119,14 @@ def _item_json(wire: dict[str, Any]) -> str:
     return text + ("}" if custom is None else f',"custom":{json_string(custom)}}}')
 
 
-def pending_text(call_id: str) -> str:
-    """T5: what the model reads when a timed question is still open."""
-    message = (
+def pending_message(call_id: str) -> str:
+    """T5: what the model is told when a timed question is still open."""
+    return (
         "No answer batch arrived before the timeout. This is pending, not a skipped answer: "
         "continue with useful work that does not depend on it. The user can still answer; the "
         "reply will arrive later as a user message identified as answer_to_pending_question with "
         f"callId {call_id} and the original questions. Do not treat this as permission."
     )
-    return compact({"pending": True, "callId": call_id, "message": message})
 
 
 class Resume:

@@ -37,7 +37,7 @@ from ..log.projection_parse import questions_valid, read_questions
 from ..store.store_api import encode_event
 from .agents import Agent
 from .ask_call import TOOL_CALL_ID, CallExtra
-from .outcome import OutcomeKind, Resume, ToolOutcome, compact, pending_text
+from .outcome import OutcomeKind, Resume, ToolOutcome, compact, outcome_of
 
 ASK_TOOL = "ask_user_question"
 DELEGATE_TOOL = "delegate"
@@ -285,7 +285,6 @@ __all__ = [
     "ToolOutcome",
     "compact",
     "parse_questions",
-    "pending_text",
     "reply_text",
     "valid_timeout",
 ]

@@ -22,7 +22,6 @@ question stays answerable (continued).
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
 
 import anyio
 
@@ -44,19 +43,7 @@ from .session import QueuedPrompt, Session
 from .step import Step, finish_call
 from .tools import DELEGATE_TOOL, ToolContext, ToolOutcome
 
-if TYPE_CHECKING:
-    from ..log.inbox import InboxItem
-
 log = logging.getLogger("askbridge.host")
-
-
-def _admit(item: InboxItem) -> list[ev.Event]:
-    return [
-        ev.user_message(
-            item.content, source=item.source, inbox_id=item.inbox_id, answers=item.answers
-        ),
-        ev.inbox_claimed(item.inbox_id),
-    ]
 
 
 async def run_turn(session: Session, signal: AbortSignal | None = None) -> str:
@@ -66,7 +53,7 @@ async def run_turn(session: Session, signal: AbortSignal | None = None) -> str:
     signal = signal or AbortSignal()
     session.turn_signal = signal
     cause = "prompt" if prompt is not None else "inbox"
-    admitted = [event for item in items for event in _admit(item)]
+    admitted = [event for item in items for event in item.admission_events()]
     if prompt is not None:
         admitted.append(ev.user_message(prompt.content))
     stop, error = "end_turn", None
@@ -166,7 +153,7 @@ async def _steps(session: Session, signal: AbortSignal) -> str:
             session.prompts[0].arrival if session.prompts else float("inf"), step=True
         )
         if boundary:  # L4: claimed at the next step boundary
-            session.log_soon(*[event for item in boundary for event in _admit(item)])
+            session.log_soon(*[event for item in boundary for event in item.admission_events()])
     return "max_turn_requests"
 
 

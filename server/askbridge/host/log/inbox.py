@@ -34,6 +34,16 @@ class InboxItem:
             return call_id if isinstance(call_id, str) else None
         return None
 
+    def admission_events(self) -> list[ev.Event]:
+        """The events that admit this item: its `user/message`, then its `agent/inbox/claimed`
+        (the turn loop's and `get_answers`' one way, L4-L6)."""
+        return [
+            ev.user_message(
+                self.content, source=self.source, inbox_id=self.inbox_id, answers=self.answers
+            ),
+            ev.inbox_claimed(self.inbox_id),
+        ]
+
 
 class Inbox:
     def __init__(self) -> None:
