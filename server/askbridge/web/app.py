@@ -10,6 +10,7 @@ the page's own). Errors are `{error: {code, message}}`.
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import logging
 import re
@@ -149,7 +150,10 @@ def build_app(
     async def claim(request: Request) -> Response:
         card, client = _card_and_client(request)
         bridge.claim(card, client)
-        return json_response({"ok": True})
+        # What was left when the claim began (null until the deadline is known): the
+        # page shows it while its claim holds the host's timer (B4).
+        now = asyncio.get_running_loop().time()
+        return json_response({"ok": True, "remainingMs": card.public(now)["remainingMs"]})
 
     async def release(request: Request) -> Response:
         card, client = _card_and_client(request)

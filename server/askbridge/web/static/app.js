@@ -4,7 +4,8 @@
 "use strict";
 
 const S = { client: null, cards: new Map(), views: {}, sessions: {}, dismissed: new Set(),
-  held: new Set(), claimed: new Set(), els: new Map(), es: null, retry: 1000, reconnect: 0, live: false };
+  held: new Set(), claimed: new Set(), stopped: new Map(), els: new Map(), es: null, retry: 1000,
+  reconnect: 0, live: false };
 const $ = (id) => document.getElementById(id);
 let focused = document.hasFocus() && document.visibilityState === "visible";
 
@@ -119,22 +120,57 @@ function renderSoon() {
 function addCard(c) {
   const old = S.cards.get(c.id);
   c.deadline = c.remainingMs == null ? null : performance.now() + c.remainingMs;
-  if (old) { c.closed = old.closed; }
+  if (old) { c.closed = old.closed; c.sent = old.sent; c.sending = old.sending; c.seen = old.seen; } else c.seen = performance.now();
+  // What the page's own claim stopped at, when the claim began before the deadline was known.
+  if (S.claimed.has(c.id) && S.stopped.get(c.id) == null && c.remainingMs != null) S.stopped.set(c.id, c.remainingMs);
   S.cards.set(c.id, c);
 }
 
 // -- claims (B4) ------------------------------------------------------------------------
+// The page holds a timed card's wait in two ways. A *look*: the page is visible and
+// focused, and the person touched it (pointer, key, wheel, scroll, focus) or the card
+// arrived less than LOOK_MS ago; a page left open with nobody at it stops holding after
+// LOOK_MS, so it never turns a timed question into a blocking one. A *hold*: typing or
+// choosing in the card, or "Take time", keeps the claim until the card is answered or
+// dismissed. While either holds, the host's timer is stopped and the card says so; the
+// deadline itself never moves (TW5), so what it shows is the time that was left.
+const LOOK_MS = 20000;
+let lastLook = performance.now();
+let lookLapsed = false;  // a look ran out: the next input claims again at once
+function looked() {
+  lastLook = performance.now();
+  if (lookLapsed) { lookLapsed = false; claimChanges(); }
+}
+for (const type of ["pointerdown", "pointermove", "keydown", "wheel", "touchstart", "scroll"])
+  window.addEventListener(type, looked, { capture: true, passive: true });
+function looking(c) { return focused && performance.now() - Math.max(lastLook, c.seen || 0) < LOOK_MS; }
+function leftMs(c) { return c.deadline == null ? null : Math.max(0, c.deadline - performance.now()); }
+
 function syncClaims() {  // true when it claimed or released something
   let changed = false;
   for (const c of S.cards.values()) {
-    const want = S.live && c.timed && !c.closed && !S.dismissed.has(c.id) && (focused || S.held.has(c.id));
-    if (want && !S.claimed.has(c.id)) { S.claimed.add(c.id); changed = true; post(`/api/cards/${c.id}/claim`, { client: S.client }); }
-    else if (!want && S.claimed.has(c.id)) { S.claimed.delete(c.id); changed = true; post(`/api/cards/${c.id}/release`, { client: S.client }); }
+    const mine = S.claimed.has(c.id);
+    const open = S.live && c.timed && !c.closed && !c.sent && !S.dismissed.has(c.id);
+    const look = looking(c);
+    if (open && focused && !look && !S.held.has(c.id)) lookLapsed = true;
+    // A count that ran out is not claimed again: the question is on its way to Continued.
+    const ranOut = !mine && !c.claimed && leftMs(c) === 0;
+    const want = open && (S.held.has(c.id) || look) && !ranOut;
+    if (want && !mine) {
+      S.claimed.add(c.id); S.stopped.set(c.id, leftMs(c)); changed = true;
+      post(`/api/cards/${c.id}/claim`, { client: S.client }).then((r) => {
+        // The door answers with the time left on the host's clock when the claim began.
+        if (S.claimed.has(c.id) && r.data && Number.isInteger(r.data.remainingMs)) { S.stopped.set(c.id, r.data.remainingMs); tick(); }
+      });
+    } else if (!want && mine) {
+      S.claimed.delete(c.id); S.stopped.delete(c.id); c.claimed = false; changed = true;
+      post(`/api/cards/${c.id}/release`, { client: S.client });
+    }
   }
   return changed;
 }
-function setFocus() { focused = document.visibilityState === "visible" && document.hasFocus(); syncClaims(); render(); }
-window.addEventListener("focus", () => { focused = document.visibilityState === "visible"; syncClaims(); render(); });
+function setFocus() { focused = document.visibilityState === "visible" && document.hasFocus(); if (focused) looked(); syncClaims(); render(); }
+window.addEventListener("focus", () => { focused = document.visibilityState === "visible"; looked(); syncClaims(); render(); });
 window.addEventListener("blur", () => { focused = false; syncClaims(); render(); });
 document.addEventListener("visibilitychange", setFocus);
 
@@ -195,8 +231,17 @@ function questionBlock(q, card) {
   }
   const other = document.createElement(opts.length ? "input" : "textarea");
   if (opts.length) other.type = "text";
-  other.className = "other"; other.placeholder = opts.length ? "Other (replaces the choice)" : "Your answer";
+  // F2/F3: on a single choice Other replaces the choice, so the two never show together;
+  // on a multi-select it is sent beside the ticked choices.
+  other.className = "other";
+  other.placeholder = !opts.length ? "Your answer" : (q.multiSelect ? "Other (added to the choices)" : "Other (replaces the choice)");
   other.setAttribute("aria-label", opts.length ? `Other answer to: ${q.question}` : `Answer to: ${q.question}`);
+  if (opts.length && !q.multiSelect) {
+    other.addEventListener("input", () => {
+      if (other.value.trim()) box.querySelectorAll("input[type=radio]").forEach((r) => { r.checked = false; });
+    });
+    box.addEventListener("change", (e) => { if (e.target.type === "radio" && e.target.checked) other.value = ""; });
+  }
   box.append(other);
   return box;
 }
@@ -226,16 +271,17 @@ function cardElement(card) {
     const b = document.createElement("button"); b.type = "button"; b.className = "primary submit"; b.textContent = "Answer";
     b.onclick = () => send(card, collect(el, card.questions)); row.append(b);
   }
+  let take = null;
   if (card.timed) {
-    const t = document.createElement("button"); t.type = "button"; t.className = "take-time"; t.textContent = "Take time";
+    const t = take = document.createElement("button"); t.type = "button"; t.className = "take-time"; t.textContent = "Take time";
     t.onclick = () => { S.held.add(card.id); syncClaims(); render(); }; row.append(t);
   }
   const d = document.createElement("button"); d.type = "button"; d.className = "dismiss"; d.textContent = "Dismiss";
   d.onclick = () => { S.dismissed.add(card.key); if (card.id) S.dismissed.add(card.id); S.held.delete(card.id); syncClaims(); render(); };
   row.append(d);
   el.append(row, note);
-  el.parts = { note, countdown, sess };
-  el.addEventListener("input", () => { if (card.timed && card.id) { S.held.add(card.id); syncClaims(); } });
+  el.parts = { note, countdown, sess, take };
+  el.addEventListener("input", () => { if (card.timed && card.id) { S.held.add(card.id); syncClaims(); render(); } });
   return el;
 }
 
@@ -244,9 +290,10 @@ async function send(shown, answers) {
   const el = S.els.get(card.key || shown.key); const note = el.querySelector(".note");
   const path = card.late ? `/api/sessions/${encodeURIComponent(card.sessionId)}/calls/${encodeURIComponent(card.callId)}/answer`
     : `/api/cards/${card.id}/answer`;
+  card.sending = true;  // its own "closed" event may come before this answer's response
   const r = await post(path, { answer: { answers } });
   if (r.status === 200) { note.className = "note ok"; note.textContent = card.late ? "Sent: the agent gets it as a late reply." : "Sent."; card.sent = true; S.held.delete(card.id); }
-  else if (r.status === 409) { note.className = "note"; note.textContent = "Answered elsewhere."; card.sent = true; }
+  else if (r.status === 409) { note.className = "note"; note.textContent = "Answered elsewhere."; card.sent = true; S.held.delete(card.id); }
   else { note.className = "note err"; note.textContent = (r.data.error && r.data.error.message) || `error ${r.status}`; }
   syncClaims(); render();
 }
@@ -286,24 +333,39 @@ function showNew(card) {
   $("empty").hidden = true;
 }
 
-// Every event renders every card, closed ones included (they stay, saying why), so a
-// card that did not change costs only comparisons: no DOM writes, no queries.
+// Every event renders every card, so a card that did not change costs only comparisons:
+// no DOM writes, no queries. A card that closed (sent from here, answered elsewhere, no
+// longer asked) shrinks to its question and a note saying why, then goes (settle), so
+// "Questions" lists only what is still open.
+const SETTLED_MS = 4000;
 function place(card, parent, keep) {
   keep.add(card.key);
   let el = S.els.get(card.key);
   if (!el) { el = cardElement(card); S.els.set(card.key, el); parent.append(el); }
   const hide = S.dismissed.has(card.key); if (el.hidden !== hide) el.hidden = hide;
-  if (!card.late && card.closed && !card.sent) {
-    if (!el.classList.contains("closed")) {
-      el.classList.add("closed"); el.querySelectorAll("button:not(.dismiss), input, textarea").forEach((x) => { x.disabled = true; });
+  if (el.parts.take && el.parts.take.disabled !== S.held.has(card.id)) el.parts.take.disabled = S.held.has(card.id);
+  if (!card.late && (card.closed || card.sent)) {
+    if (!card.sent) {
+      show(el.parts.note, card.closed === "answered" ? (card.sending ? "Sent." : "Answered in another browser.") : (settledHere(card) || !card.callId ? "Answered elsewhere." : "No longer asked."));
     }
-    show(el.parts.note, card.closed === "answered" ? "Sent." : (settledHere(card) || !card.callId ? "Answered elsewhere." : "No longer asked."));
+    if (!el.classList.contains("closed")) settle(card, el);
   }
   if (card.late && !S.views[card.sessionId].active.some((e) => e.callId === card.callId) && !card.sent) {
     show(el.parts.note, "Answered elsewhere.");
   }
   show(el.parts.countdown, countdown(card));
   show(el.parts.sess, sessionName(card.sessionId));  // titles come later
+}
+
+function settle(card, el) {
+  el.classList.add("closed", "settled");
+  el.querySelectorAll("button, input, textarea").forEach((x) => { x.disabled = true; });
+  setTimeout(() => {
+    el.remove();
+    if (S.els.get(card.key) === el) S.els.delete(card.key);
+    if (S.cards.get(card.id) && (S.cards.get(card.id).closed || S.cards.get(card.id).sent)) S.cards.delete(card.id);
+    render();
+  }, SETTLED_MS);
 }
 
 function render() {
@@ -320,23 +382,33 @@ function render() {
       } else if (!key.startsWith("late:")) { el.remove(); S.els.delete(key); }
     }
   }
-  const open = live.filter((c) => !c.closed && !S.dismissed.has(c.key)).length;
+  const open = live.filter((c) => !c.closed && !c.sent && !S.dismissed.has(c.key)).length;
   const cont = late.filter((c) => !S.dismissed.has(c.key)).length;
-  $("empty").hidden = open > 0;
+  $("empty").hidden = open > 0 || !S.live;  // without the stream the page cannot know
   document.title = (open ? `(${open}) ` : "") + "askbridge" + (cont ? ` · ${cont} continued` : "");
 }
 
+// While a claim holds the wait the number does not tick: it is what was left when the
+// clock stopped. Unclaimed, it counts down the host's deadline.
 function countdown(card) {
   if (card.late) return "continued";
-  if (!card.timed || card.closed) return "";
-  if (card.deadline == null) return "timed";
-  const left = Math.max(0, Math.ceil((card.deadline - performance.now()) / 1000));
-  const holding = S.claimed.has(card.id) || card.claimed;
-  if (left === 0) return holding ? "time is up: it continues when you leave" : "continuing…";
-  return holding ? `${left}s left · held while you look` : `${left}s left`;
+  if (!card.timed || card.closed || card.sent) return "";
+  const secs = (ms) => `${Math.ceil(ms / 1000)} s`;
+  if (S.claimed.has(card.id)) {
+    const ms = S.stopped.get(card.id);
+    const why = S.held.has(card.id) ? "clock stopped until you answer" : "clock stopped while you look";
+    return ms == null ? why : `${why} · ${secs(ms)} were left`;
+  }
+  if (card.claimed) return "clock stopped in another browser";
+  const ms = leftMs(card);
+  if (ms == null) return "timed";
+  return ms > 0 ? `${secs(ms)} left` : "time is up: the agent goes on without it";
 }
 function show(el, text) { if (el.textContent !== text) el.textContent = text; }
-function tick() { for (const c of S.cards.values()) { const el = S.els.get(c.key); if (el) show(el.parts.countdown, countdown(c)); } }
+function tick() {
+  syncClaims();  // a look that ran out releases its claims here
+  for (const c of S.cards.values()) { const el = S.els.get(c.key); if (el) show(el.parts.countdown, countdown(c)); }
+}
 setInterval(tick, 250);
 
 // -- notifications (B7) -----------------------------------------------------------------
