@@ -164,7 +164,8 @@ function syncClaims() {  // true when it claimed or released something
       });
     } else if (!want && mine) {
       S.claimed.delete(c.id); S.stopped.delete(c.id); c.claimed = false; changed = true;
-      post(`/api/cards/${c.id}/release`, { client: S.client });
+      // An answered or closed card's claim ended with it at the door: nothing to release.
+      if (!c.sent && !c.sending && !c.closed) post(`/api/cards/${c.id}/release`, { client: S.client });
     }
   }
   return changed;
@@ -294,7 +295,7 @@ async function send(shown, answers) {
   const r = await post(path, { answer: { answers } });
   if (r.status === 200) { note.className = "note ok"; note.textContent = card.late ? "Sent: the agent gets it as a late reply." : "Sent."; card.sent = true; S.held.delete(card.id); }
   else if (r.status === 409) { note.className = "note"; note.textContent = "Answered elsewhere."; card.sent = true; S.held.delete(card.id); }
-  else { note.className = "note err"; note.textContent = (r.data.error && r.data.error.message) || `error ${r.status}`; }
+  else { note.className = "note err"; note.textContent = (r.data.error && r.data.error.message) || `error ${r.status}`; card.sending = false; }
   syncClaims(); render();
 }
 
