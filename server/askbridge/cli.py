@@ -77,6 +77,10 @@ def _run(args: argparse.Namespace) -> int:
         from askbridge.sessions_cli import run_sessions
 
         return run_sessions(args)
+    if args.command == "demo" and args.web:
+        from askbridge.demo.web import run_web_demo
+
+        return run_web_demo(args.data_dir, args.listen)
     if args.command == "demo":
         from askbridge.demo import run_demo
 
