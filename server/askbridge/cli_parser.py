@@ -88,7 +88,6 @@ def _demo_flags(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--listen",
-        default="127.0.0.1:0",
         metavar="HOST:PORT",
         help="with --web: where the page is served (default: a free port on 127.0.0.1)",
     )

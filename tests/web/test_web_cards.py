@@ -126,7 +126,6 @@ async def test_B7_long_unbroken_text_wraps_within_a_phone_viewport(tmp_path: Pat
         "id": "q",
         "header": "H" * 100,
         "question": "Pick " + "y" * 400 + "?",
-        "detail": "z" * 600 + "\n\n`" + "c" * 300 + "`\n\n```\n" + "p" * 400 + "\n```",
         "options": [{"label": long[:200], "description": "d" * 900}, {"label": "short"}],
     }
     async with web_stack(tmp_path) as st:
@@ -141,3 +140,15 @@ async def test_B7_long_unbroken_text_wraps_within_a_phone_viewport(tmp_path: Pat
         await c.get_by_text("short", exact=True).click()
         await c.get_by_role("button", name="Answer").click()
         assert await result() == {"answers": [{"id": "q", "selected": ["short"]}]}
+        # A detail's code block (an approval's command) scrolls inside its box.
+        command = "echo " + "w" * 600
+        tool_input = {"command": command, "description": "d" * 300}
+        result = st.call_soon("approval_prompt", {"tool_name": "Bash", "input": tool_input})
+        c = await card(page, "echo www")
+        await shot(page, "long-command-phone")
+        widths = await page.evaluate(
+            "[document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+        )
+        assert widths[0] <= widths[1], widths
+        await c.get_by_role("button", name="Deny").click()
+        assert (await result())["behavior"] == "deny"

@@ -79,3 +79,20 @@ async def test_B1_demo_web_shows_the_demos_questions_on_the_page(tmp_path: Path)
         if process.returncode is None:
             process.kill()
             await process.wait()
+
+
+async def test_demo_web_bad_flags_are_one_line_each(tmp_path: Path) -> None:
+    for argv in (["--web", "--auto"], ["--listen", "127.0.0.1:0"], ["--web", "--listen", "x"]):
+        process = await asyncio.create_subprocess_exec(
+            ASKBRIDGE,
+            "demo",
+            *argv,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=tmp_path,
+        )
+        out, err = await process.communicate()
+        lines = err.decode().splitlines()
+        assert process.returncode == 2 and out == b"", (argv, out)
+        assert len(lines) == 1 and lines[0].startswith("askbridge demo: error: "), (argv, lines)

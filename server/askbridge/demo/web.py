@@ -54,6 +54,13 @@ class DoorFailed(Exception):
 
 
 def run_web_demo(data_dir: str | None, listen: str) -> int:
+    from askbridge.web.main import parse_listen
+
+    try:
+        parse_listen(listen)
+    except ValueError as exc:
+        print(f"askbridge demo: error: {exc}; see askbridge demo --help", file=sys.stderr)
+        return 2
     console = Console(highlight=False)
     path = Path(data_dir) if data_dir else Path(tempfile.mkdtemp(prefix="askbridge-demo-"))
     try:
