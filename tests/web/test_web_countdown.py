@@ -137,7 +137,9 @@ async def test_B4_input_after_a_lapsed_look_stops_the_clock_again(tmp_path: Path
         countdown = c.locator(".countdown")
         await countdown.filter(has_text="clock stopped while you look").wait_for()
         await page.clock.fast_forward(LOOK_MS)
-        await countdown.filter(has_text=re.compile(r"^\d+ s left$")).wait_for()
+        await countdown.filter(
+            has_text=re.compile(r"^\d+ s left · touch the page to stop the clock$")
+        ).wait_for()
         await page.mouse.move(10, 10)
         await page.mouse.move(40, 60)  # someone is there again
         await countdown.filter(has_text="clock stopped while you look").wait_for()

@@ -403,7 +403,8 @@ function countdown(card) {
   if (card.claimed) return "clock stopped in another browser";
   const ms = leftMs(card);
   if (ms == null) return "timed";
-  return ms > 0 ? `${secs(ms)} left` : "time is up: the agent goes on without it";
+  if (ms === 0) return "time is up: the agent goes on without it";
+  return focused ? `${secs(ms)} left · touch the page to stop the clock` : `${secs(ms)} left`;
 }
 function show(el, text) { if (el.textContent !== text) el.textContent = text; }
 function tick() {
