@@ -1,6 +1,6 @@
 """The web door's HTTP interface (B2, B6, B8; protocol/README.md "Web door").
 
-Public (they hold no data): `GET /`, `/app.js`, `/style.css`. Everything under
+Public (they hold no data): `GET /`, `/app.js`, `/cards.js`, `/style.css`. Everything under
 `/api/` needs the cookie, except `POST /api/login {token}`, which sets it.
 Every request passes the Host check (the listen address, `localhost`, a name
 given with `--allow-host`, or any IP literal when listening on a wildcard
@@ -32,6 +32,7 @@ MAX_BODY = 1 << 20  # an answer's custom text is at most 64 KiB (S1); 1 MiB is p
 STATIC = {
     "/": ("index.html", "text/html; charset=utf-8"),
     "/app.js": ("app.js", "text/javascript; charset=utf-8"),
+    "/cards.js": ("cards.js", "text/javascript; charset=utf-8"),
     "/style.css": ("style.css", "text/css; charset=utf-8"),
 }
 SECURITY_HEADERS = {
