@@ -96,6 +96,11 @@ async def test_B4_released_the_card_counts_down_what_is_left_and_goes_continued_
         c = await card(page, "Which database?")
         countdown = c.locator(".countdown")
         await countdown.filter(has_text="clock stopped while you look").wait_for()
+        # The claim's answer says what was left as it began (what the card shows).
+        claimed = await page.evaluate(
+            "async () => (await post('/api/cards/c-1/claim', {client: S.client})).data"
+        )
+        assert 0 < claimed["remainingMs"] <= 4000, claimed
         await page.evaluate("window.dispatchEvent(new Event('blur'))")  # released
         ticking = countdown.filter(has_text=re.compile(r"^\d s left$"))
         await ticking.wait_for()
