@@ -261,7 +261,7 @@ function render() {
       if (key.startsWith("late:") && !el.dataset.gone) {  // a settled continued card says so, then goes
         el.dataset.gone = "1"; el.classList.add("closed");
         const note = el.querySelector(".note"); if (!note.textContent) note.textContent = "Answered elsewhere.";
-        setTimeout(() => { el.remove(); if (S.els.get(key) === el) S.els.delete(key); }, 4000);
+        setTimeout(() => { el.remove(); if (S.els.get(key) === el) S.els.delete(key); }, SETTLED_MS);
       } else if (!key.startsWith("late:")) { el.remove(); S.els.delete(key); }
     }
   }
