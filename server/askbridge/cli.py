@@ -115,6 +115,12 @@ def _run(args: argparse.Namespace) -> int:
         from askbridge.sessions_cli import run_sessions
 
         return run_sessions(args)
+    if args.command == "demo" and (args.web or args.listen):
+        if not args.web or args.auto:
+            return _usage_error("demo", "--listen goes with --web, and --web without --auto")
+        from askbridge.demo.web import run_web_demo
+
+        return run_web_demo(args.data_dir, args.listen or "127.0.0.1:0")
     if args.command == "demo":
         from askbridge.demo import run_demo
 

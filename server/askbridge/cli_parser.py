@@ -88,6 +88,16 @@ def _demo_flags(p: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="keep the demo's session in DIR (default: a temporary directory, removed at the end)",
     )
+    p.add_argument(
+        "--web",
+        action="store_true",
+        help="ask the questions on the web page (`askbridge web`) instead of in the terminal",
+    )
+    p.add_argument(
+        "--listen",
+        metavar="HOST:PORT",
+        help="with --web: where the page is served (default: a free port on 127.0.0.1)",
+    )
 
 
 def _schema_flags(p: argparse.ArgumentParser) -> None:

@@ -25,6 +25,7 @@ COMMAND_LINES = [
     ["host", "--status"],
     ["host", "--idle-exit", "1", "--log-file", "x.log"],
     ["demo", "--auto"],
+    ["demo", "--web", "--listen", "127.0.0.1:0"],
     ["schema", "--out", "o"],
     ["sessions"],
     ["sessions", "show", "abc"],

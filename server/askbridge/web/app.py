@@ -1,7 +1,7 @@
 """The web door's HTTP interface (B2, B6, B8; protocol/README.md "Web door").
 
-Public (they hold no data): `GET /`, `/app.js`, `/style.css`. Everything under
-`/api/` needs an open session (session.py: the cookie and the page's key), except
+Public (they hold no data): `GET /`, `/app.js`, `/cards.js`, `/style.css`. Everything
+under `/api/` needs an open session (session.py: the cookie and the page's key), except
 `POST /api/login {token}`, which opens one. Every request passes the Host check
 (the listen address, `localhost`, a name given with `--allow-host`, or any IP
 literal when listening on a wildcard address: an IP literal cannot be rebound)
@@ -12,6 +12,7 @@ alone (`admit`), before a byte of the body is read (S14). Errors are
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import logging
 import re
@@ -34,6 +35,7 @@ MAX_PUBLIC_BODY = 0  # the page's files take none
 STATIC = {
     "/": ("index.html", "text/html; charset=utf-8"),
     "/app.js": ("app.js", "text/javascript; charset=utf-8"),
+    "/cards.js": ("cards.js", "text/javascript; charset=utf-8"),
     "/style.css": ("style.css", "text/css; charset=utf-8"),
 }
 EXPIRED = (
@@ -191,7 +193,10 @@ def _routes(app: WebApp, bridge: Bridge) -> Callable[[Request], Awaitable[Respon
     async def claim(request: Request) -> Response:
         card, client = _card_and_client(request)
         bridge.claim(card, client)
-        return json_response({"ok": True})
+        # What was left when the claim began (null until the deadline is known): the
+        # page shows it while its claim holds the host's timer (B4).
+        now = asyncio.get_running_loop().time()
+        return json_response({"ok": True, "remainingMs": card.public(now)["remainingMs"]})
 
     async def release(request: Request) -> Response:
         card, client = _card_and_client(request)

@@ -37,7 +37,7 @@ from ..log.projection_parse import questions_valid, read_questions
 from ..store.store_api import encode_event
 from .agents import Agent
 from .ask_call import TOOL_CALL_ID, CallExtra
-from .outcome import OutcomeKind, Resume, ToolOutcome, compact, outcome_of
+from .outcome import OutcomeKind, Resume, ToolOutcome, compact
 
 ASK_TOOL = "ask_user_question"
 DELEGATE_TOOL = "delegate"

@@ -1,10 +1,11 @@
 // askbridge web page (behavior.md B3–B8). No framework, nothing fetched from elsewhere.
-// Cards are keyed DOM elements made once and updated in place, so an update never
-// wipes what the user is typing.
+// Cards (cards.js) are keyed DOM elements made once and updated in place, so an update
+// never wipes what the user is typing.
 "use strict";
 
 const S = { client: null, cards: new Map(), views: {}, sessions: {}, dismissed: new Set(),
-  held: new Set(), claimed: new Set(), els: new Map(), es: null, retry: 1000, reconnect: 0, live: false };
+  held: new Set(), claimed: new Set(), stopped: new Map(), els: new Map(), es: null, retry: 1000,
+  reconnect: 0, live: false };
 const $ = (id) => document.getElementById(id);
 let focused = document.hasFocus() && document.visibilityState === "visible";
 
@@ -137,225 +138,11 @@ function renderSoon() {
 function addCard(c) {
   const old = S.cards.get(c.id);
   c.deadline = c.remainingMs == null ? null : performance.now() + c.remainingMs;
-  if (old) { c.closed = old.closed; }
+  if (old) { c.closed = old.closed; c.sent = old.sent; c.sending = old.sending; c.seen = old.seen; } else c.seen = performance.now();
+  // What the page's own claim stopped at, when the claim began before the deadline was known.
+  if (S.claimed.has(c.id) && S.stopped.get(c.id) == null && c.remainingMs != null) S.stopped.set(c.id, c.remainingMs);
   S.cards.set(c.id, c);
 }
-
-// -- claims (B4) ------------------------------------------------------------------------
-function syncClaims() {  // true when it claimed or released something
-  let changed = false;
-  for (const c of S.cards.values()) {
-    const want = S.live && c.timed && !c.closed && !S.dismissed.has(c.id) && (focused || S.held.has(c.id));
-    if (want && !S.claimed.has(c.id)) { S.claimed.add(c.id); changed = true; post(`/api/cards/${c.id}/claim`, { client: S.client }); }
-    else if (!want && S.claimed.has(c.id)) { S.claimed.delete(c.id); changed = true; post(`/api/cards/${c.id}/release`, { client: S.client }); }
-  }
-  return changed;
-}
-function setFocus() { focused = document.visibilityState === "visible" && document.hasFocus(); syncClaims(); render(); }
-window.addEventListener("focus", () => { focused = document.visibilityState === "visible"; syncClaims(); render(); });
-window.addEventListener("blur", () => { focused = false; syncClaims(); render(); });
-document.addEventListener("visibilitychange", setFocus);
-
-// -- cards (B3) -------------------------------------------------------------------------
-// A card's text is set as text, never parsed as HTML (B3): this is also what keeps
-// drawing a new card cheap, since each innerHTML runs the HTML parser, ~0.15-0.2 ms of
-// a card's ~0.7-0.9 ms first draw (measured in this page, Chromium, issue 20).
-function textEl(tag, className, text) {
-  const e = document.createElement(tag); if (className) e.className = className; e.textContent = String(text); return e;
-}
-function sessionName(sid) {
-  const s = S.sessions[sid]; return (s && s.title) || sid;
-}
-
-function questionBlock(q, card) {
-  const box = document.createElement("fieldset");
-  box.className = "q"; box.dataset.qid = q.id; box.style.border = "0"; box.style.padding = "0";
-  const legend = document.createElement("legend");
-  if (q.header) legend.append(textEl("div", "header", q.header));
-  legend.append(textEl("div", "question", q.question));
-  box.append(legend);
-  const intent = q.intent || {};
-  if (intent.kind === "approval" && intent.subject) {
-    const p = document.createElement("div"); p.className = "meta"; p.textContent = "Tool: " + intent.subject.name; box.append(p);
-  }
-  if (q.detail) { const d = document.createElement("div"); d.className = "detail"; d.innerHTML = markdown(q.detail); box.append(d); }
-  const opts = q.options || [];
-  if (intent.kind === "approval" || intent.kind === "plan-review") {
-    if (intent.kind === "plan-review") {
-      const t = document.createElement("textarea"); t.className = "other"; t.rows = 2;
-      t.setAttribute("aria-label", "Feedback (sent with Keep planning)"); t.placeholder = "Feedback for the agent";
-      box.append(t);
-    }
-    const row = document.createElement("div"); row.className = "actions";
-    const labels = intent.kind === "approval"
-      ? [intent.approve, intent.always, intent.reject].filter(Boolean)
-      : [intent.approve, ...opts.map((o) => o.label).filter((l) => l !== intent.approve)];
-    for (const label of labels) {
-      const b = document.createElement("button"); b.type = "button"; b.textContent = label;
-      b.className = label === intent.approve ? "primary" : (label === intent.reject ? "deny" : "");
-      b.onclick = () => {
-        const fb = box.querySelector("textarea.other");
-        const custom = fb && fb.value.trim() && label !== intent.approve ? fb.value.trim() : undefined;
-        send(card, [{ id: q.id, selected: custom ? [] : [label], ...(custom ? { custom } : {}) }]);
-      };
-      row.append(b);
-    }
-    box.append(row); box.dataset.intent = intent.kind;
-    return box;
-  }
-  const name = `${card.key}-${q.id}`;
-  for (const o of opts) {
-    const l = document.createElement("label"); l.className = "option";
-    const i = document.createElement("input"); i.type = q.multiSelect ? "checkbox" : "radio"; i.name = name; i.value = o.label;
-    const span = document.createElement("span"); span.append(textEl("span", "label", o.label));
-    if (o.description) span.append(textEl("small", "", o.description));
-    l.append(i, span); box.append(l);
-  }
-  const other = document.createElement(opts.length ? "input" : "textarea");
-  if (opts.length) other.type = "text";
-  other.className = "other"; other.placeholder = opts.length ? "Other (replaces the choice)" : "Your answer";
-  other.setAttribute("aria-label", opts.length ? `Other answer to: ${q.question}` : `Answer to: ${q.question}`);
-  box.append(other);
-  return box;
-}
-
-function collect(el, questions) {
-  return questions.map((q) => {
-    const box = el.querySelector(`fieldset[data-qid="${CSS.escape(q.id)}"]`);
-    const selected = [...box.querySelectorAll("input:checked")].map((i) => i.value);
-    const other = box.querySelector(".other"); const custom = other && other.value.trim();
-    return { id: q.id, selected: custom && !q.multiSelect ? [] : selected, ...(custom ? { custom } : {}) };
-  });
-}
-
-function signature(card) { return JSON.stringify([card.sessionId, card.callId, card.timed, card.questions]); }
-
-function cardElement(card) {
-  const el = document.createElement("article"); el.shown = card;  // compared at a resync only
-  el.className = "card"; el.dataset.key = card.key; el.setAttribute("aria-label", card.questions[0].question);
-  const meta = document.createElement("div"); meta.className = "meta";
-  const sess = textEl("span", "sess", ""); const countdown = textEl("span", "countdown", "");
-  meta.append(sess, countdown); el.append(meta);
-  for (const q of card.questions) el.append(questionBlock(q, card));
-  const note = document.createElement("div"); note.className = "note"; note.setAttribute("role", "status");
-  const row = document.createElement("div"); row.className = "actions";
-  const plain = !card.questions.some((q) => q.intent && (q.intent.kind === "approval" || q.intent.kind === "plan-review"));
-  if (plain) {
-    const b = document.createElement("button"); b.type = "button"; b.className = "primary submit"; b.textContent = "Answer";
-    b.onclick = () => send(card, collect(el, card.questions)); row.append(b);
-  }
-  if (card.timed) {
-    const t = document.createElement("button"); t.type = "button"; t.className = "take-time"; t.textContent = "Take time";
-    t.onclick = () => { S.held.add(card.id); syncClaims(); render(); }; row.append(t);
-  }
-  const d = document.createElement("button"); d.type = "button"; d.className = "dismiss"; d.textContent = "Dismiss";
-  d.onclick = () => { S.dismissed.add(card.key); if (card.id) S.dismissed.add(card.id); S.held.delete(card.id); syncClaims(); render(); };
-  row.append(d);
-  el.append(row, note);
-  el.parts = { note, countdown, sess };
-  el.addEventListener("input", () => { if (card.timed && card.id) { S.held.add(card.id); syncClaims(); } });
-  return el;
-}
-
-async function send(shown, answers) {
-  const card = (shown.id && S.cards.get(shown.id)) || shown;  // the element may outlive a resync
-  const el = S.els.get(card.key || shown.key); const note = el.querySelector(".note");
-  const path = card.late ? `/api/sessions/${encodeURIComponent(card.sessionId)}/calls/${encodeURIComponent(card.callId)}/answer`
-    : `/api/cards/${card.id}/answer`;
-  const r = await post(path, { answer: { answers } });
-  if (r.status === 200) { note.className = "note ok"; note.textContent = card.late ? "Sent: the agent gets it as a late reply." : "Sent."; card.sent = true; S.held.delete(card.id); }
-  else if (r.status === 409) { note.className = "note"; note.textContent = "Answered elsewhere."; card.sent = true; }
-  else { note.className = "note err"; note.textContent = (r.data.error && r.data.error.message) || `error ${r.status}`; }
-  syncClaims(); render();
-}
-
-// -- rendering --------------------------------------------------------------------------
-function wanted() {
-  const live = []; const late = [];
-  const liveCalls = new Set();
-  for (const c of S.cards.values()) {
-    c.key = c.id; const view = c.callId && S.views[c.sessionId];
-    const entry = view && view.active.find((e) => e.callId === c.callId);
-    if (c.closed === "withdrawn" && entry && entry.state === "continued") continue;  // now a continued card
-    if (c.callId && !c.closed) liveCalls.add(`${c.sessionId}/${c.callId}`);
-    live.push(c);
-  }
-  for (const [sid, view] of Object.entries(S.views)) {
-    for (const e of view.active) {
-      const key = `late:${sid}/${e.callId}`;
-      if (e.state === "continued" && !liveCalls.has(`${sid}/${e.callId}`))
-        late.push({ key, late: true, sessionId: sid, callId: e.callId, questions: e.questions });
-    }
-  }
-  return { live, late };
-}
-
-function settledHere(card) {
-  const view = S.views[card.sessionId];
-  return view && card.callId && view.settled.some((s) => s.callId === card.callId);
-}
-
-// A new open card, as render() will place it, before render() runs: unless the page
-// shows its question as continued already (then render() decides).
-function showNew(card) {
-  if (card.closed || S.els.has(card.id) || S.els.has(`late:${card.sessionId}/${card.callId}`)) return;
-  card.key = card.id;
-  place(card, $("cards"), new Set());
-  $("empty").hidden = true;
-}
-
-// Every event renders every card, closed ones included (they stay, saying why), so a
-// card that did not change costs only comparisons: no DOM writes, no queries.
-function place(card, parent, keep) {
-  keep.add(card.key);
-  let el = S.els.get(card.key);
-  if (!el) { el = cardElement(card); S.els.set(card.key, el); parent.append(el); }
-  const hide = S.dismissed.has(card.key); if (el.hidden !== hide) el.hidden = hide;
-  if (!card.late && card.closed && !card.sent) {
-    if (!el.classList.contains("closed")) {
-      el.classList.add("closed"); el.querySelectorAll("button:not(.dismiss), input, textarea").forEach((x) => { x.disabled = true; });
-    }
-    show(el.parts.note, card.closed === "answered" ? "Sent." : (settledHere(card) || !card.callId ? "Answered elsewhere." : "No longer asked."));
-  }
-  if (card.late && !S.views[card.sessionId].active.some((e) => e.callId === card.callId) && !card.sent) {
-    show(el.parts.note, "Answered elsewhere.");
-  }
-  show(el.parts.countdown, countdown(card));
-  show(el.parts.sess, sessionName(card.sessionId));  // titles come later
-}
-
-function render() {
-  const { live, late } = wanted();
-  const keep = new Set();
-  for (const c of live) place(c, $("cards"), keep);
-  for (const c of late) { const prev = S.els.has(c.key); place(c, $("continued"), keep); if (!prev) S.els.get(c.key).dataset.late = "1"; }
-  for (const [key, el] of S.els) {
-    if (!keep.has(key)) {
-      if (key.startsWith("late:") && !el.dataset.gone) {  // a settled continued card says so, then goes
-        el.dataset.gone = "1"; el.classList.add("closed");
-        const note = el.querySelector(".note"); if (!note.textContent) note.textContent = "Answered elsewhere.";
-        setTimeout(() => { el.remove(); if (S.els.get(key) === el) S.els.delete(key); }, 4000);
-      } else if (!key.startsWith("late:")) { el.remove(); S.els.delete(key); }
-    }
-  }
-  const open = live.filter((c) => !c.closed && !S.dismissed.has(c.key)).length;
-  const cont = late.filter((c) => !S.dismissed.has(c.key)).length;
-  $("empty").hidden = open > 0;
-  document.title = (open ? `(${open}) ` : "") + "askbridge" + (cont ? ` · ${cont} continued` : "");
-}
-
-function countdown(card) {
-  if (card.late) return "continued";
-  if (!card.timed || card.closed) return "";
-  if (card.deadline == null) return "timed";
-  const left = Math.max(0, Math.ceil((card.deadline - performance.now()) / 1000));
-  const holding = S.claimed.has(card.id) || card.claimed;
-  if (left === 0) return holding ? "time is up: it continues when you leave" : "continuing…";
-  return holding ? `${left}s left · held while you look` : `${left}s left`;
-}
-function show(el, text) { if (el.textContent !== text) el.textContent = text; }
-function tick() { for (const c of S.cards.values()) { const el = S.els.get(c.key); if (el) show(el.parts.countdown, countdown(c)); } }
-setInterval(tick, 250);
 
 // -- notifications (B7) -----------------------------------------------------------------
 function announce(card) {
@@ -367,4 +154,5 @@ if ("Notification" in window && Notification.permission === "default") {
   $("notify").onclick = () => Notification.requestPermission().then(() => { $("notify").hidden = true; });
 }
 $("retry").onclick = () => { S.retry = 1000; connect(); };
+startCards();
 start();
