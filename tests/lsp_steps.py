@@ -1,4 +1,4 @@
-"""The LSP door's opening moves on a RawServer, written once (issue 19 item 6).
+"""The LSP door's opening moves on a RawServer, written once.
 
 Most end-to-end tests start the same way: `initialize`, `session/new`, a
 `session/prompt` that is not awaited (the model asks at once), and the

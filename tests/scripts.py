@@ -1,4 +1,4 @@
-"""Script-model steps for the tests, written once (issue 19 item 6): the unit, e2e,
+"""Script-model steps for the tests, written once: the unit, e2e,
 ACP and fault tests each kept their own copy of `script()`, `text_step()`, the
 ask_user_question step and the question in it; their helpers now build on these.
 """

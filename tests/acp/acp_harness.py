@@ -69,7 +69,7 @@ def error_of(update: dict[str, Any] | None) -> str:
     return str(update["_meta"]["askbridge"]["error"]["code"])
 
 
-# -- the opening moves (issue 19 item 6: once, not in every test) ----------------------------
+# -- the opening moves (once, not in every test) ----------------------------
 
 
 async def open_session(

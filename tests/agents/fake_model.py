@@ -1,4 +1,4 @@
-"""A scripted model endpoint on 127.0.0.1 for the real agents (issue 17 item 4).
+"""A scripted model endpoint on 127.0.0.1 for the real agents.
 
 One endpoint (tests/model_endpoint.py) speaks the three wire dialects the
 agents use: Anthropic Messages with SSE (Claude Code), OpenAI Responses with SSE (Codex)

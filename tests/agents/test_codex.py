@@ -144,8 +144,8 @@ async def test_F3_codex_exec_with_no_editor_declines_the_form_unseen(tmp_path: P
     """`codex exec` (approval_policy "never") declares form elicitation and answers every form
     `decline` at once, unseen (not `cancel`, as `claude -p` does). By F3 a decline is the
     tool error ASK_DECLINED, so that is what the model reads, never a cancel. Nobody was
-    asked, though: whether a headless decline should rather be pending is a spec question
-    (issue 17), and this test changes with the spec."""
+    asked, though: whether a headless decline should rather be pending is a spec question,
+    and this test changes with the spec."""
     steps = [call("ask_user_question", {"questions": [QUESTION], "timeout": 5}), {"text": "ok"}]
     with fake_model(steps) as model:
         await run_codex(model, tmp_path)

@@ -1,4 +1,4 @@
-"""The command line as a person meets it (issue 13, protocol.md "Command line"), over real processes.
+"""The command line as a person meets it (protocol.md "Command line"), over real processes.
 
 - `--help`: the top level lists every command with one line; each command has a
   description and lists every flag with its help and default.
@@ -218,7 +218,7 @@ def test_the_demo_on_a_busy_data_dir_says_so_in_one_line(tmp_path: Path) -> None
     assert done.returncode == 1
     assert done.stderr.count("\n") == 1, done.stderr
     assert done.stderr.startswith(f"askbridge demo: data directory {data} is in use by process ")
-    assert done.stderr.endswith(  # issue 18 item 7: the command that frees it
+    assert done.stderr.endswith(  # the command that frees it
         f"; stop it (`askbridge host --stop --data-dir {data}`), or pick another "
         "--data-dir (or none: a temporary one)\n"
     )

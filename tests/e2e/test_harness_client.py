@@ -1,4 +1,4 @@
-"""`askbridge.testing.AskbridgeClient` never leaves a harness test hanging or guessing (issue 13).
+"""`askbridge.testing.AskbridgeClient` never leaves a harness test hanging or guessing.
 
 - A server that exits before answering `initialize` raises ServerStartError naming
   its exit status and the last lines of its stderr.

@@ -202,7 +202,7 @@ async def test_log_file_receives_the_logs(tmp_path: Path) -> None:
 )
 def test_invalid_flags_print_usage_and_exit_2(tmp_path: Path, flags: list[str]) -> None:
     """Errors / Command line: invalid flags end the process with a one-line usage error
-    naming the command (issue 13: no usage block burying it) and status 2."""
+    naming the command (no usage block burying it) and status 2."""
     done = subprocess.run(
         serve_command(tmp_path / "data", *flags),
         input=b"",

@@ -1,4 +1,4 @@
-"""What the logs say (protocol.md "Command line"; issue 13 item 6): at INFO, at start, what is
+"""What the logs say (protocol.md "Command line"): at INFO, at start, what is
 served — door, data dir, host pid, model kind and endpoint — and every model, store and tool
 failure; at DEBUG every message's direction, method and id. Logs never go to stdout.
 
@@ -22,7 +22,12 @@ BROKEN = {"toolCalls": [{"id": "c1", "name": "no_such_tool", "arguments": {}}]}
 
 async def test_INFO_says_what_is_served_and_every_failure(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    model = {"kind": "openai", "model": "m", "baseUrl": "http://127.0.0.1:9/v1", "apiKeyEnv": "K_KEY"}
+    model = {
+        "kind": "openai",
+        "model": "m",
+        "baseUrl": "http://127.0.0.1:9/v1",
+        "apiKeyEnv": "K_KEY",
+    }
     args = ("--model", json.dumps(script(BROKEN, text_step("done"))), "--log-level", "INFO")
     async with RawServer.start(data, *args, env={"K_KEY": "k"}) as server:
         sid = await open_session(server)

@@ -1,4 +1,4 @@
-"""Every standard LSP message the server sends validates against lsprotocol's types (issue 13).
+"""Every standard LSP message the server sends validates against lsprotocol's types.
 
 Over the real process (`RawServer`, raw frames): the `initialize` result,
 `window/showMessageRequest` and the work-done progress of a generic client's timed

@@ -1,4 +1,4 @@
-"""Which model a session runs with, as a client sees it (issue 13 items 9 and 10).
+"""Which model a session runs with, as a client sees it.
 
 - A script with a key it does not know — a typo in a step, or `multiSelect` in
   the arguments of an `ask_user_question` call — is refused by `session/new`

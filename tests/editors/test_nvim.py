@@ -232,7 +232,7 @@ def test_blocking_ask_answered_then_dismissed_E2(tmp_path: Path) -> None:
     assert dismissed["error"] == {"name": "UserQuestionError", "code": "ASK_CANCELLED"}
     assert dismissed["content"] == "Error: the user cancelled ask_user_question"
     messages = [note["msg"] for note in run.result["notes"]]
-    # Each lead-in is shown before its question (issue 18 item 7), the rest at the turn's end.
+    # Each lead-in is shown before its question, the rest at the turn's end.
     before = [note["msg"] for note in run.result["notes_at_first_pick"]]
     assert before[-1:] == ["askbridge: Let me ask."], before
     said = [m for m in messages if m in ("askbridge: Let me ask.", "askbridge: And once more.")]
@@ -331,7 +331,7 @@ def test_cancel_request_closes_the_open_prompt_A9(tmp_path: Path) -> None:
     closed = [e for e in run.result["events"] if e["name"] == "AskbridgePromptClosed"]
     assert [e["data"]["reason"] for e in closed] == ["server_cancelled"]
     assert run.result["stop_reason"] == "cancelled"
-    # The user is told the question went away (issue 10 item 5).
+    # The user is told the question went away.
     # A blocking ask has no call id to look up why: both reasons are named.
     assert [(n["level"], n["msg"]) for n in run.result["notes"]] == [
         (
@@ -429,7 +429,7 @@ def test_messages_are_shown_once_with_one_prefix(tmp_path: Path) -> None:
         (VIM_LOG_INFO, "askbridge: the server is not running"),
     ]
     assert result["after_exit"] == 1
-    why = result["why"]  # issue 18 item 7: missing from PATH is not "not executable"
+    why = result["why"]  # missing from PATH is not "not executable"
     assert why["bare"] == "askbridge-not-installed-anywhere is not on PATH"
     assert why["missing"] == "/nonexistent/askbridge does not exist"
     assert why["plain"] == f"{why['plain_path']} is not executable"

@@ -1,4 +1,4 @@
-"""An MCP agent asks, Neovim answers (issue 11 item 4; X1, X2, X5, M3).
+"""An MCP agent asks, Neovim answers (X1, X2, X5, M3).
 
 The agent is the official `mcp` SDK's client driving a real `askbridge mcp`
 (tests/mcp/sdk_client.py `mcp_session`); Neovim runs the default

@@ -1,4 +1,4 @@
-"""Stored sessions from Neovim: :AskbridgeSessions (issue 10 item 5, one server).
+"""Stored sessions from Neovim: :AskbridgeSessions (one server).
 
 Two Neovim processes, one after the other, on the same data directory with a
 real `askbridge serve` each: the first leaves a timed question pending and

@@ -1,4 +1,4 @@
-"""Several Neovims on one data directory (issue 10 item 5; H2, M1, M2, M5, L7).
+"""Several Neovims on one data directory (H2, M1, M2, M5, L7).
 
 Every Neovim runs the default `askbridge serve` (`--host auto`): the first
 one's front door starts the data directory's host, the others attach to it.

@@ -171,7 +171,7 @@ def _late_replies(events: list[dict[str, Any]], call_id: str) -> list[dict[str, 
 
 @pytest.mark.timeout(3600)
 def test_vscode_real_editor_questions_sessions_and_settings_V4_TW7_L4_A9_M1(tmp_path: Path) -> None:
-    """V4, TW7, L4, A9, M1 and the settings (issue 13 item 12) in code-server.
+    """V4, TW7, L4, A9, M1 and the settings in code-server.
 
     V4: the real QuickPick's checked options and the "Other…" text reach the log
     as `{selected, custom}`. TW7/V7/L4: a 5 s question's countdown runs out, the
@@ -208,7 +208,7 @@ def test_vscode_real_editor_questions_sessions_and_settings_V4_TW7_L4_A9_M1(tmp_
     assert len(sessions) == 2, list(sessions)
     [editor_session] = [sid for sid in sessions if sid != stored]
     events = sessions[editor_session]
-    # askbridge.model, askMode and askTimeout reached the server (issue 13 item 12).
+    # askbridge.model, askMode and askTimeout reached the server.
     header = events[0]
     assert header["type"] == "session/header"
     assert header["model"]["kind"] == "script"

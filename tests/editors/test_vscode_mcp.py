@@ -1,4 +1,4 @@
-"""An MCP agent asks through the real VS Code (issue 11: the intents tested in the real
+"""An MCP agent asks through the real VS Code (the intents tested in the real
 editor with questions that arrive through `askbridge mcp`; X1–X5, M1, M3).
 
 The agent is the official `mcp` SDK client (tests/mcp/sdk_client.py) on a real

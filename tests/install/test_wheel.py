@@ -1,4 +1,4 @@
-"""askbridge as a newcomer installs it (issue 13): a wheel built from this checkout, in a clean venv.
+"""askbridge as a newcomer installs it: a wheel built from this checkout, in a clean venv.
 
 - The wheel holds everything the package reads at run time (the demo's script and
   guide, `py.typed`) and the LICENSE; its runtime dependencies leave out pygls and

@@ -1,4 +1,4 @@
-"""docs/rules.md states every rule id the project cites (issue 13), one grep away.
+"""docs/rules.md states every rule id the project cites, one grep away.
 
 Ids are the behaviour rules' (V, E, W, A, TW, C, L, P, T, D, H, M, X, S, F, B with a
 number) and the ACP door's (`ACP-q1`, `ACP-load`, …). Every id cited in the

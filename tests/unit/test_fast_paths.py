@@ -1,4 +1,4 @@
-"""Two fast paths give what the full path gives (issue 19 b): the tool's question
+"""Two fast paths give what the full path gives (target b): the tool's question
 reader (T2/T4) and the JSON-RPC body decoder (S3's NaN and nesting refusals).
 
 `tools.parse_questions` builds the core's records straight from the arguments when

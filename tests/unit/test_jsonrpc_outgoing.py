@@ -68,8 +68,7 @@ async def test_A9_a_withdrawn_card_closed_with_an_error_is_not_logged_as_a_late_
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     """First answer wins elsewhere: the card is withdrawn and the client closes it with an
-    error (-32800). That is the card closing, at DEBUG — not "dropped the late reply"
-    (issue 18 item 6)."""
+    error (-32800). That is the card closing, at DEBUG — not "dropped the late reply"."""
     caplog.set_level(logging.DEBUG, logger="askbridge.jsonrpc")
     async with engine() as peer:
         outcomes: list[Any] = []

@@ -127,7 +127,7 @@ def test_payload_round_trips_through_json(stem: str, data: st.DataObject) -> Non
 def test_unknown_fields_are_ignored(stem: str, data: st.DataObject) -> None:
     """protocol.md: unknown fields in client messages are ignored, never an error — except
     in model specs (script and openai, S11) and the tool arguments they hold, where a
-    typo is rejected (issue 13, issue 18)."""
+    typo is rejected."""
     tp = STEMS[stem]
     wire = data.draw(PAYLOAD_STRATEGIES[stem], label="wire")
     if not isinstance(wire, dict):

@@ -1,4 +1,4 @@
-"""The README's commands and examples hold (issue 13 item 15); the harness example itself
+"""The README's commands and examples hold; the harness example itself
 runs in tests/install/test_wheel.py, from a clean install.
 
 - Every `--model` value the README shows is a ModelSpec `askbridge serve` accepts, and

@@ -1,4 +1,4 @@
-"""`askbridge sessions` (issue 13 item 11) over a data directory a real `askbridge serve` wrote.
+"""`askbridge sessions` over a data directory a real `askbridge serve` wrote.
 
 The server runs a script model in timed mode: a question that goes pending
 (the client ends its card with ASK_TIMED_OUT, TW7), a late reply that wakes

@@ -1,6 +1,6 @@
 """The documented model-facing tool schema (protocol/schema/tool.ask_user_question.arguments.json,
 from `AskUserQuestionArguments`) matches what the model is really shown (T2), in both modes,
-and the keys a script may use are exactly those (issue 13 item 9)."""
+and the keys a script may use are exactly those."""
 
 from __future__ import annotations
 

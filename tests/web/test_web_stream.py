@@ -2,7 +2,7 @@
 
 No host and no browser: what is tested is the server's streaming response itself. An
 event written from a plain callback (as `Bridge.emit` calls stream.py's listener) is
-on the wire before the call returns, without a turn of the event loop (issue 20: the
+on the wire before the call returns, without a turn of the event loop (the
 page's card must not wait for the door's other work); a client that stops reading is
 cut off once MAX_BACKLOG waits for it, and the server goes on serving the others.
 Through the door's own event stream (stream.py, on a Bridge that no host feeds), a

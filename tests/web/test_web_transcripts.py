@@ -1,6 +1,6 @@
 """The golden transcripts (protocol/transcripts) replayed against the web door's question handler.
 
-What "the page's question handler" is here (issue 20 left it open): the door's
+What "the page's question handler" is here (the spec leaves it open): the door's
 whole way from a `userQuestions/ask` to its reply — bridge.py, the door's LSP
 client of the host, and the page (static/app.js) in real headless Chromium, which
 shows the card and sends what the user chose. Neither half alone answers a

@@ -14,7 +14,7 @@ ModelSpec is tagged on `kind`:
 reads the command line's `--model` value (inline JSON or `script:PATH`);
 `describe_model_spec_error` turns its failures into one line for the command line.
 
-Script specs are strict where wire payloads are lenient (issue 13):
+Script specs are strict where wire payloads are lenient:
 `ScriptModelSpec` refuses keys a script does not know, each named with its path
 (`tool_arguments.unknown_script_keys`); `OpenAIModelSpec` refuses its unknown keys
 the same way, naming the accepted ones (S11).

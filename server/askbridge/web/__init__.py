@@ -8,7 +8,7 @@ browsers as for editor windows. It imports none of the other doors.
 Why h11 (http.py): it is the well-kept HTTP/1.1 protocol library under httpcore
 (httpx, already a dependency) and uvicorn; it parses and frames every message, so
 no HTTP is hand-written here, and it costs 0.4 MiB where aiohttp cost ~17 MiB: the
-door must idle under 40 MiB (issue 20; benchmarks/bench_web_idle.py measures it).
+door must idle under 40 MiB (benchmarks/bench_web_idle.py measures it).
 TLS is asyncio's own (`ssl.SSLContext`); the event stream is server-sent events
 (no websockets); the standard library has no asyncio HTTP server, and Starlette
 would need uvicorn (and ~9 MiB) as well.

@@ -270,7 +270,7 @@ def _checked(questions: list[dict[str, Any]], raw: Any, call_id: str | None) -> 
     would fail the ask for every window (protocol.md), not just this browser.
 
     Imported here, at the first answer: the protocol models are not needed while the
-    door idles (issue 20: under 40 MiB), and the host checks every answer again."""
+    door idles (under 40 MiB), and the host checks every answer again."""
     from pydantic import ValidationError
 
     from askbridge.core.errors import UserQuestionError

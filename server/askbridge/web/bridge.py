@@ -15,7 +15,7 @@ so the host treats every browser behind the door as one rendering window (M1–M
 - Following (B1): external sessions come by themselves (M1); hosted root
   sessions are found with `session/list` and loaded (which subscribes the door),
   at start and then every `poll_s` (1 s) while a browser is connected — no work for
-  the host while nobody looks (issue 20; tests/web/test_web_idle.py counts). At
+  the host while nobody looks (tests/web/test_web_idle.py counts). At
   start only the newest MAX_INITIAL are loaded.
 
 Every change goes to `listeners` as one JSON-ready event dict.

@@ -1,7 +1,7 @@
 """The web door's HTTP/1.1 server: h11 parses and frames every message, this module only
 moves bytes between it and the sockets (asyncio streams, TLS from an `ssl.SSLContext`).
 
-Why h11 and not aiohttp: the door must idle under 40 MiB (issue 20). Measured in
+Why h11 and not aiohttp: the door must idle under 40 MiB. Measured in
 one run on this machine: the door process at rest was 49 MiB with aiohttp (its
 import alone adds ~17 MiB: the client, connector, cookie jar, multipart and
 websocket code a server-only door never runs) and ~37 MiB with h11 (+0.4 MiB).

@@ -11,7 +11,7 @@ it, not handed to a task through a queue: the queue's wake-ups cost a few loop
 turns per event, and in them the door's other work for the same ask (the timed
 card's probe claim, a listing) wrote to the host first. On this 2-core machine
 under load that was a median ~6 ms (up to 13 ms) between the ask reaching the door
-and its card leaving (issue 20's page-vs-window target). The backlog bound is the
+and its card leaving (the page-vs-window target). The backlog bound is the
 server's (http.py MAX_BACKLOG), replacing the queue, which had none.
 
 Only what changes a card on screen is written at once (URGENT); a view or a session

@@ -5,7 +5,7 @@ return function(H)
   H.new_session()
   local pick = H.pick('option', 'Postgres')
   H.on_select(function(...)
-    -- issue 18 item 7: what the agent said before asking was shown before the question
+    -- what the agent said before asking was shown before the question
     H.result.notes_at_first_pick = vim.deepcopy(H.result.notes)
     return pick(...)
   end)

@@ -1,7 +1,7 @@
--- A turn whose model fails (issue 18 item 7: it was told twice, as the prompt's error
--- and as agent text "Error: …"). First :AskbridgePrompt's own prompt: its error reply
--- says it. Then a prompt this window did not send (sent past the plugin, as another
--- window's would be): the turn_ended update's error says it. Each once.
+-- A turn whose model fails is told once, never also as agent text "Error: …". First
+-- :AskbridgePrompt's own prompt: its error reply says it. Then a prompt this window did
+-- not send (sent past the plugin, as another window's would be): the turn_ended update's
+-- error says it. Each once.
 return function(H)
   H.setup({ notify_agent_messages = true })
   local session_id = H.new_session()

@@ -23,7 +23,7 @@ Only `os` and `stat` are imported (both loaded with the interpreter), and
 `askbridge.paths` (the same, and `errno`), whose rules for the directory a front
 door checks too (S13): an inline host runs these checks before it answers
 `initialize` (lsp/early.py), and `pathlib` or the error taxonomy (`enum`, `typing`,
-`dataclasses`) would cost more than the interpreter's own start (issue 19). Paths are
+`dataclasses`) would cost more than the interpreter's own start. Paths are
 `str` or `os.PathLike`; the StoreError classes are imported only when one is raised
 (`refusal`, `damage`).
 """

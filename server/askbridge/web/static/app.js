@@ -125,7 +125,7 @@ function handle(ev) {
   // of every card (once for the events that came together: the host sends a question's
   // view with its card) and the claims. A card that arrives while the page is looked
   // at is still claimed at once (B4), but starting a fetch costs more than drawing the
-  // card, and neither is what the person waits to see (issue 20: page vs window).
+  // card, and neither is what the person waits to see (page vs window).
   if (ev.type === "state") render(); else renderSoon();
   setTimeout(claimChanges, 0);
 }

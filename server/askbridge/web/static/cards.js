@@ -60,7 +60,7 @@ function startCards() {
 // -- cards (B3) -------------------------------------------------------------------------
 // A card's text is set as text, never parsed as HTML (B3): this is also what keeps
 // drawing a new card cheap, since each innerHTML runs the HTML parser, ~0.15-0.2 ms of
-// a card's ~0.7-0.9 ms first draw (measured in this page, Chromium, issue 20).
+// a card's ~0.7-0.9 ms first draw (measured in this page, Chromium).
 function textEl(tag, className, text) {
   const e = document.createElement(tag); if (className) e.className = className; e.textContent = String(text); return e;
 }
