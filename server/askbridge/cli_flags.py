@@ -157,7 +157,7 @@ def add_server_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--raise-delegation-limits",
         action="store_true",
-        help="allow --delegation-limits above the defaults",
+        help="allow --delegation-limits above the defaults (default: off)",
     )
     add_log_flags(p)
     p.add_argument("--stdio", action="store_true", help=argparse.SUPPRESS)

@@ -91,7 +91,8 @@ def _demo_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--web",
         action="store_true",
-        help="ask the questions on the web page (`askbridge web`) instead of in the terminal",
+        help="ask the questions on the web page (`askbridge web`) instead of in the terminal"
+        " (default: the terminal)",
     )
     p.add_argument(
         "--listen",

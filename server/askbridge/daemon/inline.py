@@ -116,11 +116,11 @@ def _remedy(data_dir: str) -> str:
     """What to do when the holder is a host listening on `host.sock` (an `askbridge host`, or
     another front door's inline host): attach to it, or stop it. Nothing for a refusal that
     has no host behind it (a directory it cannot use, a holder of a deleted directory)."""
-    from askbridge.hostsock import connect
+    from askbridge.hostsock import AttachError, connect
 
     try:
         sock = connect(data_dir, 1.0)
-    except OSError:
+    except (OSError, AttachError):  # AttachError: another user's listener (S13), no remedy
         return ""
     if sock is None:
         return ""

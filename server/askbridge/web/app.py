@@ -21,6 +21,7 @@ from importlib import resources
 from typing import Any
 
 from askbridge.jsonrpc import ConnectionClosed, RpcResponseError
+from askbridge.protocol.errors import RpcErrorCode
 
 from .bridge import Bridge, Card
 from .messages import Request, Response, cookie_header, json_response
@@ -293,6 +294,6 @@ def _mapped(exc: RpcResponseError) -> ApiError:
     data = exc.data if isinstance(getattr(exc, "data", None), dict) else {}
     code = str(data.get("code") or "HOST_ERROR")
     status = {"BAD_ANSWER": 400, "REPLY_QUEUED": 409, "UNKNOWN_SESSION": 404}.get(code, 502)
-    if exc.code == -32602:
+    if exc.code == RpcErrorCode.INVALID_PARAMS:
         status, code = 400, "BAD_ANSWER"
     return ApiError(status, code, exc.message)
