@@ -8,10 +8,15 @@ is `ask_user_question`; `script(...)` wraps steps into a ModelSpec.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from askbridge.host.store.datadir import open_store_read_only
+from askbridge.testing.hosts import stop_host, wait_status
 from scripts import ask_call, script, text_step  # noqa: F401  (re-exported for the e2e tests)
 
 DB_QUESTION: dict[str, Any] = {
@@ -58,3 +63,20 @@ def stored_events(data_dir: Path, session_id: str) -> list[dict[str, Any]]:
 
 def of_type(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
     return [e for e in events if e.get("type") == kind]
+
+
+@contextmanager
+def running_host(data: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """`askbridge host` on `data`, started by hand and serving; stopped and waited for after."""
+    host = subprocess.Popen(
+        [sys.executable, "-m", "askbridge.cli", "host", "--data-dir", str(data)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_status(data)
+        yield host
+    finally:
+        stop_host(data)
+        host.wait(10)

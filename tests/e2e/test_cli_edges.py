@@ -14,8 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from askbridge.testing.hosts import stop_host, wait_status
+from e2e_scripts import running_host
 
 pytestmark = [pytest.mark.timeout(60), pytest.mark.inline_only]
 ASKBRIDGE = [sys.executable, "-m", "askbridge.cli"]
@@ -37,20 +36,10 @@ def test_schema_out_that_cannot_be_written_is_one_line(out: str, said: str) -> N
 
 
 @pytest.fixture
-def running_host(tmp_path: Path) -> Iterator[Path]:
+def served_data_dir(tmp_path: Path) -> Iterator[Path]:
     data = tmp_path / "data"
-    host = subprocess.Popen(
-        [*ASKBRIDGE, "host", "--data-dir", str(data)],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_status(data)
+    with running_host(data):
         yield data
-    finally:
-        stop_host(data)
-        host.wait(10)
 
 
 @pytest.mark.parametrize(
@@ -65,12 +54,12 @@ def running_host(tmp_path: Path) -> Iterator[Path]:
     ids=["host-status", "sessions", "schema", "help", "host-help"],
 )
 def test_a_reader_that_left_ends_the_command_without_a_traceback(
-    running_host: Path, tmp_path: Path, command: list[str]
+    served_data_dir: Path, tmp_path: Path, command: list[str]
 ) -> None:
     """`askbridge … | head -1` after head has exited: every write meets a closed pipe."""
     argv = [part.replace("{tmp}", str(tmp_path)) for part in command]
     if argv[0] in ("host", "sessions") and "--help" not in argv:
-        argv += ["--data-dir", str(running_host)]
+        argv += ["--data-dir", str(served_data_dir)]
     read_end, write_end = os.pipe()
     os.close(read_end)
     try:
@@ -83,8 +72,8 @@ def test_a_reader_that_left_ends_the_command_without_a_traceback(
     assert done.returncode in (0, 141), done.returncode
 
 
-def test_host_status_piped_into_head_prints_its_first_line(running_host: Path) -> None:
-    status = [*ASKBRIDGE, "host", "--status", "--data-dir", str(running_host)]
+def test_host_status_piped_into_head_prints_its_first_line(served_data_dir: Path) -> None:
+    status = [*ASKBRIDGE, "host", "--status", "--data-dir", str(served_data_dir)]
     done = subprocess.run(
         ["bash", "-c", '"$@" | head -1', "-", *status],
         capture_output=True,

@@ -15,8 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from askbridge.testing.hosts import stop_host, wait_status
+from e2e_scripts import running_host
 
 pytestmark = pytest.mark.timeout(60)
 ASKBRIDGE = [sys.executable, "-m", "askbridge.cli"]
@@ -85,18 +84,8 @@ def test_a_data_dir_on_a_read_only_file_system_is_one_line_naming_it(
 @pytest.fixture
 def held_by_a_host(tmp_path: Path) -> Iterator[tuple[Path, int]]:
     data = tmp_path / "data"
-    host = subprocess.Popen(
-        [*ASKBRIDGE, "host", "--data-dir", str(data)],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_status(data)
+    with running_host(data) as host:
         yield data, host.pid
-    finally:
-        stop_host(data)
-        host.wait(10)
 
 
 @pytest.mark.inline_only  # the refusal of --host inline itself; auto attaches to the host

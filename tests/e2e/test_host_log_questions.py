@@ -18,6 +18,7 @@ from e2e_scripts import SQLITE, ask_step, script, text_step
 
 from askbridge.testing import AskbridgeClient
 from askbridge.testing.hosts import stop_host
+from other_user import MCP_INITIALIZE
 
 
 def _log(data: Path, log_file: Path, host_mode: str) -> str:
@@ -74,16 +75,7 @@ async def test_S12_host_log_tells_a_questions_life_without_its_text(
 
 def test_S12_the_mcp_door_logs_its_data_dir_and_model(tmp_path: Path, host_mode: str) -> None:
     data, log_file = tmp_path / "data", tmp_path / "mcp.log"
-    init = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"},
-        },
-    }
+    init = MCP_INITIALIZE
     command = [sys.executable, "-m", "askbridge.cli", "mcp", "--data-dir", str(data)]
     command += ["--host", host_mode, "--log-file", str(log_file), "--log-level", "INFO"]
     try:

@@ -19,18 +19,19 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import subprocess
-import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import other_user
 from askbridge.hostsock import MAX_SOCKET_PATH
+from other_user import AS_NOBODY, ASKBRIDGE, MCP_INITIALIZE, NOBODY
+
+shared_tmp = other_user.shared_tmp  # a fixture: a folder everyone may write in
 
 pytestmark = [
     pytest.mark.timeout(90),
@@ -38,20 +39,7 @@ pytestmark = [
     pytest.mark.skipif(not Path("/usr/bin/python3").exists(), reason="the impostor's python3"),
 ]
 
-NOBODY = 65534
-AS_NOBODY = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
-ASKBRIDGE = str(Path(sys.executable).with_name("askbridge"))  # the console script users run
 SECRET = "sk-S13-victims-secret-value"
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
 
 # The impostor: listens on <folder>/host.sock (making the folder 0777 first with "make"),
 # prints "ready", then one JSON line per connection saying what arrived on it. It plays
@@ -133,15 +121,6 @@ class Impostor:
 
 
 @pytest.fixture
-def shared_tmp() -> Iterator[Path]:
-    """A folder everyone may write in, as /tmp (sticky), of this test alone."""
-    base = Path(tempfile.mkdtemp(prefix="abt-", dir="/tmp"))
-    os.chmod(base, 0o1777)
-    yield base
-    shutil.rmtree(base, ignore_errors=True)
-
-
-@pytest.fixture
 def impostors() -> Iterator[list[Impostor]]:
     started: list[Impostor] = []
     yield started
@@ -211,7 +190,7 @@ def test_S13_a_door_refuses_a_host_socket_another_uid_serves(
     impostors.append(impostor)
     os.chmod(data_dir, 0o700)
 
-    done = run_victim(door_command("mcp", data_dir), json.dumps(INITIALIZE) + "\n")
+    done = run_victim(door_command("mcp", data_dir), json.dumps(MCP_INITIALIZE) + "\n")
 
     assert_nothing_sent(impostor.received())
     if host_mode == "auto":

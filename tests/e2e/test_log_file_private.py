@@ -14,42 +14,19 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import stat
 import subprocess
-import sys
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+import other_user
 from askbridge.testing.hosts import stop_host
+from other_user import AS_NOBODY, ASKBRIDGE, MCP_INITIALIZE, NOBODY
+
+shared_tmp = other_user.shared_tmp  # a fixture: a folder everyone may write in
 
 pytestmark = [pytest.mark.timeout(90)]
-
-NOBODY = 65534
-AS_NOBODY = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
-ASKBRIDGE = str(Path(sys.executable).with_name("askbridge"))
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
-
-
-@pytest.fixture
-def shared_tmp() -> Iterator[Path]:
-    """A folder everyone may write in, as /tmp (sticky), of this test alone."""
-    base = Path(tempfile.mkdtemp(prefix="abl-", dir="/tmp"))
-    os.chmod(base, 0o1777)
-    yield base
-    shutil.rmtree(base, ignore_errors=True)
 
 
 def as_nobody(*command: str) -> None:
@@ -62,7 +39,7 @@ def mcp_with_log(data_dir: Path, log_file: Path) -> subprocess.CompletedProcess[
     try:
         return subprocess.run(
             command,
-            input=json.dumps(INITIALIZE) + "\n",
+            input=json.dumps(MCP_INITIALIZE) + "\n",
             capture_output=True,
             text=True,
             timeout=60,
