@@ -10,11 +10,15 @@ outlives it) is written once here.
 
 from __future__ import annotations
 
+import json
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+OK = json.dumps({"choices": [{"message": {"role": "assistant", "content": "ok"}}]}).encode()
 
 
 class ModelHandler(BaseHTTPRequestHandler):
@@ -33,6 +37,17 @@ class ModelHandler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(payload)))
         self.end_headers()
         self.wfile.write(payload)
+
+    def drip(self, payload: bytes = OK, every_s: float = 0.3) -> None:
+        """A valid reply, one byte every `every_s` (S18: a slow drip the whole request's
+        deadline must cut, where a per-read timeout never fires)."""
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        for byte in payload:
+            self.wfile.write(bytes([byte]))
+            self.wfile.flush()
+            time.sleep(every_s)
 
 
 class _Server(ThreadingHTTPServer):

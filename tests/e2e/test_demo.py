@@ -25,10 +25,10 @@ import time
 from pathlib import Path
 
 import pytest
+from e2e_scripts import running_host
 
 from askbridge.demo.answers import answer_item, parse_choice
 from askbridge.protocol.vocabulary import Option, QuestionItem
-from askbridge.testing.hosts import stop_host, wait_status
 
 DEMO = [sys.executable, "-m", "askbridge.cli", "demo"]
 ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[()][0-9A-Za-z]|[=>78])")
@@ -125,14 +125,7 @@ def test_auto_demo_shows_every_stage_and_exits_0(tmp_path: Path) -> None:
 
 def test_demo_on_a_data_dir_in_use_names_the_stop_command(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    holder = subprocess.Popen(
-        [sys.executable, "-m", "askbridge.cli", "host", "--data-dir", str(data)],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_status(data)
+    with running_host(data):
         done = subprocess.run(
             [*DEMO, "--auto", "--data-dir", str(data)],
             stdin=subprocess.DEVNULL,
@@ -140,11 +133,8 @@ def test_demo_on_a_data_dir_in_use_names_the_stop_command(tmp_path: Path) -> Non
             text=True,
             timeout=60,
         )
-        assert done.returncode == 1
-        assert f"`askbridge host --stop --data-dir {data}`" in done.stderr
-    finally:
-        stop_host(data)
-        holder.wait(10)
+    assert done.returncode == 1
+    assert f"`askbridge host --stop --data-dir {data}`" in done.stderr
 
 
 def test_auto_demo_without_a_data_dir_leaves_no_temp_dir_behind(tmp_path: Path) -> None:

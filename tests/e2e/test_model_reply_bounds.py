@@ -26,13 +26,12 @@ from askbridge.jsonrpc import RpcResponseError
 from askbridge.testing.hosts import host_pid
 from askbridge.testing.wire import RawServer
 from lsp_steps import new_session, open_session, prompt_params
-from model_endpoint import ModelHandler, serving
+from model_endpoint import OK, ModelHandler, serving
 
 pytestmark = pytest.mark.timeout(180)
 
 MIB = 1024 * 1024
 HUGE = 256 * MIB
-OK = json.dumps({"choices": [{"message": {"role": "assistant", "content": "ok"}}]}).encode()
 KEY = {"ABK_KEY": "k"}
 
 
@@ -46,13 +45,7 @@ class _Hostile(ModelHandler):
         self.close_connection = True
         try:
             if model == "drip":
-                self.send_response(200)
-                self.send_header("Content-Length", str(len(OK)))
-                self.end_headers()
-                for byte in OK:
-                    self.wfile.write(bytes([byte]))
-                    self.wfile.flush()
-                    time.sleep(0.3)
+                self.drip()
             elif model in ("sized", "chunked", "unsized", "lying"):
                 self._huge(model)
             elif model == "refused":

@@ -22,11 +22,10 @@ import pytest
 from askbridge.host.agent.models.base import ModelError
 from askbridge.host.agent.models.factory import make_model
 from askbridge.host.agent.models.openai import OpenAIChatModel
-from model_endpoint import ModelHandler, serving
+from model_endpoint import OK, ModelHandler, serving
 
 KEY_ENV = "ASKBRIDGE_TEST_MODEL_KEY"
 MIB = 1024 * 1024
-OK = json.dumps({"choices": [{"message": {"role": "assistant", "content": "ok"}}]}).encode()
 
 
 class _Endpoint(ModelHandler):
@@ -57,13 +56,7 @@ class _Endpoint(ModelHandler):
                     self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
                     written += len(chunk)
             elif model == "drip":  # a valid reply, one byte every 0.3 s
-                self.send_response(200)
-                self.send_header("Content-Length", str(len(OK)))
-                self.end_headers()
-                for byte in OK:
-                    self.wfile.write(bytes([byte]))
-                    self.wfile.flush()
-                    time.sleep(0.3)
+                self.drip()
             elif model == "error-forever":
                 self.send_response(500)
                 self.send_header("Transfer-Encoding", "chunked")
