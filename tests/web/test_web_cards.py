@@ -15,10 +15,9 @@ Real door, real host, an MCP agent and the OS's headless Chromium (B9):
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
-from webstack import shot, web_stack
+from webstack import FEATURES, card, shot, web_stack
 
 DB = {
     "id": "db",
@@ -30,18 +29,6 @@ CACHE = {
     "question": "Which cache?",
     "options": [{"label": "Redis"}, {"label": "None"}],
 }
-FEATURES = {
-    "id": "features",
-    "question": "Which features?",
-    "multi_select": True,
-    "options": [{"label": "Auth"}, {"label": "Search"}, {"label": "Billing"}],
-}
-
-
-async def card(page: Any, text: str) -> Any:
-    loc = page.locator("#cards article.card", has_text=text).first
-    await loc.wait_for()
-    return loc
 
 
 async def test_F2_F3_other_replaces_a_single_choice_and_adds_to_a_multi_select(

@@ -18,7 +18,7 @@ from typing import Any
 
 import anyio
 import pytest
-from webstack import VIEWPORTS, Stack, shot, web_stack
+from webstack import VIEWPORTS, Stack, card, shot, web_stack
 
 LOOK_MS = 20_000  # app.js LOOK_MS
 DB = {
@@ -40,12 +40,6 @@ async def clocked_page(st: Stack) -> Any:
 
 async def focus(page: Any) -> None:
     await page.evaluate("window.dispatchEvent(new Event('focus'))")
-
-
-async def card(page: Any, text: str) -> Any:
-    loc = page.locator("#cards article.card", has_text=text).first
-    await loc.wait_for()
-    return loc
 
 
 async def not_within(seconds: float, result: Any, why: str) -> None:

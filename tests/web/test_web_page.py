@@ -13,7 +13,7 @@ from typing import Any
 
 import anyio
 import pytest
-from webstack import shot, web_stack
+from webstack import FEATURES, shot, web_stack
 
 VIEWPORT = pytest.mark.parametrize("viewport", ["desktop", "phone"])
 DB = {
@@ -24,12 +24,6 @@ DB = {
         {"label": "SQLite", "description": "a file next to the app"},
         {"label": "Postgres", "description": "a server"},
     ],
-}
-FEATURES = {
-    "id": "features",
-    "question": "Which features?",
-    "multi_select": True,
-    "options": [{"label": "Auth"}, {"label": "Search"}, {"label": "Billing"}],
 }
 
 

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from webstack import chromium, open_page, shot, start_door, stop_door
+from webstack import card, chromium, open_page, shot, start_door, stop_door
 
 REPO = Path(__file__).resolve().parents[2]
 TRANSCRIPTS = REPO / "protocol" / "transcripts"
@@ -103,12 +103,6 @@ def sent(report: dict[str, Any], method: str) -> list[dict[str, Any]]:
         for e in report["exchange"]
         if e["from"] == "client" and e["message"].get("method") == method
     ]
-
-
-async def card(page: Any, text: str, where: str = "#cards") -> Any:
-    loc = page.locator(f"{where} article.card", has_text=text).first
-    await loc.wait_for()
-    return loc
 
 
 def test_every_transcript_is_replayed_or_left_out_by_design() -> None:

@@ -201,3 +201,19 @@ async def web_stack(
 async def shot(page: Any, name: str) -> None:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     await page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+FEATURES = {  # a multi-select question several page tests ask
+    "id": "features",
+    "question": "Which features?",
+    "multi_select": True,
+    "options": [{"label": "Auth"}, {"label": "Search"}, {"label": "Billing"}],
+}
+
+
+async def card(page: Any, text: str, where: str = "#cards") -> Any:
+    """The first card under `where` (the open questions, or "#continued") showing `text`,
+    once it is drawn."""
+    loc = page.locator(f"{where} article.card", has_text=text).first
+    await loc.wait_for()
+    return loc
