@@ -30,6 +30,8 @@ SLOW_PATHS = (
     "tests/editors/test_vscode_windows.py",
     "tests/editors/test_vscode_editor.py",
     "tests/editors/test_vscode_mcp.py",
+    "tests/editors/test_vscode_workspace_settings.py",
+    "tests/editors/test_nvim_old.py",
     "tests/agents/",
     "tests/web/",
     "tests/install/",
