@@ -12,8 +12,8 @@ Nothing here is imported at module level that the early answer does not need
 command line (entry.py) comes here without building a parser, and sets its
 logging up only after the answer (`after_answer`), since nothing before it logs.
 Before that answer the data directory is held and checked and `host.sock` bound on
-os-level modules only (`datadir.open_checked`, `hostsock.bind_raw_host_socket`: no
-`pathlib`, `typing`, `socket` or error taxonomy); the store is built after it.
+few modules (`datadir.open_checked`, `hostsock.bind_raw_host_socket`: no `pathlib`,
+`typing`, `socket` or error taxonomy); the store is built after it.
 """
 
 from __future__ import annotations
