@@ -115,12 +115,13 @@ def _open_checked(data_dir: str) -> CheckedStore | None:
 def _remedy(data_dir: str) -> str:
     """What to do when the holder is a host listening on `host.sock` (an `askbridge host`, or
     another front door's inline host): attach to it, or stop it. Nothing for a refusal that
-    has no host behind it (a directory it cannot use, a holder of a deleted directory)."""
-    from askbridge.hostsock import connect
+    has no host behind it (a directory it cannot use, a holder of a deleted directory), or
+    a listener of another uid (S13: no host of ours; the refusal's one line says enough)."""
+    from askbridge.hostsock import AttachError, connect
 
     try:
         sock = connect(data_dir, 1.0)
-    except OSError:
+    except (OSError, AttachError):
         return ""
     if sock is None:
         return ""
