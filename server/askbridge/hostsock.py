@@ -44,7 +44,6 @@ SOCKET_NAME = "host.sock"
 # The longest unix socket path the platform binds: sun_path less its terminating NUL.
 MAX_SOCKET_PATH = 103 if sys.platform == "darwin" else 107
 
-
 SHUT_WR = _socket.SHUT_WR
 # Whether descriptors can be handed over (SCM_RIGHTS); attach.py relays bytes where not.
 CAN_SEND_FDS = hasattr(_socket.socket, "sendmsg")
@@ -256,8 +255,7 @@ _encode_text = _json.make_encoder(
 )
 
 
-class _ScanContext:
-    """What `_json.make_scanner` reads off a `json.JSONDecoder`: the defaults."""
+class _ScanContext:  # what `_json.make_scanner` reads off a `json.JSONDecoder`: the defaults
 
     strict = True
     object_hook = None
