@@ -22,7 +22,7 @@ to a running host, to its exit): the public modules cost 33.6 million more instr
 (benchmarks/bench_bridge_startup.py: attached <= 1.5x). The behaviour is the modules':
 `dumps`/`dumps_text` encode as `json.dumps` with compact separators, `loads` decodes
 as `json.loads`, and descriptors go as SCM_RIGHTS ancillary data. No `typing` either:
-its import is most of `re`'s cost again.
+it brings `re` too, 30.9 million instructions in all.
 """
 
 from __future__ import annotations
