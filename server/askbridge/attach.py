@@ -25,23 +25,26 @@ copies bytes between its stdio and a second connection instead.
 Standard library only, and of askbridge's nothing but `askbridge.hostsock` (a
 standard-library-only leaf: the socket's path and its JSON lines, which
 `askbridge host --status | --stop` and the test harness use too) and `askbridge.paths`
-(another: the data directory's rules, the host's own): attaching is
-what an editor waits for on every start (benchmarks/bench_bridge_startup.py).
-For the same reason it uses the C module under `socket` (`_socket`; hostsock
-keeps to `_json` too) and no `typing`: the Python modules import `re`, `enum`,
-`selectors` and `functools`, which cost more than the rest of an attach together
-(~15 ms of ~30 ms, measured). Their behaviour here is the same: compact JSON
-lines, ASCII-escaped, and fds passed as SCM_RIGHTS ancillary data.
+(another: the data directory's rules, the host's own): attaching is what an editor
+waits for on every start (benchmarks/bench_bridge_startup.py), so its sockets and JSON
+are hostsock's, on the C modules (that module says what this buys), and no `typing`.
 """
 
 from __future__ import annotations
 
-import _socket
 import os
 import sys
 import time
 
-from askbridge.hostsock import AttachError, Lines, connect, send_line, socket_path
+from askbridge.hostsock import (
+    CAN_SEND_FDS,
+    SHUT_WR,
+    AttachError,
+    Lines,
+    connect,
+    send_line,
+    socket_path,
+)
 from askbridge.paths import make_private_dir, private_dir_problem
 
 TYPE_CHECKING = False  # not `typing`'s: see the module docstring (mypy knows the name)
@@ -49,7 +52,7 @@ if TYPE_CHECKING:
     import subprocess
     from typing import Any
 
-    Socket = _socket.socket
+    from askbridge.hostsock import Socket
 
 HOST_MODES = ("auto", "inline")
 DEFAULT_HOST_MODE_ENV = "ASKBRIDGE_HOST"  # changes the default of `--host`
@@ -154,7 +157,7 @@ def _host_status(pid: object) -> str:
 
 
 def _can_pass_fds() -> bool:
-    return hasattr(_socket.socket, "sendmsg") and os.environ.get("ASKBRIDGE_RELAY") != "1"
+    return CAN_SEND_FDS and os.environ.get("ASKBRIDGE_RELAY") != "1"
 
 
 def _hand_over_stdio() -> None:
@@ -180,7 +183,7 @@ def _relay(data_dir: str, token: str) -> None:
             pass
         finally:
             try:
-                data.shutdown(_socket.SHUT_WR)
+                data.shutdown(SHUT_WR)
             except OSError:
                 pass
 

@@ -3,8 +3,7 @@
 `askbridge serve --host inline` holds and checks its data directory (H3's lock and
 `host.sock`, S5, S6) before any reply (lsp/early.py), on os-level modules only
 (host/store/datadir.py `open_checked`); the store's Python modules — `pathlib`,
-`typing`, `dataclasses`, `json`, `enum`, `hashlib`, `socket`, the `sqlite3` package —
-load after the answer. A module that sneaks back in before it costs every editor
+`typing`, `dataclasses`, `json`, `enum`, `socket` — load after the answer. A module that sneaks back in before it costs every editor
 start (benchmarks/bench_bridge_startup.py), so this test names it.
 
 The child runs the console script's `main` with the early answer wrapped: right after
@@ -45,16 +44,13 @@ sys.exit(main(["serve", "--data-dir", sys.argv[1], "--host", "inline"]))
 AFTER_THE_ANSWER = {
     "asyncio",
     "dataclasses",
-    "datetime",
     "enum",
-    "hashlib",
     "inspect",
     "json",
     "logging",
     "pathlib",
     "re",
     "socket",
-    "sqlite3",
     "typing",
     "askbridge.core.errors",
     "askbridge.host.store.store_file",

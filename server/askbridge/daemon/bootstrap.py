@@ -9,7 +9,6 @@ stops the host when that one is done.
 from __future__ import annotations
 
 import asyncio
-import gc
 import socket
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -23,12 +22,10 @@ from askbridge.host.options import HostSettings
 from askbridge.jsonrpc.flushing import flushes_of
 
 from .doors import FATAL_GRACE_S
+from .gc_tuning import tune_gc_for_serving
 from .listener import HostSocket
 
 Body = Callable[[Host, HostSocket, TaskGroup], Awaitable["int | None"]]
-
-# Net allocations of container objects between two young-generation collections.
-_YOUNG_THRESHOLD = 10_000
 
 
 async def serve_host(
@@ -43,15 +40,7 @@ async def serve_host(
     """Run the data directory's Host and listen on `sock` (bound already, H2/H3) while
     `body(host, listener, tg)` runs, and until the task group `tg` is done; the exit status:
     what `body` returned, or 1 once the data directory is lost (S5)."""
-    # Everything allocated so far (modules, classes, pydantic schemas: ~100,000 objects)
-    # lives as long as the process. Frozen, the cycle collector stops rescanning it in
-    # every full collection, which otherwise cost ~10% of a busy server's time.
-    gc.freeze()
-    # A question leaves no cyclic garbage (open_question.py lets go of its cards), so the
-    # young generation's collections find none: at the default threshold (700) they
-    # only rescanned the questions in flight, ~140 times per 3,200 questions, and their
-    # survivors set off full collections of the whole heap (bench_bridge_concurrent.py).
-    gc.set_threshold(_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
+    tune_gc_for_serving()
     status = 0
     with anyio.CancelScope() as everything:
         async with (

@@ -12,8 +12,8 @@ Nothing here is imported at module level that the early answer does not need
 command line (entry.py) comes here without building a parser, and sets its
 logging up only after the answer (`after_answer`), since nothing before it logs.
 Before that answer the data directory is held and checked and `host.sock` bound on
-os-level modules only (`datadir.open_checked`, `hostsock.bind_raw_host_socket`: no
-`pathlib`, `typing`, `socket` or error taxonomy); the store is built after it.
+few modules (`datadir.open_checked`, `hostsock.bind_raw_host_socket`: no `pathlib`,
+`typing`, `socket` or error taxonomy); the store is built after it.
 """
 
 from __future__ import annotations
@@ -115,12 +115,13 @@ def _open_checked(data_dir: str) -> CheckedStore | None:
 def _remedy(data_dir: str) -> str:
     """What to do when the holder is a host listening on `host.sock` (an `askbridge host`, or
     another front door's inline host): attach to it, or stop it. Nothing for a refusal that
-    has no host behind it (a directory it cannot use, a holder of a deleted directory)."""
+    has no host behind it (a directory it cannot use, a holder of a deleted directory), or
+    a listener of another uid (S13: no host of ours; the refusal's one line says enough)."""
     from askbridge.hostsock import AttachError, connect
 
     try:
         sock = connect(data_dir, 1.0)
-    except (OSError, AttachError):  # AttachError: another user's listener (S13), no remedy
+    except (OSError, AttachError):
         return ""
     if sock is None:
         return ""

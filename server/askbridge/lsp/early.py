@@ -1,7 +1,11 @@
 """Answer the client's first `initialize` before `askbridge serve` imports its heavy parts.
 
-Importing asyncio, anyio, pydantic, the wire models and the host takes ~150 ms,
-while an editor waits for the `initialize` response to finish starting up. The
+What it buys, measured (`askbridge serve --host inline` on an existing store, from spawn
+to the answer written, on a 2-core machine under load): the one LSP framer
+(jsonrpc/framing.py, after asyncio, anyio, pydantic, the wire models and the host are
+imported) answers after 985 million instructions (callgrind), this module after 60
+million; the minimum of 15 runs was 315 ms against 36 ms. An editor waits for the
+`initialize` response to finish starting up. The
 response does not depend on any of them unless the client sends
 `initializationOptions` (those are validated with pydantic). So `serve_inline`
 calls `answer_initialize_early()` after the data directory is open (below) and
@@ -24,33 +28,30 @@ reply. So a client never gets an `initialize` result from a server that then
 exits 1 for its data directory, and once `initialize` is answered the directory
 is held and other front doors can attach (protocol/README.md "Before the first
 reply"; tests/e2e/test_entry.py). Opening it later would change both. What runs
-before the answer is only the holding and the checks, on os-level modules
-(host/store/datadir.py `open_checked`: `os`, `fcntl`, `_socket`, `_sha256`, `_sqlite3`;
-hostsock.py `bind_raw_host_socket`); the store object and its modules (`pathlib`,
-`dataclasses`, `json`, `typing`, the `sqlite3` package, ~30 ms of CPU) come after it
+before the answer is only the holding and the checks, on few modules
+(host/store/datadir.py `open_checked`: `os`, `fcntl`, `hashlib`, `sqlite3` and hostsock.py's
+socket; hostsock.py `bind_raw_host_socket`); the store object and its modules (`pathlib`,
+`dataclasses`, `json`, `typing`, ~30 ms of CPU) come after it
 (tests/e2e/test_start_imports.py). Only a directory's first start, or one on an older
 schema, imports the migrations (and `json`, `datetime`, `secrets`) before the answer:
 its store must exist, its schema current and its identity written (S6) before anything
 is answered on it, as on every other start.
 
-Only `os`, `sys` and the C module under `json` (`_json`, as hostsock.py) are
-imported here: not `json`, `re`, `logging`, `dataclasses` or `typing`, whose
-Python modules (with `enum`, `inspect`, `ast`, …) cost ~25 ms of CPU together,
-more than twice the interpreter's own start. The reply is encoded exactly as
-`json.dumps(…, separators=(",", ":"), ensure_ascii=False, allow_nan=False)`, as
-FrameWriter encodes; a body is read as `json.loads` reads it, or not at all
-(anything but strict UTF-8, too deep to decode, or an `id` UTF-8 cannot encode
-goes the regular way, which answers it as an attached host does, S3). Keep it
-that way.
+Only `os`, `sys` and hostsock.py's JSON (on the C module, as that module says why)
+are imported here: not `json`, `re`, `logging`, `dataclasses` or `typing`. The reply
+is encoded exactly as `json.dumps(…, separators=(",", ":"), ensure_ascii=False,
+allow_nan=False)`, as FrameWriter encodes; a body is read as `json.loads` reads it, or
+not at all (anything but strict UTF-8, too deep to decode, or an `id` UTF-8 cannot
+encode goes the regular way, which answers it as an attached host does, S3).
 """
 
 from __future__ import annotations
 
-import _json
 import os
 import sys
 
 from askbridge import __version__
+from askbridge.hostsock import dumps_text, loads
 
 TYPE_CHECKING = False  # not `typing`'s: see the module docstring (mypy knows the name)
 if TYPE_CHECKING:
@@ -60,7 +61,6 @@ _MAX_BODY = 8 * 1024 * 1024  # framing.MAX_BODY: larger frames go the regular wa
 _MAX_HEADER = 64 * 1024
 _READ = 64 * 1024
 _TOKEN = frozenset(b"!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
-_JSON_SPACE = " \t\n\r"
 
 # What BridgeServer.initialize returns when the client sends no initializationOptions;
 # tests/e2e/test_lifecycle.py checks the served response against the protocol's words.
@@ -165,44 +165,17 @@ def _plain_initialize(body: bytes) -> tuple[Any, dict[str, Any] | None]:
     return msg_id, params
 
 
-class _Decoding:
-    """What `_json.make_scanner` reads off a `json.JSONDecoder`: its defaults."""
-
-    strict = True
-    object_hook = None
-    object_pairs_hook = None
-    parse_float = float
-    parse_int = int
-    parse_constant = float  # NaN, Infinity, -Infinity, as json's own table gives them
-    memo: dict[str, str] = {}
-
-
-_scan = _json.make_scanner(_Decoding())  # type: ignore[arg-type]  # typeshed wants a scanner
-
-
 def _loads(body: bytes) -> Any:
     """`json.loads(body)` of a strict UTF-8 body; None when it is anything else."""
     try:
-        text = body.decode()
-        start = len(text) - len(text.lstrip(_JSON_SPACE))
-        value, end = _scan(text, start)
-    except (ValueError, StopIteration, RecursionError):  # not JSON, or too deep to decode
+        return loads(body)
+    except (ValueError, RecursionError):  # not JSON, or too deep to decode
         return None
-    return None if text[end:].lstrip(_JSON_SPACE) else value
-
-
-def _unencodable(value: object) -> object:
-    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
-
-
-_encode = _json.make_encoder(
-    None, _unencodable, _json.encode_basestring, None, ":", ",", False, False, False
-)
 
 
 def _frame(msg: dict[str, Any]) -> bytes:
     """Encoded as FrameWriter encodes (compact, UTF-8); UnicodeEncodeError for a lone surrogate."""
-    body = "".join(_encode(msg, 0)).encode()
+    body = dumps_text(msg).encode()
     return b"Content-Length: %d\r\n\r\n%b" % (len(body), body)
 
 

@@ -27,35 +27,25 @@ another user can neither block the host nor pose as its holder.
 Elsewhere there is no abstract namespace and `claim` holds nothing: there the
 per-commit check is what stops the first process (it stops acknowledging).
 
-The guard is claimed before an inline host answers `initialize`, so this module keeps
-to the C modules: `_socket`, not `socket` (which brings `enum` and `selectors`), and
-`_sha2` (`_sha256` in 3.11), not `hashlib` (whose OpenSSL module alone is ~2 ms of CPU
-to load) — the same digest (private_files.py says why start-up imports count).
+The guard is claimed before an inline host answers `initialize`, so its socket is
+hostsock.py's, on the C module (that module says what this buys).
 """
 
 from __future__ import annotations
 
-import _socket
-import _struct
+import hashlib
 import os
 import sys
 
+from askbridge.hostsock import peer_credentials, unix_socket
+
 TYPE_CHECKING = False  # not `typing`'s (private_files.py; mypy knows the name)
 if TYPE_CHECKING:
-    from hashlib import sha256
+    from askbridge.hostsock import Socket
 
     from .private_files import Where
-else:
-    try:
-        from _sha2 import sha256  # Python 3.12 and later
-    except ImportError:
-        try:
-            from _sha256 import sha256  # Python 3.11
-        except ImportError:  # built without its own sha256: OpenSSL's, the same digest
-            from hashlib import sha256
 
 _ABSTRACT = sys.platform.startswith("linux")
-_UCRED = _struct.Struct("3i")  # struct ucred: pid, uid, gid
 _BACKLOG = 64  # only claimants asking who holds the name ever connect
 _MAX_COMMAND_CHARS = 200
 
@@ -83,7 +73,7 @@ class DirectoryTaken(Exception):
 
 
 class DirectoryGuard:
-    def __init__(self, sock: _socket.socket | None) -> None:
+    def __init__(self, sock: Socket | None) -> None:
         self._sock = sock
 
     @classmethod
@@ -92,7 +82,7 @@ class DirectoryGuard:
         if not _ABSTRACT:
             return cls(None)
         name = guard_name(data_dir)
-        sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+        sock = unix_socket()
         try:
             sock.bind(name)
             sock.listen(_BACKLOG)
@@ -112,19 +102,17 @@ class DirectoryGuard:
 
 def guard_name(data_dir: Where) -> bytes:
     """The abstract socket name for `data_dir`: per user, per real path."""
-    digest = sha256(os.fsencode(os.path.realpath(data_dir))).hexdigest()[:40]
+    digest = hashlib.sha256(os.fsencode(os.path.realpath(data_dir))).hexdigest()[:40]
     return f"\0askbridge-data-dir/{os.geteuid()}/{digest}".encode()
 
 
 def _taken(name: bytes) -> DirectoryTaken:
     """Who holds `name`, as far as the kernel tells (nothing when the backlog is full)."""
-    probe = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    probe = unix_socket()
     probe.setblocking(False)
     try:
         probe.connect(name)
-        pid, uid, _ = _UCRED.unpack(
-            probe.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, _UCRED.size)
-        )
+        pid, uid, _ = peer_credentials(probe)
     except OSError:
         return DirectoryTaken(None, None, [])
     finally:

@@ -1,12 +1,11 @@
-"""Opening `askbridge.db` and the checks at open (S6), on SQLite's C module alone.
+"""Opening `askbridge.db` and the checks at open (S6).
 
 An inline host opens its store before it answers `initialize` (lsp/early.py), so
 everything a start on an existing, current store runs is here, importing `os` and
-`_sqlite3` only: the Python `sqlite3` package would bring `datetime` (its default
-adapters), and store_file.py's migrations `json` and the event columns. `_sqlite3`'s
-`connect`, `Connection` and errors are the very objects `sqlite3` re-exports, so the
-connection made here is the store's (store_sqlite.py). The schema's history, a
-migration and the read-only fallback are store_file.py's.
+`sqlite3` only (`sqlite3` and its `datetime` cost ~2 ms of a start; store_file.py's
+migrations bring `json`, only for a new or older store). The connection made here is
+the store's (store_sqlite.py). The schema's history, a migration and the read-only
+fallback are store_file.py's.
 
 - `check_length(path)`: StoreDamaged when the file is shorter than its own header says
   (checked before opening, when no WAL holds newer pages; a 0-byte file is a new,
@@ -20,8 +19,8 @@ migration and the read-only fallback are store_file.py's.
 
 from __future__ import annotations
 
-import _sqlite3
 import os
+import sqlite3
 
 from .private_files import damage, refusal
 from .store_identity import lost_message
@@ -29,7 +28,6 @@ from .store_identity import lost_message
 TYPE_CHECKING = False  # not `typing`'s (private_files.py; mypy knows the name)
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from sqlite3 import Connection
 
     from askbridge.core.errors import StoreError
 
@@ -43,7 +41,7 @@ SCHEMA_VERSION = 3
 _DAMAGED = {"SQLITE_NOTADB", "SQLITE_CORRUPT"}
 
 
-def store_error(path: Where, exc: _sqlite3.Error, action: str, context: str = "") -> StoreError:
+def store_error(path: Where, exc: sqlite3.Error, action: str, context: str = "") -> StoreError:
     """`exc` as the StoreError a caller gets: StoreDamaged when SQLite says the file is bad."""
     if getattr(exc, "sqlite_errorname", "") in _DAMAGED:
         return damage(f"{path} is damaged or not an SQLite database ({exc}){context}")
@@ -51,8 +49,8 @@ def store_error(path: Where, exc: _sqlite3.Error, action: str, context: str = ""
 
 
 def open_current(
-    path: Where, *, require_schema: bool, migrate: Callable[[Connection, Where], None]
-) -> Connection:
+    path: Where, *, require_schema: bool, migrate: Callable[[sqlite3.Connection, Where], None]
+) -> sqlite3.Connection:
     """The write connection to `path`: length checked, configured, its schema version
     checked and, when it is not the current one, brought there by `migrate`."""
     check_length(path)
@@ -66,17 +64,17 @@ def open_current(
             except BaseException:
                 conn.close()
                 raise
-    except _sqlite3.Error as exc:
+    except sqlite3.Error as exc:
         raise store_error(path, exc, "open") from exc
     return conn
 
 
 def open_file(
     path: Where, target: str, *, read_only: bool, require_schema: bool, uri: bool = False
-) -> tuple[Connection, int]:
+) -> tuple[sqlite3.Connection, int]:
     """A connection to `target` (`path`, or its `file:` URI when `uri`), configured, and
     its schema version, checked (`check_version`). SQLite's own errors are the caller's."""
-    conn = _sqlite3.connect(target, uri=uri, isolation_level=None, check_same_thread=False)
+    conn = sqlite3.connect(target, uri=uri, isolation_level=None, check_same_thread=False)
     try:
         _configure(conn, path, read_only)
         version = check_version(conn, path, read_only, require_schema)
@@ -114,7 +112,7 @@ def check_length(path: Where) -> None:
         )
 
 
-def _configure(conn: Connection, path: Where, read_only: bool) -> None:
+def _configure(conn: sqlite3.Connection, path: Where, read_only: bool) -> None:
     if read_only:
         conn.execute("PRAGMA query_only = ON")
     else:
@@ -128,7 +126,7 @@ def _configure(conn: Connection, path: Where, read_only: bool) -> None:
     conn.execute("PRAGMA busy_timeout = 5000")
 
 
-def read_version(conn: Connection, path: Where) -> int:
+def read_version(conn: sqlite3.Connection, path: Where) -> int:
     tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master")}
     if not tables:
         return 0
@@ -141,7 +139,9 @@ def read_version(conn: Connection, path: Where) -> int:
     return version
 
 
-def check_version(conn: Connection, path: Where, read_only: bool, require_schema: bool) -> int:
+def check_version(
+    conn: sqlite3.Connection, path: Where, read_only: bool, require_schema: bool
+) -> int:
     """The file's schema version, when this askbridge may use it as it is or migrate it.
 
     `require_schema`: the directory had a store (store_identity.py), so an SQLite file
