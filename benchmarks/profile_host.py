@@ -78,7 +78,7 @@ def _wrapped_server(out: str) -> None:
 
     signal.signal(signal.SIGUSR1, start)
     signal.signal(signal.SIGUSR2, stop)
-    from askbridge.entry import main
+    from askbridge.cli.entry import main
 
     sys.argv = ["askbridge", *sys.argv[sys.argv.index("--") + 1 :]]
     sys.exit(main())

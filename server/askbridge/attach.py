@@ -270,3 +270,28 @@ def attach(
         return 1
     finally:
         sock.close()
+
+
+def attach_refusal(data_dir: str) -> str | None:
+    """Why a front door cannot attach with `data_dir` (one line, as the inline host words it),
+    or None: the directory is made here (0700, as the host makes it), and one that cannot
+    be written is fine only while a host serves it (attaching writes nothing there)."""
+    try:
+        os.makedirs(data_dir, mode=0o700, exist_ok=True)
+    except OSError as exc:
+        return f"cannot create data directory {data_dir}: {exc.strerror or exc}"
+    if os.access(data_dir, os.W_OK | os.X_OK):
+        return None
+    try:
+        sock = connect(data_dir, 1.0)
+    except OSError:
+        sock = None
+    if sock is not None:
+        sock.close()
+        return None
+    try:
+        read_only = bool(os.statvfs(data_dir).f_flag & os.ST_RDONLY)
+    except OSError:
+        read_only = False
+    why = "it is on a read-only file system" if read_only else "it is not writable"
+    return f"cannot use data directory {data_dir}: {why}, and no askbridge host serves it"

@@ -173,7 +173,7 @@ def bind_raw_host_socket(data_dir: str | os.PathLike[str]) -> Socket:
     sock.listen(64)
     sock.setblocking(False)
     # Not imported for this line (~7 ms of CPU before the early answer): where nothing
-    # imported logging yet (entry.py's inline host sets it up after that answer), no
+    # imported logging yet (cli/entry.py's inline host sets it up after that answer), no
     # handler or level below WARNING exists, and this INFO line would be dropped anyway.
     logging = sys.modules.get("logging")
     if logging is not None:
@@ -256,7 +256,6 @@ _encode_text = _json.make_encoder(
 
 
 class _ScanContext:  # what `_json.make_scanner` reads off a `json.JSONDecoder`: the defaults
-
     strict = True
     object_hook = None
     object_pairs_hook = None

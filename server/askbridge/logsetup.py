@@ -1,7 +1,7 @@
 """Where a command's logs go: `--log-file`, else stderr; never stdout (protocol frames only).
 
-Its own module, apart from the parser (cli_parser.py), so that the console script's
-plain `--host inline` command line (entry.py) sets its logs up without building one.
+Its own module, apart from the parser (cli/parser.py), so that the console script's
+plain `--host inline` command line (cli/entry.py) sets its logs up without building one.
 """
 
 from __future__ import annotations

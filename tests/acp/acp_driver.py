@@ -22,7 +22,7 @@ import anyio
 
 from askbridge.acp.door import serve_acp
 from askbridge.acp.server import AcpServer
-from askbridge.cli_parser import build_parser
+from askbridge.cli.parser import build_parser
 from askbridge.core import HarnessError, ManualClock, UserQuestionRequest
 from askbridge.daemon.front import door_defaults
 from askbridge.host.host import Host

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from askbridge.cli_parser import build_parser
+from askbridge.cli.parser import build_parser
 from askbridge.testing.strict_frames import frame
 
 pytestmark = pytest.mark.timeout(60)
@@ -130,7 +130,7 @@ INITIALIZE = {
 }
 
 
-# The console script takes its own path for a plain command line (entry.py, no parser).
+# The console script takes its own path for a plain command line (cli/entry.py, no parser).
 CONSOLE_SCRIPT = Path(sys.executable).parent / "askbridge"
 PROGRAMS = {"module": ASKBRIDGE, "console-script": [str(CONSOLE_SCRIPT)]}
 

@@ -1,6 +1,6 @@
 """S5: a `--data-dir` that exists and is not a directory is refused by every command
 with one line naming the path (exit 1, no traceback), through the console script
-(entry.py's attach path for the doors) and `python -m askbridge.cli` alike."""
+(cli/entry.py's attach path for the doors) and `python -m askbridge.cli` alike."""
 
 from __future__ import annotations
 

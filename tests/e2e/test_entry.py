@@ -1,4 +1,4 @@
-"""The `askbridge` console script's plain front door (server/askbridge/entry.py).
+"""The `askbridge` console script's plain front door (server/askbridge/cli/entry.py).
 
 What an editor runs, `askbridge serve --data-dir D`, attaches without building
 the full command line, and `--host inline` (what the harnesses run) becomes the
@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from askbridge import __version__
-from askbridge.entry import plain_command_line, plain_front_door
+from askbridge.cli.entry import plain_command_line, plain_front_door
 from askbridge.testing.hosts import host_status
 
 CONSOLE_SCRIPT = Path(sys.executable).parent / "askbridge"
@@ -76,7 +76,7 @@ def test_plain_command_line_takes_the_inline_host_too(
 ) -> None:
     monkeypatch.delenv("ASKBRIDGE_HOST", raising=False)
     assert plain_command_line(argv, stdin_is_terminal=False) == plain
-    assert plain_command_line(argv, stdin_is_terminal=True) is None  # the hint (cli.py)
+    assert plain_command_line(argv, stdin_is_terminal=True) is None  # the hint (cli/commands.py)
     monkeypatch.setenv("ASKBRIDGE_HOST", "inline")
     assert plain_command_line(["serve"], stdin_is_terminal=False) == ("lsp", None, "inline")
 

@@ -36,7 +36,7 @@ def answered(*args):
     os._exit(0 if started.initialize is not None else 3)
 
 early.answer_initialize_early = answered
-from askbridge.entry import main
+from askbridge.cli.entry import main
 sys.exit(main(["serve", "--data-dir", sys.argv[1], "--host", "inline"]))
 """
 

@@ -1,4 +1,4 @@
-"""cli_parser.py: a command line that names a command is parsed by that command's parser
+"""cli/parser.py: a command line that names a command is parsed by that command's parser
 alone (the start-up of `askbridge serve --host inline`, benchmarks/bench_bridge_startup.py),
 and that changes nothing: the same values, the same `--help`, the same one-line errors
 as the whole parser's (protocol.md "Command line")."""
@@ -12,8 +12,8 @@ from collections.abc import Callable
 
 import pytest
 
-from askbridge import cli_parser
-from askbridge.cli_parser import COMMANDS, build_parser, parse_args
+from askbridge.cli import parser as cli_parser
+from askbridge.cli.parser import COMMANDS, build_parser, parse_args
 
 COMMAND_LINES = [
     ["serve"],

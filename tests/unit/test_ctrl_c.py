@@ -1,6 +1,6 @@
-"""Ctrl-C ends any command with status 130 and no traceback (cli.py), even when it lands
-inside an import that Python reports as another exception (entry.interrupted) or in the
-console script's first import of the command line (entry.main), and a host holds it
+"""Ctrl-C ends any command with status 130 and no traceback (cli/commands.py), even when it lands
+inside an import that Python reports as another exception (cli/exits.py interrupted) or in the
+console script's first import of the command line (cli/entry.py main), and a host holds it
 off while its start imports (daemon/ctrl_c.py `CtrlCHeld`, inline and `askbridge host`)."""
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from askbridge import cli, entry
-from askbridge.cli_parser import parse_args
+from askbridge.cli import commands, entry
+from askbridge.cli.exits import EXIT_INTERRUPTED, interrupted
+from askbridge.cli.parser import parse_args
 from askbridge.daemon import main as daemon_main
 from askbridge.daemon.ctrl_c import CtrlCHeld
 from askbridge.daemon.inline import serve_inline
-from askbridge.entry import EXIT_INTERRUPTED, interrupted
 from askbridge.host.store.datadir import open_checked
 
 
@@ -64,15 +64,15 @@ def test_main_returns_130_for_a_wrapped_interrupt_and_raises_anything_else(
     def interrupted_run(args: object) -> int:
         raise _class_body_interrupted()
 
-    monkeypatch.setattr(cli, "_run", interrupted_run)
-    assert cli.main(["schema", "--out", "unused"]) == EXIT_INTERRUPTED
+    monkeypatch.setattr(commands, "_run", interrupted_run)
+    assert commands.main(["schema", "--out", "unused"]) == EXIT_INTERRUPTED
 
     def failing_run(args: object) -> int:
         raise RuntimeError("a real failure")
 
-    monkeypatch.setattr(cli, "_run", failing_run)
+    monkeypatch.setattr(commands, "_run", failing_run)
     with pytest.raises(RuntimeError, match="a real failure"):
-        cli.main(["schema", "--out", "unused"])
+        commands.main(["schema", "--out", "unused"])
 
 
 @pytest.fixture
@@ -121,7 +121,7 @@ def test_serve_inline_ends_with_ctrl_c_held_during_its_start_and_lets_the_direct
 ) -> None:
     """Ctrl-C right after the early answer (here, in `after_answer`) ends the start with a
     KeyboardInterrupt of our own, before the loop serves anything: the callers' status 130
-    (entry.py, cli.py), the data directory's lock released, nothing read from stdin."""
+    (cli/entry.py, cli/commands.py), the data directory's lock released, nothing read from stdin."""
     data_dir = str(tmp_path / "data")
     finished: list[str] = []
 
@@ -136,7 +136,7 @@ def test_serve_inline_ends_with_ctrl_c_held_during_its_start_and_lets_the_direct
 
 
 class _InterruptedImport(types.ModuleType):
-    """`askbridge.cli` as Ctrl-C finds it when it lands while the module imports."""
+    """`askbridge.cli.commands` as Ctrl-C finds it when it lands while the module imports."""
 
     def __getattr__(self, name: str) -> object:
         raise KeyboardInterrupt
@@ -145,9 +145,11 @@ class _InterruptedImport(types.ModuleType):
 def test_ctrl_c_while_the_full_command_line_imports_is_130(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The console script's first import of the full command line (cli.py and its parser,
+    """The console script's first import of the full command line (cli/commands.py and its parser,
     ~50-100 ms) is inside main's Ctrl-C handling too, not only what it runs."""
-    monkeypatch.setitem(sys.modules, "askbridge.cli", _InterruptedImport("askbridge.cli"))
+    monkeypatch.setitem(
+        sys.modules, "askbridge.cli.commands", _InterruptedImport("askbridge.cli.commands")
+    )
     try:
         status = entry.main(["host", "--status"])
     except KeyboardInterrupt:  # caught here: escaping, it would end the whole test run

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from askbridge.cli_parser import build_parser, parse_args
+from askbridge.cli.parser import build_parser, parse_args
 from askbridge.daemon.front import door_defaults
 from askbridge.host.options import HostSettings
 from askbridge.protocol.defaults import (

@@ -16,6 +16,7 @@ from typing import Any
 from host_helpers import ANY, answer, ask_step, host_env, q, result_of, script, settle, text_step
 from store_helpers import header
 
+from askbridge.cli.sessions import transcript
 from askbridge.core import UserQuestionError, tool_outcome_unknown
 from askbridge.core import limits as core_limits
 from askbridge.host.agent.external import ExternalSession
@@ -23,7 +24,6 @@ from askbridge.host.agent.tools import ToolOutcome
 from askbridge.host.log import events as ev
 from askbridge.host.log.projection import Projection
 from askbridge.protocol import ErrorCode
-from askbridge.sessions_cli import transcript
 
 ASK = "ask_user_question"
 TIMED = ev.request_header(

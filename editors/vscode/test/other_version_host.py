@@ -19,6 +19,6 @@ OTHER_VERSION = "0.0.0-other"
 
 if __name__ == "__main__":
     askbridge.__version__ = OTHER_VERSION
-    from askbridge.cli import main
+    from askbridge.cli.commands import main
 
     sys.exit(main(["host", "--data-dir", sys.argv[1], "--idle-exit", "120"]))

@@ -9,7 +9,7 @@ process exits with its own client's status. The LSP door answers a plain first
 
 Nothing here is imported at module level that the early answer does not need
 (argparse, the host's settings): the console script's plain `--host inline`
-command line (entry.py) comes here without building a parser, and sets its
+command line (cli/entry.py) comes here without building a parser, and sets its
 logging up only after the answer (`after_answer`), since nothing before it logs.
 Before that answer the data directory is held and checked and `host.sock` bound on
 few modules (`datadir.open_checked`, `hostsock.bind_raw_host_socket`: no `pathlib`,
@@ -85,7 +85,7 @@ def serve_inline(
             settings = HostSettings.over_defaults(defaults)  # the host's: its own client's flags
         if ctrl_c.pressed:
             raw.close()
-            raise KeyboardInterrupt  # the callers' Ctrl-C: status 130 (entry.py, cli.py)
+            raise KeyboardInterrupt  # the callers' Ctrl-C: status 130 (cli/entry.py, commands.py)
         return anyio.run(
             _serve, door, store, settings, Path(data_dir), defaults, early, listening_socket(raw)
         )

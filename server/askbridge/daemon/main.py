@@ -131,7 +131,7 @@ def _run_host(args: argparse.Namespace) -> int:
 
         from .front import door_defaults
     if ctrl_c.pressed:
-        raise KeyboardInterrupt  # the caller's Ctrl-C: status 130 (entry.py, cli.py)
+        raise KeyboardInterrupt  # the caller's Ctrl-C: status 130 (cli/entry.py, cli/commands.py)
     try:
         store = open_store(data_dir)
     except StoreError as exc:
@@ -163,7 +163,7 @@ def _run_host(args: argparse.Namespace) -> int:
     if ctrl_c.pressed:
         sock.close()
         store.close()
-        raise KeyboardInterrupt  # the caller's Ctrl-C: status 130 (entry.py, cli.py)
+        raise KeyboardInterrupt  # the caller's Ctrl-C: status 130 (cli/entry.py, cli/commands.py)
     try:
         settings = HostSettings.over_defaults(door_defaults(args))
         status = anyio.run(_serve, store, Path(data_dir), settings, args.idle_exit, sock)

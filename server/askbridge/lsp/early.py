@@ -110,8 +110,9 @@ def answer_initialize_early(in_fd: int = 0, out_fd: int = 1) -> EarlyStart:
     except UnicodeEncodeError:  # a lone surrogate in the id: the regular path answers it (S3)
         return EarlyStart(data)
     # Not imported for this line: where nothing imported logging, nothing set a level
-    # below WARNING (cli.py does it first; entry.py's plain line sets WARNING only after
-    # this answer, daemon/inline.py `after_answer`), and this DEBUG line would be dropped.
+    # below WARNING (cli/commands.py does it first; cli/entry.py's plain line sets WARNING
+    # only after this answer, daemon/inline.py `after_answer`), and this DEBUG line would be
+    # dropped.
     logging = sys.modules.get("logging")
     if logging is not None:
         logging.getLogger("askbridge.jsonrpc").debug(

@@ -1,6 +1,6 @@
 """Each default and limit of `ask_user_question`, written once.
 
-Plain constants, standard library only, so cli.py's parser and the early paths can
+Plain constants, standard library only, so cli/parser.py and the early paths can
 read them without importing pydantic.
 """
 

@@ -34,8 +34,8 @@ def run_web(args: argparse.Namespace) -> int:
 
 
 def add_web_parser(sub: Any) -> argparse.ArgumentParser:
-    """The door's own flags; cli.py adds the data-dir, log and front-door flags every door
-    shares (a door never imports cli.py: tests/unit/test_layers.py)."""
+    """The door's own flags; cli/parser.py adds the data-dir, log and front-door flags every
+    door shares (a door never imports the command line: tests/unit/test_layers.py)."""
     web: argparse.ArgumentParser = sub.add_parser(
         "web",
         help="answer the agents' questions in a browser, on this machine or a phone",

@@ -8,14 +8,14 @@ harnesses pass), with stdin not a terminal, needs no parser: with `--host auto`
 (or no `--host` and `ASKBRIDGE_HOST` not `inline`) it goes to `attach.attach` at
 once, with exactly the values the full parser would give (no session defaults,
 the host's own idle exit and log); with `--host inline` (or `ASKBRIDGE_HOST=inline`)
-to `daemon.inline.serve_inline`, with logs on stderr at WARNING, as `cli.py` would
+to `daemon.inline.serve_inline`, with logs on stderr at WARNING, as commands.py would
 call it. Anything else — another flag, `--help`, a value to check — goes through
-`askbridge.cli.main`, which behaves the same on those command lines
+`askbridge.cli.commands.main`, which behaves the same on those command lines
 (tests/e2e/test_entry.py runs both).
 
 What skipping the parser buys, measured (`askbridge serve --data-dir D` attaching to a
-running host, to its exit, on a 2-core machine under load): through `cli.main` (argparse,
-cli_parser.py, logging) 158.8 million instructions (callgrind), here 46.3 million; the
+running host, to its exit, on a 2-core machine under load): through `commands.main` (argparse,
+parser.py, logging) 158.8 million instructions (callgrind), here 46.3 million; the
 minimum of 40 runs 39.2 ms against 15.6 ms, where `python -c "import pygls"` took 10.7 ms
 (benchmarks/bench_bridge_startup.py: attached <= 1.5x). Even a bare argparse parser of
 this one command and its two flags costs 50.6 million instructions (~15 ms).
@@ -27,58 +27,12 @@ status 1, with no reply to the client, as on the full path.
 
 from __future__ import annotations
 
-import os
 import sys
 
-from askbridge.attach import default_host_mode  # stdlib only: no cost on the attach path
+from askbridge.attach import attach_refusal, default_host_mode  # stdlib only: no cost here
+from askbridge.cli.exits import EXIT_INTERRUPTED, interrupted
 
 _DOORS = {"serve": "lsp", "acp": "acp", "mcp": "mcp"}
-EXIT_INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for Ctrl-C
-
-
-def interrupted(exc: BaseException) -> bool:
-    """Whether `exc` is Ctrl-C's KeyboardInterrupt, or was raised because of it.
-
-    The inline host answers `initialize` before it has imported everything (lsp/early.py),
-    so Ctrl-C can land inside an import. Where that import is running a class body's
-    `__set_name__` (a dataclass field), Python 3.11 wraps the KeyboardInterrupt in a
-    RuntimeError: measured under load, 1 Ctrl-C in ~40 ended with that traceback and
-    status 1 instead of 130. The interrupt is still the cause, so it is still Ctrl-C."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        if isinstance(current, KeyboardInterrupt):
-            return True
-        seen.add(id(current))
-        current = current.__cause__ or current.__context__
-    return False
-
-
-def attach_refusal(data_dir: str) -> str | None:
-    """Why a front door cannot attach with `data_dir` (one line, as the inline host words it),
-    or None: the directory is made here (0700, as the host makes it), and one that cannot
-    be written is fine only while a host serves it (attaching writes nothing there)."""
-    try:
-        os.makedirs(data_dir, mode=0o700, exist_ok=True)
-    except OSError as exc:
-        return f"cannot create data directory {data_dir}: {exc.strerror or exc}"
-    if os.access(data_dir, os.W_OK | os.X_OK):
-        return None
-    from askbridge.hostsock import connect
-
-    try:
-        sock = connect(data_dir, 1.0)
-    except OSError:
-        sock = None
-    if sock is not None:
-        sock.close()
-        return None
-    try:
-        read_only = bool(os.statvfs(data_dir).f_flag & os.ST_RDONLY)
-    except OSError:
-        read_only = False
-    why = "it is on a read-only file system" if read_only else "it is not writable"
-    return f"cannot use data directory {data_dir}: {why}, and no askbridge host serves it"
 
 
 def plain_command_line(
@@ -130,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
 def _main(args: list[str]) -> int:
     plain = plain_command_line(args, sys.stdin is None or sys.stdin.isatty())
     if plain is None:
-        from askbridge.cli import main as full_main
+        from askbridge.cli.commands import main as full_main
 
         return full_main(args)
     from askbridge.paths import data_dir_of, data_dir_problem

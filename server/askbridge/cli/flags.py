@@ -1,4 +1,4 @@
-"""The flags `askbridge`'s commands share, and the checks of their values (cli_parser.py).
+"""The flags `askbridge`'s commands share, and the checks of their values (cli/parser.py).
 
 A value that fails its check is the command's one-line usage error (status 2),
 worded here: `argparse.ArgumentTypeError` carries the sentence.

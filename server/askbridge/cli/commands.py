@@ -2,7 +2,7 @@
 
 `serve` and `acp` take the same flags (protocol.md "Command line"); `mcp` takes
 `--data-dir`, `--ask-timeout` and the `--log-*` flags. The parser, with every
-command's flags and `--help`, is cli_parser.py; this module runs the command.
+command's flags and `--help`, is parser.py; this module runs the command.
 
 Errors are one line on stderr that says what to do: a usage error (a bad
 flag value, `--model` that is not a ModelSpec, a `--log-file` that cannot be
@@ -18,8 +18,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from askbridge.cli_parser import EXIT_USAGE, parse_args
-from askbridge.entry import EXIT_INTERRUPTED, interrupted
+from askbridge.cli.exits import EXIT_INTERRUPTED, interrupted
+from askbridge.cli.parser import EXIT_USAGE, parse_args
 from askbridge.logsetup import setup_logging
 
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a command whose reader left
@@ -112,7 +112,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "schema":
         return _write_schemas(args.out)
     if args.command == "sessions":
-        from askbridge.sessions_cli import run_sessions
+        from askbridge.cli.sessions import run_sessions
 
         return run_sessions(args)
     if args.command == "demo" and (args.web or args.listen):
@@ -143,7 +143,7 @@ def _run(args: argparse.Namespace) -> int:
     from askbridge.daemon.front import run_front_door
 
     if args.host == "auto":
-        from askbridge.entry import attach_refusal
+        from askbridge.attach import attach_refusal
         from askbridge.paths import data_dir_of
 
         refusal = attach_refusal(data_dir_of(args.data_dir))
@@ -154,7 +154,3 @@ def _run(args: argparse.Namespace) -> int:
     if getattr(args, "for_web", False) and args.host == "auto":
         door = "web"  # the LSP door, named in the host's listing (`askbridge host --status`)
     return run_front_door(door, args)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

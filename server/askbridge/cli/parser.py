@@ -2,7 +2,7 @@
 
 Each command's `--help` describes it and lists each flag with its default; the
 top level lists the commands, one line each; the flags several commands share, and
-the checks of their values, are cli_flags.py. A usage error (a bad flag value,
+the checks of their values, are cli/flags.py. A usage error (a bad flag value,
 `--model` that is not a ModelSpec, an unknown flag) is one line,
 `askbridge CMD: error: …; see askbridge CMD --help`, with status 2.
 
@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 from askbridge import __version__
-from askbridge.cli_flags import (
+from askbridge.cli.flags import (
     add_ask_timeout,
     add_data_dir,
     add_front_door_flags,
@@ -117,7 +117,7 @@ def _command(
 
 
 def _add_sessions(sub: Any) -> None:
-    from askbridge.sessions_cli import add_sessions_parser  # `askbridge sessions`
+    from askbridge.cli.sessions import add_sessions_parser  # `askbridge sessions`
 
     add_sessions_parser(sub)
 
