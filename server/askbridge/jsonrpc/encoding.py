@@ -30,8 +30,8 @@ import json
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from askbridge.protocol.encoded import EncodedObject, json_string
-from askbridge.protocol.text import compact_json
+from askbridge.protocol.encoded import EncodedObject
+from askbridge.protocol.text import compact_bytes
 
 from .flushing import flushes_of
 
@@ -46,12 +46,10 @@ _COMPACT_ASCII = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
 def encode(obj: Any) -> bytes:
     """Compact UTF-8 JSON; NaN refused (ValueError), non-JSON types refused (TypeError)."""
     try:
-        # A value built with its text (protocol/encoded.py) is not encoded again; a string
-        # (a request's id, "ab-<n>") needs no encoder built around the string encoder.
-        kind = type(obj)
-        if kind is EncodedObject:
-            return obj.json.encode()  # type: ignore[no-any-return]
-        return (json_string(obj) if kind is str else compact_json(obj)).encode()
+        # A value built with its text (protocol/encoded.py) is not encoded again.
+        if type(obj) is EncodedObject:
+            return obj.json.encode()
+        return compact_bytes(obj)
     except UnicodeEncodeError:
         # A lone surrogate slipped through: escaped, the JSON stays valid and readable.
         return _COMPACT_ASCII.encode(obj).encode()

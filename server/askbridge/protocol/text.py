@@ -14,34 +14,68 @@ that changes how the text around it reads without showing itself is spelled out
 from __future__ import annotations
 
 import json
-import json.encoder
 import re
 from collections.abc import Callable
 from typing import Any
 
+import orjson
+
 
 def compact_encoder(*, allow_nan: bool) -> Callable[[Any], str]:
-    """`json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=…).encode`,
-    without its per-call cost: `encode` builds a new C encoder on every call (a quarter of
-    encoding an event). This one is built once. It keeps no circular-reference markers
-    (those are per call, so a shared one could not be kept between threads): a value that
-    contains itself raises RecursionError, as one nested too deep already does."""
-    make = getattr(json.encoder, "c_make_encoder", None)
-    reference = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=allow_nan)
-    if make is None:  # no C accelerator (another interpreter): the standard encoder
-        return reference.encode
-    strings = json.encoder.encode_basestring
-    encode_once = make(None, reference.default, strings, None, ":", ",", False, False, allow_nan)
+    """`json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=…)`, the
+    same text, made by orjson where it can be (compact_bytes says where not)."""
+    standard = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=allow_nan)
 
     def encode(value: Any) -> str:
-        return "".join(encode_once(value, 0))
+        try:
+            text = orjson.dumps(value, option=_REFUSE_MORE)
+        except TypeError:
+            return standard.encode(value)
+        if b"null" in text:  # it may be NaN or Infinity, which orjson writes as null
+            return standard.encode(value)
+        return text.decode()
 
     return encode
 
 
-# The compact JSON of what we write, frames (jsonrpc/encoding.py) and stored events
-# (store_api.encode_event) alike: UTF-8 kept, NaN refused.
-compact_json = compact_encoder(allow_nan=False)
+# orjson encodes a dataclass and a datetime; json refuses them, and so do we.
+_REFUSE_MORE = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+_STANDARD = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def compact_bytes(value: Any) -> bytes:
+    """`compact_json(value).encode()`: compact UTF-8 JSON, key order kept, NaN refused
+    (ValueError), anything but JSON's types refused (TypeError).
+
+    orjson makes it (the json module's encoder costs several times as much per event,
+    and its one fast path, reusing a C encoder, is private). Where orjson would differ
+    from `json.dumps`, json makes it: a lone surrogate, a key that is not a string, an
+    integer past 64 bits, nesting past 254 levels (orjson refuses those), and any
+    text holding `null`, which could be a NaN orjson writes as null. A float in
+    exponent form is spelled orjson's way (`1e16`, `json` says `1e+16`): the same
+    number to every JSON reader. A lone surrogate makes UnicodeEncodeError here.
+    """
+    try:
+        data = orjson.dumps(value, option=_REFUSE_MORE)
+    except TypeError:
+        return _STANDARD.encode(value).encode()
+    if b"null" in data:
+        return _STANDARD.encode(value).encode()
+    return data
+
+
+def compact_json(value: Any) -> str:
+    """The compact JSON of what we write, frames (jsonrpc/encoding.py) and stored events
+    (store_api.encode_event) alike: `compact_bytes`'s text; a lone surrogate is kept in
+    it (a store refuses it, a frame escapes it)."""
+    try:
+        data = orjson.dumps(value, option=_REFUSE_MORE)
+    except TypeError:
+        return _STANDARD.encode(value)
+    if b"null" in data:
+        return _STANDARD.encode(value)
+    return data.decode()
+
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
