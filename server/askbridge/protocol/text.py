@@ -20,61 +20,54 @@ from typing import Any
 
 import orjson
 
+# orjson encodes a dataclass and a datetime; json refuses them, and so do we.
+_REFUSE_MORE = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+
 
 def compact_encoder(*, allow_nan: bool) -> Callable[[Any], str]:
-    """`json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=…)`, the
-    same text, made by orjson where it can be (compact_bytes says where not)."""
+    """`json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=…)`: key
+    order kept, anything but JSON's types refused (TypeError), and NaN and Infinity too
+    (ValueError) unless `allow_nan`; a lone surrogate kept (UTF-8 cannot hold it: a
+    store refuses it, a frame escapes it).
+
+    orjson makes the text: the json module's encoder costs several times as much per
+    event (its fast path, a C encoder built once, is private). Where orjson's text
+    would differ from `json.dumps`', json makes it: for a lone surrogate, a key that
+    is not a string, an integer past 64 bits or nesting past 254 levels (orjson refuses
+    those), and for a value orjson wrote with a `null` that does not read back as the
+    value (a NaN or an Infinity, which orjson writes as null; a tuple). A float in
+    exponent form is spelled orjson's way (`1e16` where json says `1e+16`): the same
+    number to every JSON reader."""
     standard = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=allow_nan)
 
     def encode(value: Any) -> str:
         try:
-            text = orjson.dumps(value, option=_REFUSE_MORE)
+            data = orjson.dumps(value, option=_REFUSE_MORE)
         except TypeError:
             return standard.encode(value)
-        if b"null" in text:  # it may be NaN or Infinity, which orjson writes as null
+        if b"null" in data and orjson.loads(data) != value:
             return standard.encode(value)
-        return text.decode()
+        return data.decode()
 
     return encode
 
 
-# orjson encodes a dataclass and a datetime; json refuses them, and so do we.
-_REFUSE_MORE = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+# The compact JSON of what we write, frames (jsonrpc/encoding.py) and stored events
+# (store_api.encode_event) alike: UTF-8 kept, NaN refused.
+compact_json = compact_encoder(allow_nan=False)
 _STANDARD = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
 def compact_bytes(value: Any) -> bytes:
-    """`compact_json(value).encode()`: compact UTF-8 JSON, key order kept, NaN refused
-    (ValueError), anything but JSON's types refused (TypeError).
-
-    orjson makes it (the json module's encoder costs several times as much per event,
-    and its one fast path, reusing a C encoder, is private). Where orjson would differ
-    from `json.dumps`, json makes it: a lone surrogate, a key that is not a string, an
-    integer past 64 bits, nesting past 254 levels (orjson refuses those), and any
-    text holding `null`, which could be a NaN orjson writes as null. A float in
-    exponent form is spelled orjson's way (`1e16`, `json` says `1e+16`): the same
-    number to every JSON reader. A lone surrogate makes UnicodeEncodeError here.
-    """
+    """`compact_json(value).encode()`, without the round trip through text (a frame's);
+    UnicodeEncodeError for a lone surrogate."""
     try:
         data = orjson.dumps(value, option=_REFUSE_MORE)
     except TypeError:
         return _STANDARD.encode(value).encode()
-    if b"null" in data:
+    if b"null" in data and orjson.loads(data) != value:
         return _STANDARD.encode(value).encode()
     return data
-
-
-def compact_json(value: Any) -> str:
-    """The compact JSON of what we write, frames (jsonrpc/encoding.py) and stored events
-    (store_api.encode_event) alike: `compact_bytes`'s text; a lone surrogate is kept in
-    it (a store refuses it, a frame escapes it)."""
-    try:
-        data = orjson.dumps(value, option=_REFUSE_MORE)
-    except TypeError:
-        return _STANDARD.encode(value)
-    if b"null" in data:
-        return _STANDARD.encode(value)
-    return data.decode()
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
