@@ -20,7 +20,8 @@ from typing import Any
 
 import orjson
 
-# orjson encodes a dataclass and a datetime; json refuses them, and so do we.
+# orjson encodes a dataclass and a datetime; json refuses them, and so do we. (A UUID or an
+# Enum it writes as its value, where json would refuse it: none of our values holds one.)
 _REFUSE_MORE = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
 
 
@@ -45,7 +46,9 @@ def compact_encoder(*, allow_nan: bool) -> Callable[[Any], str]:
             data = orjson.dumps(value, option=_REFUSE_MORE)
         except TypeError:
             return standard.encode(value)
-        if b"null" in data and orjson.loads(data) != value:
+        # `find`, not `in`: `in` first tries its operand as an integer, and builds and
+        # drops a TypeError on every call.
+        if data.find(b"null") != -1 and orjson.loads(data) != value:
             return standard.encode(value)
         return data.decode()
 
@@ -65,7 +68,7 @@ def compact_bytes(value: Any) -> bytes:
         data = orjson.dumps(value, option=_REFUSE_MORE)
     except TypeError:
         return _STANDARD.encode(value).encode()
-    if b"null" in data and orjson.loads(data) != value:
+    if data.find(b"null") != -1 and orjson.loads(data) != value:
         return _STANDARD.encode(value).encode()
     return data
 
