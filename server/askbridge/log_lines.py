@@ -1,39 +1,42 @@
-"""How every command's log lines are made and written: one format, lean lines, few writes.
+"""How every command's log lines are made and written: one format, few writes.
 
 S12 has the host tell every question's life in host.log: two INFO lines per
 question (asked, and how it ended). At the host's question rate the standard
 machinery was what made an attached host slower than inline (which logs at
-WARNING): each `LogRecord` looks up its caller's frame, file, thread and
-process, each line formats its time with `localtime` + `strftime`, and each
-line is its own `write`. Our one format reads none of those fields, so:
+WARNING): each `LogRecord` looks up its thread and process, each line formats
+its time with `localtime` + `strftime`, and each line is its own `write`. Our
+one format reads none of those fields, so, through logging's public switches
+and subclasses only:
 
-- `lean_records()` turns off the caller lookup and the thread/process fields;
+- `lean_records()` turns off the thread and process fields (`logging.logThreads`,
+  `logProcesses`, `logMultiprocessing`);
 - `LineFormatter` formats the same `asctime` (`2026-12-02 03:56:36,123`) with
   the date and time of a second formatted once for all its lines;
-- `LeanLogger.info` (S12's lines) makes the line without a `LogRecord` when
-  the one handler it would reach is a `LineHandler` with a `LineFormatter`:
-  the same line, byte for byte, as the record would have made; with any other
-  handler, a filter or a `%(name)s` mapping argument it is `Logger.info`;
 - `LineHandler` writes the lines a loop logs in a turn at once (below).
 
+One exception to "the standard machinery": `LeanLogger.info` (S12's lines) makes
+the line without a `LogRecord` when the one handler it would reach is a
+`LineHandler` with a `LineFormatter` — the same line, byte for byte, as the
+record would have made; with any other handler, a filter or a `%(name)s` mapping
+argument it is `Logger.info`. The record path (the caller lookup, the record,
+the handler chain) costs ~41k instructions per line: an attached host's question
+took 952,696 instructions with it and 869,710 without (callgrind,
+benchmarks/profile_host.py --sequential --host attached), 9.5%.
+
 When a line is written (`LineHandler`): a DEBUG or INFO line logged while an
-asyncio loop runs in the logging thread is kept, and the loop writes the kept
-lines, in the order they were logged and in one `write`, when it has run a turn
-and is about to wait for I/O or a timer — or, busy without waiting, after
-MAX_TURNS turns or MAX_LINES lines. That is the poll at the end of a turn (the
-selector's `select`, wrapped): no callback, no extra turn. Everything else is
-written at once, after the kept lines: a line above INFO (a warning, an error, a
-crash report with its traceback), and any line logged with no loop running in
-its thread (start-up, the daemon's cleanup after its loop, a worker thread), or
-on a loop that is not asyncio's selector loop. Kept lines are also written by
-`flush()`: at `logging.shutdown()` (atexit: every normal exit, the daemon's
-too), and before an uncaught exception's traceback
+asyncio loop runs in the logging thread is kept, and the loop's next turn writes
+the kept lines, in the order they were logged and in one `write` (one
+`call_soon` per turn that logs). Everything else is written at once, after the
+kept lines: a line above INFO (a warning, an error, a crash report with its
+traceback), and any line logged with no loop running in its thread (start-up,
+the daemon's cleanup after its loop, a worker thread). Kept lines are also
+written by `flush()`: at `logging.shutdown()` (atexit: every normal exit, the
+daemon's too), and before an uncaught exception's traceback
 (`flush_before_crash_reports`, from `logsetup`).
 
 The cost of that rule: a process killed outright (SIGKILL, `os._exit`) loses the
-DEBUG/INFO lines logged since its loop last got ready to wait — the lines of its
-last turn, at most MAX_TURNS turns'. Never an acknowledged answer: that is in
-the store before a client hears of it (D1); only its log line.
+DEBUG/INFO lines logged in its last turn. Never an acknowledged answer: that is
+in the store before a client hears of it (D1); only its log line.
 
 Text from outside (a model, a client, a peer's error) never drives a terminal or
 forges a line (S17): `escaped` shows its control characters as visible escapes,
@@ -52,8 +55,7 @@ import re
 import sys
 import threading
 import time
-import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, TextIO
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -106,9 +108,8 @@ def field(value: object) -> str:
 
 
 def lean_records() -> None:
-    """LogRecords without the caller lookup and the thread/process fields, which
-    `LOG_FORMAT` does not read (tracebacks, `exc_info`, are kept)."""
-    logging._srcfile = None
+    """LogRecords without the thread and process fields, which `LOG_FORMAT` does not
+    read."""
     logging.logThreads = False
     logging.logProcesses = False
     logging.logMultiprocessing = False
@@ -163,28 +164,21 @@ class LineFormatter(logging.Formatter):
         return f"{stamp} {levelname} {name}: {escaped(message)}"
 
 
-# A loop busy for many turns in a row without waiting still writes this often.
-MAX_TURNS = 8
-MAX_LINES = 100
-
-_running_loop: Callable[[], Any] | None = None
-
-
 def running_loop() -> Any:
     """The asyncio loop running in this thread, or None; asyncio is not imported for it
     (a command that never runs a loop, `askbridge host --status`, does without it)."""
-    global _running_loop
-    if _running_loop is None:
-        asyncio = sys.modules.get("asyncio")
-        if asyncio is None:
-            return None
-        _running_loop = asyncio._get_running_loop
-    return _running_loop()
+    asyncio = sys.modules.get("asyncio")
+    if asyncio is None:
+        return None
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 class LineHandler(logging.StreamHandler):  # type: ignore[type-arg]
     """Every command's log handler: `LineFormatter` lines on `stream`, a loop's written
-    when it is about to wait (the module's docstring); an `owned` stream (a --log-file)
+    in its next turn (the module's docstring); an `owned` stream (a --log-file)
     closes with it."""
 
     def __init__(self, stream: TextIO, owned: bool = False) -> None:
@@ -192,10 +186,7 @@ class LineHandler(logging.StreamHandler):  # type: ignore[type-arg]
         self.setFormatter(LineFormatter())
         self._owned = owned
         self._kept: list[str] = []
-        self._turns = 0  # the loop's polls since the first kept line
-        self._loop: Any = None  # the last loop seen to write the kept lines, and its thread
-        self._thread = 0
-        self._hooked: weakref.WeakSet[Any] = weakref.WeakSet()  # loops that write them
+        self._writing_loop: Any = None  # the loop whose next turn writes the kept lines
 
     def emit(self, record: logging.LogRecord) -> None:
         """Called with the handler's lock held (`Handler.handle`)."""
@@ -213,51 +204,25 @@ class LineHandler(logging.StreamHandler):  # type: ignore[type-arg]
             self.keep(line, INFO)
 
     def keep(self, line: str, levelno: int) -> None:
-        """Write `line` after the kept ones: now, or when the loop is about to wait
-        (hold the lock)."""
+        """Write `line` after the kept ones: now, or in the loop's next turn (hold the
+        lock)."""
         self._kept.append(line)
-        if levelno > INFO or not self._loop_writes():
+        if levelno > INFO:
             self._write()
-
-    def _loop_writes(self) -> bool:
-        """A loop runs in this thread and writes the kept lines. The loop seen last is
-        asked first: `asyncio._get_running_loop` checks the process id, a `getpid`
-        system call per line."""
-        loop, thread = self._loop, threading.get_ident()
-        if loop is not None and thread == self._thread and loop.is_running():
-            return True
+            return
         loop = running_loop()
         if loop is None:
-            return False
-        if loop not in self._hooked and not self._hook(loop):
-            return False
-        self._loop, self._thread = loop, thread
-        return True
+            self._write()
+        elif loop is not self._writing_loop:
+            self._writing_loop = loop
+            loop.call_soon(self._write_kept)
 
-    def _hook(self, loop: Any) -> bool:
-        """Write the kept lines from `loop`'s poll for I/O (the end of each turn) when it
-        may wait, or the lines are MAX_TURNS turns old, by wrapping its selector's
-        `select`: no callback, no turn of its own. False for a loop without the
-        selector of asyncio's selector loops: its lines are written when logged."""
-        selector = getattr(loop, "_selector", None)
-        select = getattr(selector, "select", None)
-        if select is None or not hasattr(selector, "__dict__"):
-            return False
-
-        def write_then_select(timeout: float | None = None) -> Any:
-            if self._kept:
-                self._turns += 1
-                if timeout != 0 or self._turns >= MAX_TURNS or len(self._kept) >= MAX_LINES:
-                    with self.lock:  # type: ignore[union-attr]
-                        self._write()
-            return select(timeout)
-
-        selector.select = write_then_select  # type: ignore[union-attr]
-        self._hooked.add(loop)
-        return True
+    def _write_kept(self) -> None:
+        with self.lock:  # type: ignore[union-attr]
+            self._writing_loop = None
+            self._write()
 
     def _write(self) -> None:
-        self._turns = 0
         if not self._kept:
             return
         text = self.terminator.join(self._kept) + self.terminator

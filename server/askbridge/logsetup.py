@@ -13,7 +13,7 @@ import sys
 
 def setup_logging(log_file: str | None = None, level: str = "WARNING") -> None:
     """Logs to `log_file` or stderr at `level`; OSError when the file cannot be opened.
-    A loop's lines are written when it is about to wait (log_lines.py), and before a traceback.
+    A loop's lines are written in its next turn (log_lines.py), and before a traceback.
 
     S15: `log_file` is this user's alone, as the data directory's files are: created 0600
     whatever the umask (at DEBUG it holds question text), opened for appending without

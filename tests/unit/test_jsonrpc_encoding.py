@@ -1,16 +1,16 @@
-"""One message for several peers, encoded once (jsonrpc/encoding.py; issue 19 target g).
+"""What we send is `json.dumps(..., separators=(",", ":"), ensure_ascii=False)`, byte for
+byte (jsonrpc/encoding.py, protocol/text.py: orjson makes it, json where they differ).
 
-A question shown in every window (M2) and an update told to every follower are
-the same params each time: the LSP door encodes them once and the writer
-splices those bytes into each window's message. What a client can see must not
-change: each message is byte for byte what encoding it whole gives, and a
-card's `id` is still its own connection's.
+A card shown in every window (M2) and an update told to every follower are the same
+params each time: each window's message is byte for byte what encoding it whole gives,
+and a card's `id` is still its own connection's.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -25,56 +25,101 @@ from hypothesis import strategies as st
 from protocol_strategies import json_value
 
 from askbridge.host.host import Host
-from askbridge.jsonrpc import (
-    Encoded,
-    FrameReader,
-    OncePerTurn,
-    line_frame,
-    lsp_connection,
-    lsp_frame,
-)
-from askbridge.jsonrpc import messages as m
-from askbridge.jsonrpc.encoding import Framer, encode, frame_message
-from askbridge.lsp import relay
+from askbridge.jsonrpc import FrameReader, lsp_connection
+from askbridge.jsonrpc.encoding import encode
 from askbridge.lsp.relay import LspRelay
+from askbridge.protocol.text import compact_encoder, compact_json
 from askbridge.stdio import open_read_pipe, open_write_pipe
 
 pytestmark = pytest.mark.timeout(20)
 
-methods = st.sampled_from(["userQuestions/ask", "session/update", "é/ü", "$/cancelRequest"])
-ids = st.one_of(st.none(), st.integers(min_value=0), st.text(max_size=8))
+
+def dumps(value: Any, *, allow_nan: bool = False) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=allow_nan)
 
 
-@given(methods, json_value, ids, st.sampled_from([lsp_frame, line_frame]))
-def test_encoded_params_give_the_bytes_of_the_whole_message(
-    method: str, params: Any, msg_id: Any, frame: Framer
-) -> None:
-    """Lone surrogates included (`text` draws them): their escaped fallback is the same."""
-    msg = m.call(method, params, msg_id)
-    if params is None:
-        return  # `call` leaves out params that are None: nothing to splice
-    shared = Encoded(params)
-    assert frame_message(m.call(method, shared, msg_id), frame) == frame(encode(msg))
-    if msg_id is None:  # a notification: framed once, the same bytes for every peer
-        assert frame_message(m.call(method, shared), frame) is shared.notification(method, frame)
+# Beyond json_value: ints past 64 bits, non-string keys, tuples, floats of every size.
+wider = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False).filter(lambda f: "e" not in repr(f))
+    | st.text(),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.tuples(inner, inner)
+        | st.dictionaries(st.text(max_size=4) | st.integers() | st.booleans(), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
 
 
-async def test_once_per_turn_is_one_encoding_per_object_and_tag_until_the_next_turn() -> None:
-    shared, update = OncePerTurn(), {"kind": "text", "text": "é"}
-    builds: list[str] = []
+def _spelled_alike(value: Any) -> bool:
+    """No float in exponent form, which orjson spells `1e-6` where json says `1e-06`."""
+    if isinstance(value, float):
+        return "e" not in repr(value)
+    if isinstance(value, dict):
+        return all(map(_spelled_alike, value.values()))
+    if isinstance(value, list | tuple):
+        return all(map(_spelled_alike, value))
+    return True
 
-    def build(obj: dict[str, Any], tag: str) -> dict[str, Any]:
-        builds.append(tag)
-        return {"sessionId": tag, "update": obj}
 
-    first = shared.get(update, "s-1", build)
-    assert shared.get(update, "s-1", build) is first
-    assert shared.get(dict(update), "s-1", build) is not first  # equal is not the same
-    assert shared.get(update, "s-2", build).json == encode({"sessionId": "s-2", "update": update})
-    await anyio.lowlevel.checkpoint()
-    update["text"] = "changed"  # next turn: encoded anew
-    assert shared.get(update, "s-1", build).json == encode({"sessionId": "s-1", "update": update})
-    assert builds == ["s-1", "s-1", "s-2", "s-1"]
+@given((json_value | wider).filter(_spelled_alike))
+def test_S3_compact_json_is_json_dumps_byte_for_byte(value: Any) -> None:
+    """Lone surrogates included (`text` draws them): kept in the text, as json keeps them;
+    escaped on the wire, so a frame stays valid UTF-8 JSON."""
+    assert compact_json(value) == dumps(value)
+    try:
+        expected = dumps(value).encode()
+    except UnicodeEncodeError:
+        expected = json.dumps(value, separators=(",", ":")).encode()
+    assert encode(value) == expected
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"é": "\u2028\u2029\x7f\x1f\U0001f600", "k": ['a"b\\c', None, True, -0.0, 1.5]},
+        {"z": 1, "a": 2, "m": {"b": None, "a": [1, (2, None)]}},  # key order kept
+        {"big": 2**70, 1: "int key", None: "null key"},
+        {"pair": "\U0001f600", "lone": "\ud800x"},
+        [[[[["deep", [[[[1.25]]]]]]]]] * 10,
+    ],
+    ids=["escapes-non-bmp", "key-order-nested-null", "big-int-odd-keys", "surrogates", "deep"],
+)
+def test_S3_the_cases_orjson_alone_would_spell_otherwise(value: Any) -> None:
+    assert compact_json(value) == dumps(value)
+
+
+def test_S3_nesting_past_orjsons_limit_is_json_dumps() -> None:
+    value: Any = None
+    for _ in range(300):
+        value = [value]
+    assert compact_json(value) == dumps(value)
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+def test_S3_nan_and_infinity_are_refused_not_written_as_null(bad: float) -> None:
+    for value in (bad, {"x": bad}, {"x": [None, bad]}, [None, {"y": (bad,)}]):
+        with pytest.raises(ValueError):
+            compact_json(value)
+        with pytest.raises(ValueError):
+            encode(value)
+    # What a model reads (host/agent/outcome.py) takes them as json.dumps does.
+    assert compact_encoder(allow_nan=True)({"x": [None, bad]}) == dumps(
+        {"x": [None, bad]}, allow_nan=True
+    )
+
+
+class _NotJson:
+    pass
+
+
+@pytest.mark.parametrize("bad", [_NotJson(), {1, 2}, b"bytes"])
+def test_a_value_that_is_not_json_is_refused(bad: Any) -> None:
+    with pytest.raises(TypeError):
+        compact_json({"x": bad})
 
 
 # -- two LSP windows on one host ------------------------------------------------------------
@@ -116,17 +161,7 @@ def params_of(body: bytes) -> bytes:
     return params
 
 
-async def test_M2_a_card_in_two_windows_is_encoded_once_each_with_its_own_id(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    built: list[str | None] = []
-    ask_encoded = relay._ask_encoded
-
-    def counted(request: Any, session_id: str | None) -> Any:
-        built.append(session_id)
-        return ask_encoded(request, session_id)
-
-    monkeypatch.setattr(relay, "_ask_encoded", counted)
+async def test_M2_a_card_in_two_windows_is_the_same_params_each_with_its_own_id() -> None:
     async with host_env(mode="legacy") as env, window(env.host) as one, window(env.host) as two:
         # Window two has one request of its own out already: its card's id is its next.
         two.relay.conn.request_soon("window/workDoneProgress/create", {"token": "t"}, print)
@@ -136,7 +171,6 @@ async def test_M2_a_card_in_two_windows_is_encoded_once_each_with_its_own_id(
         env.prompt(s.id, "go")
         card_one = await one.next_body("userQuestions/ask")
         card_two = await two.next_body("userQuestions/ask")
-        assert built == [s.id]  # the params were built (and encoded) once for both windows
         assert params_of(card_one) == params_of(card_two)
         first, second = json.loads(card_one), json.loads(card_two)
         assert (first["id"], second["id"]) == ("ab-1", "ab-2")

@@ -111,20 +111,18 @@ async def test_a_notification_after_an_urgent_flush_still_leaves_within_the_dela
 
 async def test_a_batch_holds_the_next_turns_frames_until_its_outermost_end() -> None:
     """The group commit's batch (flushing.py): what is due "in the next turn" leaves when the
-    outermost batch closes, synchronously, and the turn's end (a door's once-per-turn
-    encodings) comes with it; held notifications still wait for an urgent frame."""
-    ended: list[str] = []
+    outermost batch closes, synchronously; held notifications still wait for an urgent
+    frame."""
     async with writer_and_reader(notify_delay=5) as (writer, frames):
         flushes = flushes_of(asyncio.get_running_loop())
         flushes.open_batch()
         writer.write_nowait({"n": 1}, urgent=False)
         flushes.open_batch()
         writer.write_nowait({"n": 2})
-        flushes.at_turn_end(lambda: ended.append("turn"))
         flushes.close_batch()
-        assert writer.queued() and not ended  # an inner batch's end is not the turn's
+        assert writer.queued()  # an inner batch's end is not the turn's
         flushes.close_batch()
-        assert writer.queued() == 0 and ended == ["turn"]  # written now, not a turn later
+        assert writer.queued() == 0  # written now, not a turn later
         assert [await receive(frames) for _ in range(2)] == [{"n": 1}, {"n": 2}]
         flushes.open_batch()
         writer.write_nowait({"n": 3}, urgent=False)
@@ -149,28 +147,24 @@ async def test_a_writer_whose_flush_raises_does_not_strand_the_writers_after_it(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     """flushing.py: a writer asks once until it has flushed, so one skipped because an
-    earlier writer raised would never be written again; each writer and each turn's end
-    runs on its own, in the next turn, at a batch's end and at a held deadline alike."""
+    earlier writer raised would never be written again; each writer runs on its own, in the next turn, at a batch's end and at a held deadline alike."""
     async with writer_and_reader(notify_delay=0.01) as (writer, frames):
         flushes = flushes_of(asyncio.get_running_loop())
         broken = _BrokenWriter()
         flushes.next_turn(broken)
         writer.write_nowait({"n": 1})  # urgent: due in the next turn, after the broken one
         assert await receive(frames) == {"n": 1}
-        ended: list[str] = []
         flushes.open_batch()
         flushes.next_turn(broken)
         writer.write_nowait({"n": 2})
-        flushes.at_turn_end(broken.flush)  # a turn's end that raises, before another
-        flushes.at_turn_end(lambda: ended.append("turn"))
         flushes.close_batch()  # does not raise
-        assert writer.queued() == 0 and ended == ["turn"]  # all ran at the batch's end
+        assert writer.queued() == 0  # all ran at the batch's end
         assert await receive(frames) == {"n": 2}
         flushes.hold(broken, 0.0)
         writer.write_nowait({"n": 3}, urgent=False)  # held for its delay, after the broken one
         assert await receive(frames) == {"n": 3}
-        assert broken.flushes == 4  # the held one is released, not found due by every timer
+        assert broken.flushes == 3  # the held one is released, not found due by every timer
         writer.write_nowait({"n": 4}, urgent=False)
         assert await receive(frames) == {"n": 4}
-        assert broken.flushes == 4
-    assert caplog.text.count("flushing failed") == 4
+        assert broken.flushes == 3
+    assert caplog.text.count("flushing failed") == 3

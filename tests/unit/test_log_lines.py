@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from askbridge.log_lines import LOG_FORMAT, MAX_TURNS, LeanLogger, LineFormatter, LineHandler
+from askbridge.log_lines import LOG_FORMAT, LeanLogger, LineFormatter, LineHandler
 
 
 def _record(created: float, exc: bool = False) -> logging.LogRecord:
@@ -56,25 +56,25 @@ class _Writes(io.StringIO):
         return super().write(text)
 
 
-def _handler() -> tuple[LineHandler, LeanLogger, logging.Logger, _Writes]:
+def _handler() -> tuple[LineHandler, logging.Logger, _Writes]:
     stream = _Writes()
     handler = LineHandler(stream)
     logger = logging.getLogger("askbridge.test_log_lines")
     logger.handlers[:] = [handler]
     logger.propagate = False
     logger.setLevel(logging.INFO)
-    return handler, LeanLogger(logger.name), logger, stream
+    return handler, logger, stream
 
 
-def test_S12_a_turns_lines_arrive_in_one_write_once_the_loop_may_wait() -> None:
-    _, lean, logger, stream = _handler()
+def test_S12_a_turns_lines_arrive_in_one_write_in_the_loops_next_turn() -> None:
+    _, logger, stream = _handler()
 
     async def main() -> list[str]:
-        lean.info("question %s asked in session %s", "c1", "s1")
+        logger.info("question %s asked in session %s", "c1", "s1")
         logger.info("client %d attached", 1)
-        lean.info("question %s answered by %s", "c1", "client 1")
+        logger.info("question %s answered by %s", "c1", "client 1")
         assert stream.writes == []  # kept for the end of the turn
-        await asyncio.sleep(0.01)  # the loop waits: the turn's lines are written first
+        await asyncio.sleep(0)  # the next turn: the turn's lines are written first
         return list(stream.writes)
 
     writes = asyncio.run(main())
@@ -88,28 +88,30 @@ def test_S12_a_turns_lines_arrive_in_one_write_once_the_loop_may_wait() -> None:
     assert all(line.split(" ")[2] == "INFO" for line in lines)
 
 
-def test_S12_a_busy_loop_writes_after_MAX_TURNS_and_a_warning_at_once() -> None:
-    _, lean, logger, stream = _handler()
+def test_S12_a_busy_loop_writes_each_turn_and_a_warning_at_once() -> None:
+    _, logger, stream = _handler()
 
     async def main() -> None:
-        lean.info("kept")
-        for _ in range(MAX_TURNS + 1):  # turns that never wait (sleep(0): ready at once)
+        for turn in range(3):  # turns that never wait (sleep(0): ready at once)
+            logger.info("kept")
             await asyncio.sleep(0)
-        assert len(stream.writes) == 1
-        lean.info("kept again")
+            assert len(stream.writes) == turn + 1
+        logger.info("kept again")
         logger.warning("at once")  # above INFO: written now, after the kept line
-        assert len(stream.writes) == 2 and stream.writes[1].count("\n") == 2
+        assert len(stream.writes) == 4 and stream.writes[3].count("\n") == 2
+        await asyncio.sleep(0)  # the turn's callback finds nothing left to write
+        assert len(stream.writes) == 4
 
     asyncio.run(main())
 
 
 def test_S12_without_a_loop_and_at_shutdown_lines_are_written() -> None:
-    handler, lean, _, stream = _handler()
-    lean.info("no loop")  # written when logged
+    handler, logger, stream = _handler()
+    logger.info("no loop")  # written when logged
     assert len(stream.writes) == 1
 
     async def main() -> None:
-        lean.info("last line of the loop")  # the loop ends without waiting again
+        logger.info("last line of the loop")  # the loop ends without another turn
 
     loop = asyncio.new_event_loop()
     loop.run_until_complete(main())
@@ -117,9 +119,17 @@ def test_S12_without_a_loop_and_at_shutdown_lines_are_written() -> None:
     handler.flush()  # logging.shutdown() at exit flushes every handler
     assert stream.getvalue().endswith("last line of the loop\n")
 
+    async def again() -> None:  # a later loop's lines are written in its next turn
+        logger.info("a later loop")
+        await asyncio.sleep(0)
+        assert stream.getvalue().endswith("a later loop\n")
+
+    asyncio.run(again())
+
 
 def test_S12_the_lean_line_is_the_records_line() -> None:
-    _, lean, logger, stream = _handler()
+    _, logger, stream = _handler()
+    lean = LeanLogger(logger.name)
     standard = logging.StreamHandler(io.StringIO())
     standard.setFormatter(logging.Formatter(LOG_FORMAT))
     lean.info("question %s asked (%d item%s)", "c1", 1, "")
@@ -129,6 +139,15 @@ def test_S12_the_lean_line_is_the_records_line() -> None:
     theirs = standard.stream.getvalue().splitlines()  # type: ignore[attr-defined]
     assert [line[24:] for line in ours] == [theirs[0][24:]] * 2
     assert ours[0][24:] == "INFO askbridge.test_log_lines: question c1 asked (1 item)"
+
+
+async def test_S12_lean_lines_and_records_share_the_turns_write() -> None:
+    _, logger, stream = _handler()
+    LeanLogger(logger.name).info("question %s asked", "c1")
+    logger.info("client %d attached", 1)
+    assert stream.writes == []
+    await asyncio.sleep(0)
+    assert len(stream.writes) == 1 and stream.writes[0].count("\n") == 2
 
 
 def test_S12_lines_kept_by_a_loop_are_written_at_exit_and_before_a_traceback(
@@ -179,6 +198,8 @@ def test_S17_a_message_cannot_end_its_line_or_drive_a_terminal() -> None:
         "question c1\\n2026-12-02 03:56:36,123 INFO askbridge.host: forged\\x1b[2J asked"
     )
     assert "\n" not in line and "\x1b" not in line
+    record.args = ("a\rb\x9bc\u2028d\te",)
+    assert LineFormatter().format(record).endswith("question a\\rb\\x9bc\\u2028d\te asked")
     lean = LineFormatter().line("INFO", "askbridge.host", "a\rb\x9bc\u2028d\te")
     assert lean.endswith("askbridge.host: a\\rb\\x9bc\\u2028d\te")
     assert escaped("one\ntwo\x07", newlines=True) == "one\ntwo\\x07"

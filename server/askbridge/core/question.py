@@ -34,8 +34,6 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from askbridge.protocol.encoded import json_string
-from askbridge.protocol.text import compact_json
 from askbridge.protocol.vocabulary import Intent, QuestionItem, QuestionReading
 
 # A label is at most 200 characters (S1); longer strings are left as they are (a batch
@@ -96,29 +94,6 @@ class Question(QuestionReading):
         if self.intent is not None:
             wire["intent"] = self.intent.dump()
         return wire
-
-    def dump_json(self) -> str:
-        """`compact_json(self.dump())`, spliced from its strings' texts: a card's questions
-        are encoded for every ask, and the C encoder pays per key (protocol/encoded.py)."""
-        text = f'{{"id":{json_string(self.id)},"question":{json_string(self.question)}'
-        if self.detail is not None:
-            text += f',"detail":{json_string(self.detail)}'
-        if self.header is not None:
-            text += f',"header":{json_string(self.header)}'
-        if self.options is not None:
-            s = json_string
-            options = [
-                f'{{"label":{s(o.label)}}}'
-                if o.description is None
-                else f'{{"label":{s(o.label)},"description":{s(o.description)}}}'
-                for o in self.options
-            ]
-            text += f',"options":[{",".join(options)}]'
-        if self.multi_select is not None:
-            text += f',"multiSelect":{compact_json(self.multi_select)}'
-        if self.intent is not None:
-            text += f',"intent":{compact_json(self.intent.dump())}'
-        return text + "}"
 
     @classmethod
     def from_wire(cls, wire: Mapping[str, Any]) -> Question:

@@ -8,8 +8,7 @@
   transport that dispatches a response in the turn its bytes arrive (S7, S8);
 - `writer.MessageWriter`: messages out in either framing, coalesced, bounded;
   `flushing`: when, for every writer of a loop at once (one callback, one timer);
-- `encoding`: the one JSON encoding out, and params encoded once for several
-  peers (`Encoded`, `OncePerTurn`: a card in ten windows);
+- `encoding`: the one JSON encoding out (compact UTF-8, by orjson: protocol/text.py);
 - `messages`: decoding, message shapes, the one exception-to-wire mapping, the
   one rejection of a lone surrogate (S3);
 - `outgoing.Outgoing`: the one outgoing-request engine every door's requests
@@ -36,7 +35,6 @@ from collections.abc import Callable
 import anyio
 
 from .connection import Connection
-from .encoding import Encoded, OncePerTurn
 from .frames import MAX_BODY, Frame, FrameProblem
 from .framing import FrameReader, LspFramer
 from .inbound import Inbound
@@ -63,7 +61,6 @@ __all__ = [
     "Connection",
     "ConnectionClosed",
     "Dialect",
-    "Encoded",
     "Frame",
     "FrameProblem",
     "FrameReader",
@@ -75,7 +72,6 @@ __all__ = [
     "LspFramer",
     "MalformedReply",
     "MessageWriter",
-    "OncePerTurn",
     "Outcome",
     "Outgoing",
     "RpcError",

@@ -15,16 +15,14 @@ telling a commit's followers and starting its asks (host/store/commits.py), so a
 card is written in the loop turn of its commit, not in one more turn after it.
 While a batch is open, a writer due "in the next turn" waits for the batch's end
 instead (no callback is scheduled); closing the outermost batch flushes every
-writer due, in the order they asked, and ends the turn for whatever keeps data
-for one turn (`at_turn_end`: the doors' once-per-turn encodings). Notifications
+writer due, in the order they asked. Notifications
 held for their delay are not affected: they still wait for an urgent frame or
 their deadline.
 
-Nothing raises out of the scheduler: a writer's `flush` or a turn's end that raises
-is logged and passed over, and the rest of the turn still runs. Each asks once until
-it has run (writer.py: `_flush_urgent`; OncePerTurn's registration), so one skipped
-because an earlier one raised would never ask again: its window would wait for a card
-forever, or a once-per-turn encoding would be kept past its turn.
+Nothing raises out of the scheduler: a writer's `flush` that raises is logged and
+passed over, and the rest of the turn still runs. Each writer asks once until it has
+flushed (writer.py: `_flush_urgent`), so one skipped because an earlier one raised
+would never ask again: its window would wait for a card forever.
 """
 
 from __future__ import annotations
@@ -51,14 +49,12 @@ class Flushes:
         "_loop",
         "_timer",
         "_timer_at",
-        "_turn_ends",
         "_turn_scheduled",
     )
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
         self._due: list[Flushable] = []  # flushed in the next loop turn, in this order
-        self._turn_ends: list[Callable[[], None]] = []  # called once the due are flushed
         self._turn_scheduled = False
         self._batches = 0  # open batches: the due wait for the outermost one's end
         self._held: dict[Flushable, float] = {}  # writer -> when its notifications must leave
@@ -69,12 +65,6 @@ class Flushes:
         """Flush `writer` in the next loop turn, or at the end of the open batch (it asks
         once until it has flushed)."""
         self._due.append(writer)
-        self._end_turn_soon()
-
-    def at_turn_end(self, callback: Callable[[], None]) -> None:
-        """Call `callback` once this loop turn's frames are flushed: in the next turn, or
-        at the end of the open batch — one callback for the writers and for it."""
-        self._turn_ends.append(callback)
         self._end_turn_soon()
 
     def _end_turn_soon(self) -> None:
@@ -88,7 +78,7 @@ class Flushes:
         self._batches += 1
 
     def close_batch(self) -> None:
-        """The outermost batch's end: flush every writer due and end the turn, now."""
+        """The outermost batch's end: flush every writer due, now."""
         self._batches -= 1
         if not self._batches:
             self._flush_now()
@@ -123,10 +113,6 @@ class Flushes:
         due, self._due = self._due, []
         for writer in due:
             _run_alone(writer.flush)
-        if self._turn_ends:
-            ends, self._turn_ends = self._turn_ends, []
-            for end in ends:
-                _run_alone(end)
 
     def _flush_held(self) -> None:
         # Every writer due by the time this timer was set for: the loop may run a timer

@@ -34,14 +34,11 @@ from askbridge.host.asking.late_answers import late_answer_callback
 from askbridge.jsonrpc import (
     Connection,
     ConnectionClosed,
-    Encoded,
     LateReply,
-    OncePerTurn,
     Outcome,
     RpcResponseError,
     client_failure,
 )
-from askbridge.protocol.encoded import EncodedObject, text_of, with_text
 from askbridge.protocol.errors import ClientGone, ErrorCode
 from askbridge.protocol.vocabulary import Answer, AnswerItem
 
@@ -49,11 +46,6 @@ if TYPE_CHECKING:
     from askbridge.host.host import Host
 
 log = logging.getLogger("askbridge.lsp")
-
-# The host hands every window the same request for a card (fanout.py) and the same
-# updates and view changes (publishing.py) in one pass: their params are encoded once
-# for all of this process's LSP connections (jsonrpc/encoding.py).
-_SHARED = OncePerTurn()
 
 
 def representable(questions: list[Question]) -> bool:
@@ -81,10 +73,10 @@ class LspRelay:
 
     def send_updates(self, session_id: str, updates: list[dict[str, Any]]) -> None:
         for update in updates:
-            self.conn.notify("session/update", _SHARED.get(update, session_id, _update_params))
+            self.conn.notify("session/update", {"sessionId": session_id, "update": update})
 
     def send_view_changes(self, session_id: str, changes: list[dict[str, Any]]) -> None:
-        params = _SHARED.get(changes, session_id, _changes_params)
+        params = {"sessionId": session_id, "changes": changes}
         self.conn.notify("userQuestions/didChange", params)
 
     def notify_fatal(self, error: HarnessError) -> None:
@@ -135,7 +127,7 @@ class LspRelay:
         if self._shut:
             raise ClientGone("the client has shut down")
         try:
-            params = _SHARED.get(request, request.session_id, _ask_encoded)
+            params = _ask_params(request, request.session_id)
             # The request's withdraw is the card's: nothing of ours to clean up.
             return self.conn.request_soon(
                 "userQuestions/ask", params, _Card(on_done), self._late(request)
@@ -225,18 +217,6 @@ class _Card:
             self.on_done(answer, None)
 
 
-def _update_params(update: dict[str, Any], session_id: str) -> dict[str, Any]:
-    params = {"sessionId": session_id, "update": update}
-    if type(update) is EncodedObject:  # built with its text (protocol/encoded.py)
-        text = f'{{"sessionId":{text_of(session_id)},"update":{update.json}}}'
-        return with_text(params, text)
-    return params
-
-
-def _changes_params(changes: list[dict[str, Any]], session_id: str) -> dict[str, Any]:
-    return {"sessionId": session_id, "changes": changes}
-
-
 def _ask_params(request: UserQuestionRequest, session_id: str | None) -> dict[str, Any]:
     params: dict[str, Any] = {
         "sessionId": session_id,
@@ -246,15 +226,6 @@ def _ask_params(request: UserQuestionRequest, session_id: str | None) -> dict[st
     if request.wait is not None:
         params["wait"] = request.wait.dump()
     return params
-
-
-def _ask_encoded(request: UserQuestionRequest, session_id: str | None) -> Encoded:
-    """`Encoded(_ask_params(…))`, spliced from the questions' texts (`Question.dump_json`)
-    without building the params: a card is encoded for every ask (protocol/encoded.py)."""
-    questions = ",".join([q.dump_json() for q in request.questions])
-    text = f'{{"sessionId":{text_of(session_id)},"agentId":{text_of(_agent_id(request))},'
-    wait = "" if request.wait is None else f',"wait":{text_of(request.wait.dump())}'
-    return Encoded.of_text(f'{text}"questions":[{questions}]{wait}}}')
 
 
 def _agent_id(request: UserQuestionRequest) -> str | None:

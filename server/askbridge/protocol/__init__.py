@@ -8,8 +8,7 @@ Map: vocabulary (V1–V8 shapes), common (shared small shapes), model_spec
 payloads), acp (the ACP door's `_askbridge/*` and `_meta` payloads), methods
 (method-name constants), payloads (method → params/result types), parsing
 (`parse_params`, `InvalidParams` → -32602), schema (`write_schemas`, `main`);
-text (the compact JSON encoder, lone surrogates) and encoded (`EncodedObject`, a
-JSON object carrying its compact text, which every layer's encoder splices).
+text (the compact JSON encoder, by orjson; lone surrogates; invisible characters).
 
 Every name here loads on first use: see askbridge.lazy.
 """

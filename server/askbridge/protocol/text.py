@@ -14,27 +14,43 @@ that changes how the text around it reads without showing itself is spelled out
 from __future__ import annotations
 
 import json
-import json.encoder
 import re
 from collections.abc import Callable
 from typing import Any
 
+import orjson
+
+# orjson encodes a dataclass and a datetime; json refuses them, and so do we. (A UUID or an
+# Enum it writes as its value, where json would refuse it: none of our values holds one.)
+_REFUSE_MORE = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+
 
 def compact_encoder(*, allow_nan: bool) -> Callable[[Any], str]:
-    """`json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=…).encode`,
-    without its per-call cost: `encode` builds a new C encoder on every call (a quarter of
-    encoding an event). This one is built once. It keeps no circular-reference markers
-    (those are per call, so a shared one could not be kept between threads): a value that
-    contains itself raises RecursionError, as one nested too deep already does."""
-    make = getattr(json.encoder, "c_make_encoder", None)
-    reference = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=allow_nan)
-    if make is None:  # no C accelerator (another interpreter): the standard encoder
-        return reference.encode
-    strings = json.encoder.encode_basestring
-    encode_once = make(None, reference.default, strings, None, ":", ",", False, False, allow_nan)
+    """`json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=…)`: key
+    order kept, anything but JSON's types refused (TypeError), and NaN and Infinity too
+    (ValueError) unless `allow_nan`; a lone surrogate kept (UTF-8 cannot hold it: a
+    store refuses it, a frame escapes it).
+
+    orjson makes the text: the json module's encoder costs several times as much per
+    event (its fast path, a C encoder built once, is private). Where orjson's text
+    would differ from `json.dumps`', json makes it: for a lone surrogate, a key that
+    is not a string, an integer past 64 bits or nesting past 254 levels (orjson refuses
+    those), and for a value orjson wrote with a `null` that does not read back as the
+    value (a NaN or an Infinity, which orjson writes as null; a tuple). A float in
+    exponent form is spelled orjson's way (`1e16` where json says `1e+16`): the same
+    number to every JSON reader."""
+    standard = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=allow_nan)
 
     def encode(value: Any) -> str:
-        return "".join(encode_once(value, 0))
+        try:
+            data = orjson.dumps(value, option=_REFUSE_MORE)
+        except TypeError:
+            return standard.encode(value)
+        # `find`, not `in`: `in` first tries its operand as an integer, and builds and
+        # drops a TypeError on every call.
+        if data.find(b"null") != -1 and orjson.loads(data) != value:
+            return standard.encode(value)
+        return data.decode()
 
     return encode
 
@@ -42,6 +58,20 @@ def compact_encoder(*, allow_nan: bool) -> Callable[[Any], str]:
 # The compact JSON of what we write, frames (jsonrpc/encoding.py) and stored events
 # (store_api.encode_event) alike: UTF-8 kept, NaN refused.
 compact_json = compact_encoder(allow_nan=False)
+_STANDARD = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def compact_bytes(value: Any) -> bytes:
+    """`compact_json(value).encode()`, without the round trip through text (a frame's);
+    UnicodeEncodeError for a lone surrogate."""
+    try:
+        data = orjson.dumps(value, option=_REFUSE_MORE)
+    except TypeError:
+        return _STANDARD.encode(value).encode()
+    if data.find(b"null") != -1 and orjson.loads(data) != value:
+        return _STANDARD.encode(value).encode()
+    return data
+
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 

@@ -34,7 +34,6 @@ from typing import Any
 
 from askbridge.core import HarnessError, ModelError, ToolInputError, UserQuestionError
 from askbridge.core.limits import CheckedQuestions, checked_questions
-from askbridge.protocol.encoded import EncodedObject, encoded
 from askbridge.protocol.text import has_lone_surrogate, scrub
 
 from ..log import events as ev
@@ -56,7 +55,7 @@ class CheckedCall:
     questions: CheckedQuestions | None = None  # parsed ask_user_question batch, S1 checked
 
     def as_json(self) -> dict[str, Any]:
-        return ev.encoded_call(self.id, self.name, self.arguments)
+        return ev.message_tool_call(self.id, self.name, self.arguments)
 
 
 def clean_text(text: str) -> str:
@@ -99,7 +98,7 @@ def check_call(call: ToolCallRequest) -> CheckedCall:
     why, surrogates = _arguments_problem(call.arguments)
     if why is not None:
         return CheckedCall(call_id, name, _omitted(why), ToolInputError(why))
-    arguments = _encoded(scrub(call.arguments) if surrogates else call.arguments)
+    arguments = scrub(call.arguments) if surrogates else call.arguments
     if name != ASK_TOOL:
         return CheckedCall(call_id, name, arguments)
     try:
@@ -111,17 +110,6 @@ def check_call(call: ToolCallRequest) -> CheckedCall:
     except UserQuestionError as exc:
         return CheckedCall(call_id, name, _omitted(exc.message), exc)
     return CheckedCall(call_id, name, arguments, questions=checked)
-
-
-def _encoded(arguments: Any) -> Any:
-    """Arguments that are a JSON object, encoded once here for the events and the update
-    that carry them (protocol/encoded.py); anything else as it is."""
-    if type(arguments) is not dict:
-        return arguments
-    try:
-        return encoded(arguments)
-    except (TypeError, ValueError, RecursionError):  # not plain JSON (a Python caller's)
-        return arguments
 
 
 def checked_calls(calls: Sequence[ToolCallRequest]) -> list[CheckedCall]:
@@ -139,11 +127,10 @@ def checked_reply(response: ModelResponse) -> tuple[str, list[CheckedCall]]:
 
 
 def _passed(call: ToolCallRequest) -> CheckedCall:
-    arguments = _encoded(call.arguments)  # as it is when it is encoded already (a script's)
     if call.name != ASK_TOOL:
-        return CheckedCall(call.id, call.name, arguments)
-    questions = CheckedQuestions(parse_questions(arguments))  # S1 passed when built
-    return CheckedCall(call.id, call.name, arguments, questions=questions)
+        return CheckedCall(call.id, call.name, call.arguments)
+    questions = CheckedQuestions(parse_questions(call.arguments))  # S1 passed when built
+    return CheckedCall(call.id, call.name, call.arguments, questions=questions)
 
 
 def passes_checks(response: ModelResponse) -> bool:
@@ -156,15 +143,10 @@ def passes_checks(response: ModelResponse) -> bool:
     return text == response.text and all(
         c.problem is None
         and (c.id, c.name) == (r.id, r.name)
-        and _unchanged(c.arguments, r.arguments)
+        and c.arguments is r.arguments
         and (c.name != ASK_TOOL or c.questions is not None)
         for c, r in zip(calls, response.tool_calls, strict=True)
     )
-
-
-def _unchanged(checked: Any, given: Any) -> bool:
-    """The checked arguments are the given ones, or only their encoded copy (`_encoded`)."""
-    return checked is given or (type(checked) is EncodedObject and checked == given)
 
 
 def _wire_bytes(value: Any) -> int:

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from askbridge.core import HarnessError, tool_failed
-from askbridge.protocol.encoded import json_string
 from askbridge.protocol.text import compact_encoder
 from askbridge.protocol.vocabulary import Answer, AnswerItem, PendingResult
 
@@ -47,7 +46,6 @@ class ToolOutcome:
     error: dict[str, str] | None = None
     kind: OutcomeKind = "done"
     answers: list[dict[str, Any]] | None = None  # answered: the checked batch, wire form
-    answers_json: str | None = None  # its compact text, for the event (encoded once)
     value: dict[str, Any] | None = None  # pending, done: the object `content` is the text of
     message: str | None = None  # failed: the error's own message, without "Error: "
 
@@ -60,8 +58,7 @@ class ToolOutcome:
     def answered(cls, answer: Answer) -> ToolOutcome:
         """T3: the checked answer batch; the model reads its compact JSON."""
         answers = [wire_item(item) for item in answer.answers]
-        text = f"[{','.join([_item_json(item) for item in answers])}]"
-        return cls(f'{{"answers":{text}}}', kind="answered", answers=answers, answers_json=text)
+        return cls(compact({"answers": answers}), kind="answered", answers=answers)
 
     @classmethod
     def pending(cls, call_id: str, message: str | None = None) -> ToolOutcome:
@@ -98,7 +95,6 @@ class ToolOutcome:
             error=self.error,
             outcome=self.kind,
             answers=self.answers,
-            answers_json=self.answers_json,
         )
 
 
@@ -109,14 +105,6 @@ def wire_item(item: AnswerItem) -> dict[str, Any]:
     if item.custom is not None:
         wire["custom"] = item.custom
     return wire
-
-
-def _item_json(wire: dict[str, Any]) -> str:
-    """`compact(wire)` of a `wire_item`, spliced from its strings' texts (protocol/encoded.py)."""
-    selected = ",".join(map(json_string, wire["selected"]))
-    text = f'{{"id":{json_string(wire["id"])},"selected":[{selected}]'
-    custom = wire.get("custom")
-    return text + ("}" if custom is None else f',"custom":{json_string(custom)}}}')
 
 
 def pending_message(call_id: str) -> str:

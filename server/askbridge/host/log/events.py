@@ -30,8 +30,6 @@ from __future__ import annotations
 
 from typing import Any, Final, Literal
 
-from askbridge.protocol.encoded import EncodedObject, json_string, text_of, with_text
-
 Event = dict[str, Any]
 
 SESSION_HEADER = "session/header"
@@ -98,37 +96,16 @@ def request_header(tools: list[dict[str, Any]]) -> Event:
 
 
 def assistant_message(text: str, tool_calls: list[dict[str, Any]]) -> Event:
-    """Encoded once (protocol/encoded.py) when its calls are (`encoded_call`)."""
-    event = {"type": ASSISTANT_MESSAGE, "text": text, "toolCalls": tool_calls}
-    texts = [call.json for call in tool_calls if type(call) is EncodedObject]
-    if type(text) is str and len(texts) == len(tool_calls):
-        spliced = f'{{"type":"assistant/message","text":{json_string(text)},"toolCalls":['
-        return with_text(event, f"{spliced}{','.join(texts)}]}}")
-    return event
+    return {"type": ASSISTANT_MESSAGE, "text": text, "toolCalls": tool_calls}
 
 
-def encoded_call(call_id: str, name: str, arguments: Any) -> dict[str, Any]:
-    """An assistant message's tool call {id, name, arguments}; encoded once when its
-    arguments are."""
-    call = {"id": call_id, "name": name, "arguments": arguments}
-    return _with_text(call, '{"id":', call_id, name, arguments)
+def message_tool_call(call_id: str, name: str, arguments: Any) -> dict[str, Any]:
+    """An assistant message's tool call {id, name, arguments}."""
+    return {"id": call_id, "name": name, "arguments": arguments}
 
 
 def tool_call(call_id: str, name: str, arguments: Any) -> Event:
-    """Encoded once when its arguments are (the model's checked call: model_output.py)."""
-    event = {"type": TOOL_CALL, "callId": call_id, "name": name, "arguments": arguments}
-    return _with_text(event, '{"type":"tool/call","callId":', call_id, name, arguments)
-
-
-def _with_text(
-    value: dict[str, Any], head: str, call_id: str, name: str, arguments: Any
-) -> dict[str, Any]:
-    """`value` ({…, <id>, name, arguments}, its keys before the id's in `head`) as an
-    EncodedObject, its text spliced from its parts', when its arguments are one."""
-    if type(arguments) is not EncodedObject or type(call_id) is not str or type(name) is not str:
-        return value
-    tail = f'{json_string(call_id)},"name":{json_string(name)},"arguments":{arguments.json}}}'
-    return with_text(value, head + tail)
+    return {"type": TOOL_CALL, "callId": call_id, "name": name, "arguments": arguments}
 
 
 def tool_result(
@@ -140,15 +117,11 @@ def tool_result(
     error: dict[str, str] | None = None,
     outcome: str | None = None,
     answers: list[dict[str, Any]] | None = None,
-    answers_json: str | None = None,
 ) -> Event:
     """`outcome` says what an ask came to, so that no reader parses `content` back (P3):
     "answered" (with `answers`) or "pending". A failure needs none: `isError` and its
     `error.code` say it all. Any other outcome (another tool's own text) is not written.
-    Logs written before `outcome` existed carry only the text (projection_outcomes.py).
-
-    Built with its text (protocol/encoded.py), spliced from its parts' and from
-    `answers_json`, the text of `answers` when the caller has it."""
+    Logs written before `outcome` existed carry only the text (projection_outcomes.py)."""
     event: Event = {
         "type": TOOL_RESULT,
         "callId": call_id,
@@ -163,21 +136,7 @@ def tool_result(
         event["answers"] = answers
     elif outcome == OUTCOME_PENDING:
         event["outcome"] = outcome
-    try:
-        text = (
-            f'{{"type":"tool/result","callId":{text_of(call_id)},"name":{text_of(name)},'
-            f'"content":{text_of(content)},"isError":{text_of(is_error)}'
-        )
-        if error is not None:
-            text += f',"error":{text_of(error)}'
-        if outcome == OUTCOME_ANSWERED:
-            answers_text = text_of(answers) if answers_json is None else answers_json
-            text += f',"outcome":"answered","answers":{answers_text}'
-        elif outcome == OUTCOME_PENDING:
-            text += ',"outcome":"pending"'
-    except (TypeError, ValueError, RecursionError):
-        return event  # not plain JSON: the store says where (encode_event)
-    return with_text(event, text + "}")
+    return event
 
 
 def text_content(text: str) -> list[dict[str, str]]:

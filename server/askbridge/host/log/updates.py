@@ -24,8 +24,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from askbridge.protocol.encoded import EncodedObject, json_string, text_of, with_text
-
 from . import events as ev
 
 Update = dict[str, Any]
@@ -54,25 +52,18 @@ def user_message(content: list[dict[str, Any]], source: dict[str, Any] | None) -
 
 
 def tool_call(call_id: str, name: str, raw_input: Any) -> Update:
-    """Encoded once when its input is (the call's checked arguments: protocol/encoded.py)."""
-    update = {
+    return {
         "sessionUpdate": "tool_call",
         "toolCallId": call_id,
         "title": name,
         "status": "in_progress",
         "rawInput": raw_input,
     }
-    if type(raw_input) is EncodedObject and type(call_id) is str and type(name) is str:
-        head = f'{{"sessionUpdate":"tool_call","toolCallId":{json_string(call_id)},'
-        tail = f'"title":{json_string(name)},"status":"in_progress","rawInput":{raw_input.json}}}'
-        return with_text(update, head + tail)
-    return update
 
 
 def tool_call_update(
     call_id: str, text: str, *, is_error: bool, error: dict[str, str] | None
 ) -> Update:
-    """Built with its text (protocol/encoded.py): one is sent for every question."""
     status = "failed" if is_error else "completed"
     update: Update = {
         "sessionUpdate": "tool_call_update",
@@ -82,19 +73,7 @@ def tool_call_update(
     }
     if error is not None:
         update["error"] = error
-    if type(call_id) is not str or type(text) is not str:
-        return update
-    encoded = (
-        f'{{"sessionUpdate":"tool_call_update","toolCallId":{json_string(call_id)},'
-        f'"status":"{status}","content":[{{"type":"content","content":'
-        f'{{"type":"text","text":{json_string(text)}}}}}]'
-    )
-    if error is not None:
-        try:
-            encoded += f',"error":{text_of(error)}'
-        except (TypeError, ValueError, RecursionError):
-            return update  # not plain JSON: the connection's encoder says so
-    return with_text(update, encoded + "}")
+    return update
 
 
 def _turn_start(event: ev.Event) -> list[Update]:

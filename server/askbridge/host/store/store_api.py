@@ -35,8 +35,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from askbridge.core.errors import StoreDamaged, StoreError, StoreLost
-from askbridge.protocol.encoded import EncodedObject
-from askbridge.protocol.text import compact_json
+from askbridge.protocol.text import compact_bytes
 
 from ..log.events import SESSION_HEADER, Event
 
@@ -108,10 +107,8 @@ class EventStore(Protocol):
 def encode_event(event: Event) -> str:
     """The stored text of an event: compact JSON, non-ASCII kept; StoreError when it has none."""
     try:
-        # An event built with its text (protocol/encoded.py) is not encoded again.
-        text = event.json if type(event) is EncodedObject else compact_json(event)
-        if not text.isascii():
-            text.encode()  # UnicodeEncodeError on a lone surrogate, which UTF-8 cannot hold
+        # UnicodeEncodeError on a lone surrogate, which UTF-8 cannot hold
+        text = compact_bytes(event).decode()
     except (TypeError, ValueError, RecursionError) as exc:
         # Only now, on the failure path, walk the event to say where the bad value is.
         where = _unstorable_part(event) or f"it is not plain JSON ({type(exc).__name__})"

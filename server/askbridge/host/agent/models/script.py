@@ -26,9 +26,6 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from askbridge.protocol.encoded import with_text
-from askbridge.protocol.text import compact_json
-
 from ..model_output import passes_checks
 from .base import History, ModelResponse, ToolCallRequest, Tools
 
@@ -89,21 +86,6 @@ def parse_step(raw: Any, index: int) -> ModelResponse:
     return ModelResponse(text=text, tool_calls=calls)
 
 
-def _arguments_text(arguments: Any) -> tuple[str, bool]:
-    """The arguments' JSON text, and whether it is their compact text (not for NaN)."""
-    try:
-        return compact_json(arguments), type(arguments) is dict
-    except ValueError:
-        return json.dumps(arguments), False
-
-
-def _fresh(text: str, compact: bool) -> Any:
-    """A fresh copy of a step's arguments; with its text when that is its compact text
-    (which decoding and encoding again gives back exactly)."""
-    value = json.loads(text)
-    return with_text(value, text) if compact else value
-
-
 class ScriptModel:
     """Answers request N with step N of a fixed script (see the module docstring)."""
 
@@ -120,11 +102,9 @@ class ScriptModel:
         self._checked = [passes_checks(step) for step in self._steps]
         # Arguments kept as JSON text: each answer decodes a fresh copy (the caller may
         # change what it got without changing what a reload would replay), and
-        # json.loads is several times cheaper than copy.deepcopy on the hot path. The
-        # text is the compact one when it can be, so the copy is handed on with it
-        # (protocol/encoded.py): its events and update need not encode it again.
-        self._encoded = [
-            [(c.id, c.name, *_arguments_text(c.arguments)) for c in step.tool_calls]
+        # json.loads is several times cheaper than copy.deepcopy on the hot path.
+        self._arguments = [
+            [(c.id, c.name, json.dumps(c.arguments)) for c in step.tool_calls]
             for step in self._steps
         ]
 
@@ -138,8 +118,8 @@ class ScriptModel:
         if request_index >= len(self._steps):
             return ModelResponse()
         calls = [
-            ToolCallRequest(id=call_id, name=name, arguments=_fresh(arguments, compact))
-            for call_id, name, arguments, compact in self._encoded[request_index]
+            ToolCallRequest(id=call_id, name=name, arguments=json.loads(arguments))
+            for call_id, name, arguments in self._arguments[request_index]
         ]
         return ModelResponse(
             self._steps[request_index].text, calls, checked=self._checked[request_index]
