@@ -47,11 +47,11 @@ BAD_COMMAND_LINES = [
 @pytest.fixture
 def whole_parse(monkeypatch: pytest.MonkeyPatch) -> Callable[[list[str]], argparse.Namespace]:
     """`parse_args` as it was: the whole parser for every command line."""
-    build = cli_parser.build_parser
+    build = cli_parser._build
 
     def parse(argv: list[str]) -> argparse.Namespace:
         with monkeypatch.context() as patch:
-            patch.setattr(cli_parser, "build_parser", lambda command=None: build())
+            patch.setattr(cli_parser, "_build", lambda command=None: build(None))
             return parse_args(argv)
 
     return parse

@@ -183,6 +183,11 @@ COMMANDS: dict[str, Callable[[Any], None]] = {
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The command line; with `command`, the top level holding that command's parser alone."""
+    return _build(command)[0]
+
+
+def _build(command: str | None) -> tuple[argparse.ArgumentParser, dict[str, Any]]:
+    """The parser and its commands' parsers by name (`add_subparsers().choices`)."""
     parser = _Parser(
         prog="askbridge",
         description="Let an AI agent ask the human a structured question, wherever the human "
@@ -195,16 +200,15 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     for name, add in COMMANDS.items():
         if command in (None, name):
             add(sub)
-    return parser
+    return parser, sub.choices
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     """The parsed command line; an unknown flag is an error of its command, not of the top."""
-    parser = build_parser(argv[0] if argv and argv[0] in COMMANDS else None)
+    parser, commands = _build(argv[0] if argv and argv[0] in COMMANDS else None)
     args, unknown = parser.parse_known_args(argv)
     problem = f"unrecognized arguments: {' '.join(unknown)}" if unknown else None
     problem = problem or delegation_problem(args)
     if problem:
-        commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-        commands.choices[args.command].error(problem)
+        commands[args.command].error(problem)
     return args

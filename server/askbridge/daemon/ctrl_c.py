@@ -45,3 +45,15 @@ class CtrlCHeld:
 
         if self._held:
             signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def import_the_event_loop() -> None:
+    """Import what `anyio.run` will import (its asyncio backend), here inside a held span,
+    so that Ctrl-C during that import is held like the rest of the start's imports.
+
+    The backend's module is anyio's private one: anyio imports it lazily on the first
+    `anyio.run` and has no public name that loads it. It is imported in this one place;
+    left to `anyio.run`, its ~10 ms of imports (`python -X importtime`, after the host's own
+    modules) fall outside the held span, where a Ctrl-C ends the process as the span exists
+    to prevent."""
+    import anyio._backends._asyncio  # noqa: F401

@@ -56,7 +56,7 @@ def serve_inline(
         checked.close()
         print(f"askbridge: {exc}", file=sys.stderr)
         return 1
-    from .ctrl_c import CtrlCHeld  # stdlib only: held from the answer to the loop
+    from .ctrl_c import CtrlCHeld, import_the_event_loop  # stdlib only: held to the loop
 
     ctrl_c = CtrlCHeld()
     try:
@@ -78,7 +78,8 @@ def serve_inline(
             from pathlib import Path
 
             import anyio  # only now: the early answer does not wait for it
-            import anyio._backends._asyncio  # what anyio.run imports, here in the held span
+
+            import_the_event_loop()
 
             from askbridge.host.options import HostSettings
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from askbridge.hostsock import AttachError, connect, process_alive, request
 from askbridge.paths import data_dir_of
 
-from .ctrl_c import CtrlCHeld
+from .ctrl_c import CtrlCHeld, import_the_event_loop
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
@@ -158,7 +158,8 @@ def _run_host(args: argparse.Namespace) -> int:
         import logging
 
         import anyio
-        import anyio._backends._asyncio  # what anyio.run imports, here in the held span
+
+        import_the_event_loop()
     log = logging.getLogger("askbridge.daemon")
     if ctrl_c.pressed:
         sock.close()
