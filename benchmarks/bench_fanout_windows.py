@@ -44,7 +44,15 @@ QUESTIONS = 300
 WARMUP = 30
 REPEATS = 3
 WINDOWS = 10
-SERVE_ARGS = ("--max-turn-requests", "100000")
+# One prompt runs every question: above the turn's and the prompt's request bounds (S16
+# counts a prompt's own requests too).
+SERVE_ARGS = (
+    "--max-turn-requests",
+    "100000",
+    "--delegation-limits",
+    "requests=100000",
+    "--raise-delegation-limits",
+)
 
 
 def answerer(method: str, params: Any) -> Any:

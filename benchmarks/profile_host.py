@@ -87,7 +87,13 @@ def _wrapped_server(out: str) -> None:
 async def _drive(kind: str, out: str, sessions: int, steps: int, rounds: int, host: str) -> None:
     data_dir = tempfile.mkdtemp(prefix="askbridge-profile-")
     # bench_bridge_sequential.py's limit: 2,000 tool steps are one turn
-    limit = ("--max-turn-requests", "100000", "--delegation-limits", "requests=100000", "--raise-delegation-limits")
+    limit = (
+        "--max-turn-requests",
+        "100000",
+        "--delegation-limits",
+        "requests=100000",
+        "--raise-delegation-limits",
+    )
     runner = [sys.executable, SELF, "_wrapped", out, "--"]
     if kind == "callgrind":
         valgrind = ["valgrind", "--tool=callgrind", "--instr-atstart=no"]
