@@ -26,6 +26,8 @@ KNOWN = {
     "hostsock.py": [
         "import _json",
         "import _socket",
+        "from _sha2 import sha256",
+        "from _sha256 import sha256",
         "_json.encode_basestring_ascii",
         "_json.encode_basestring",
     ],

@@ -33,11 +33,10 @@ hostsock.py's, on the C module (that module says what this buys).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sys
 
-from askbridge.hostsock import peer_credentials, unix_socket
+from askbridge.hostsock import peer_credentials, sha256, unix_socket
 
 TYPE_CHECKING = False  # not `typing`'s (private_files.py; mypy knows the name)
 if TYPE_CHECKING:
@@ -102,7 +101,7 @@ class DirectoryGuard:
 
 def guard_name(data_dir: Where) -> bytes:
     """The abstract socket name for `data_dir`: per user, per real path."""
-    digest = hashlib.sha256(os.fsencode(os.path.realpath(data_dir))).hexdigest()[:40]
+    digest = sha256(os.fsencode(os.path.realpath(data_dir))).hexdigest()[:40]
     return f"\0askbridge-data-dir/{os.geteuid()}/{digest}".encode()
 
 
