@@ -37,6 +37,15 @@ from _echo_baseline import (
 )
 
 MODES = ("inline", "attached")
+# For a bench that runs all its questions in one prompt: above the turn's request bound
+# (1,000 by default) and the prompt's (S16: 500, the prompt's own requests included).
+LONG_PROMPT_ARGS = (
+    "--max-turn-requests",
+    "100000",
+    "--delegation-limits",
+    "requests=100000",
+    "--raise-delegation-limits",
+)
 HOST_IDLE_EXIT_S = "600"
 
 

@@ -41,6 +41,7 @@ from _echo_baseline import (
     text_prompt,
 )
 from _servers import (
+    LONG_PROMPT_ARGS,
     MODES,
     BridgeRun,
     Round,
@@ -55,16 +56,7 @@ from _targets import against
 QUESTIONS = 2_000
 WARMUP = 200
 REPEATS = 3  # best of 3, for the echo and the bridge alike: the machine is shared
-# The default cap (1000 model requests per turn) would end the 2,001-step turn early.
-# One prompt runs every question: above the turn's and the prompt's request bounds (S16
-# counts a prompt's own requests too).
-SERVE_ARGS = (
-    "--max-turn-requests",
-    "100000",
-    "--delegation-limits",
-    "requests=100000",
-    "--raise-delegation-limits",
-)
+SERVE_ARGS = LONG_PROMPT_ARGS  # the 2,001-step turn is one prompt
 
 
 class Echo:

@@ -37,22 +37,21 @@ from _echo_baseline import (
     ask_script,
     text_prompt,
 )
-from _servers import cpu_seconds, serve_command, shut_down, start_host, stop_host
+from _servers import (
+    LONG_PROMPT_ARGS,
+    cpu_seconds,
+    serve_command,
+    shut_down,
+    start_host,
+    stop_host,
+)
 from _targets import against
 
 QUESTIONS = 300
 WARMUP = 30
 REPEATS = 3
 WINDOWS = 10
-# One prompt runs every question: above the turn's and the prompt's request bounds (S16
-# counts a prompt's own requests too).
-SERVE_ARGS = (
-    "--max-turn-requests",
-    "100000",
-    "--delegation-limits",
-    "requests=100000",
-    "--raise-delegation-limits",
-)
+SERVE_ARGS = LONG_PROMPT_ARGS  # one prompt asks every question
 
 
 def answerer(method: str, params: Any) -> Any:

@@ -55,7 +55,15 @@ from _echo_baseline import (
     ask_script,
     text_prompt,
 )
-from _servers import answer_asks, askbridge, cpu_seconds, serve_command, start_host, stop_host
+from _servers import (
+    LONG_PROMPT_ARGS,
+    answer_asks,
+    askbridge,
+    cpu_seconds,
+    serve_command,
+    start_host,
+    stop_host,
+)
 
 CONCURRENT = (64, 50)  # sessions, steps: bench_bridge_concurrent.py's run
 SEQUENTIAL = (1, 2000)  # bench_bridge_sequential.py's run
@@ -86,14 +94,7 @@ def _wrapped_server(out: str) -> None:
 
 async def _drive(kind: str, out: str, sessions: int, steps: int, rounds: int, host: str) -> None:
     data_dir = tempfile.mkdtemp(prefix="askbridge-profile-")
-    # bench_bridge_sequential.py's limit: 2,000 tool steps are one turn
-    limit = (
-        "--max-turn-requests",
-        "100000",
-        "--delegation-limits",
-        "requests=100000",
-        "--raise-delegation-limits",
-    )
+    limit = LONG_PROMPT_ARGS  # as bench_bridge_sequential.py: 2,000 tool steps are one turn
     runner = [sys.executable, SELF, "_wrapped", out, "--"]
     if kind == "callgrind":
         valgrind = ["valgrind", "--tool=callgrind", "--instr-atstart=no"]
