@@ -24,7 +24,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from webstack import ASKBRIDGE, Door, start_door, stop_door, web_stack
+from webstack import Door, spawn_door, start_door, stop_door, web_stack
 
 KEY_HEADER = "X-Askbridge-Session"
 SECURITY = {
@@ -177,18 +177,7 @@ async def test_S14_an_expired_token_is_refused_on_the_page_and_on_stderr(tmp_pat
     token = "ab" * 32
     (data_dir / "web.token").write_text(f"{token}\ncreated {int(time.time()) - 31 * 86400}\n")
     (data_dir / "web.token").chmod(0o600)
-    process = await asyncio.create_subprocess_exec(
-        ASKBRIDGE,
-        "web",
-        "--data-dir",
-        str(data_dir),
-        "--listen",
-        "127.0.0.1:0",
-        "--host",
-        "inline",
-        stdin=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.PIPE,
-    )
+    process = await spawn_door(data_dir, host="inline")
     try:
         lines = await read_until(process, "expired")
         assert "--new-token" in lines[-1] and token not in lines[-1]

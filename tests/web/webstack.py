@@ -124,10 +124,13 @@ async def chromium() -> AsyncIterator[Any]:
             await browser.close()
 
 
-async def start_door(data_dir: Path, *args: str, env: dict[str, str] | None = None) -> Door:
-    """`askbridge web` on a free port; `env` adds to the environment (the test seams
-    of server/askbridge/web/main.py)."""
-    process = await asyncio.create_subprocess_exec(
+async def spawn_door(
+    data_dir: Path, *args: str, host: str = "auto", env: dict[str, str] | None = None
+) -> asyncio.subprocess.Process:
+    """`askbridge web` on a free port, its stderr piped; `env` adds to the environment (the
+    test seams of server/askbridge/web/main.py). A host it starts exits 5 s after it."""
+    idle = ("--idle-exit", "5") if host == "auto" else ()
+    return await asyncio.create_subprocess_exec(
         ASKBRIDGE,
         "web",
         "--data-dir",
@@ -135,14 +138,18 @@ async def start_door(data_dir: Path, *args: str, env: dict[str, str] | None = No
         "--listen",
         "127.0.0.1:0",
         "--host",
-        "auto",
-        "--idle-exit",
-        "5",
+        host,
+        *idle,
         *args,
         stdin=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.PIPE,
         env={**os.environ, **(env or {})},
     )
+
+
+async def start_door(data_dir: Path, *args: str, env: dict[str, str] | None = None) -> Door:
+    """`spawn_door`, once it printed its URL."""
+    process = await spawn_door(data_dir, *args, env=env)
     assert process.stderr is not None
     lines: list[str] = []
     with anyio.fail_after(30):
