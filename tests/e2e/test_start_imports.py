@@ -53,7 +53,7 @@ AFTER_THE_ANSWER = {
     "socket",
     "typing",
     "askbridge.core.errors",
-    "askbridge.host.store.store_file",
+    "askbridge.host.store.sqlite_schema",
     "askbridge.host.store.store_sqlite",
 }
 

@@ -221,7 +221,7 @@ def test_D2_columns_never_say_what_the_body_does_not(
 
 
 # The previous release's schema (version 2), spelled out here on purpose: this test must
-# keep describing it after store_file.py moves on.
+# keep describing it after sqlite_schema.py moves on.
 V2_SCHEMA = """
 CREATE TABLE schema_version (version INTEGER NOT NULL);
 INSERT INTO schema_version VALUES (2);

@@ -15,8 +15,8 @@ import pytest
 from askbridge.host.log import events as ev
 from askbridge.host.store.datadir import open_checked, open_store
 from askbridge.host.store.sqlite_open import SCHEMA_VERSION
+from askbridge.host.store.sqlite_schema import MIGRATIONS
 from askbridge.host.store.store_api import StoreError
-from askbridge.host.store.store_file import MIGRATIONS
 
 
 def test_the_schema_version_checked_at_start_counts_the_migrations() -> None:

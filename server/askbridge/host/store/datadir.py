@@ -244,7 +244,7 @@ def open_checked(data_dir: Where) -> CheckedStore:
 
 def _migrate(conn: Connection, db_path: Where) -> None:
     # Only a new or older file needs the migrations (and their `json`): not at the top.
-    from .store_file import migrate
+    from .sqlite_schema import migrate
 
     migrate(conn, db_path)
 

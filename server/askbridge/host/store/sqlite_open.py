@@ -2,16 +2,16 @@
 
 An inline host opens its store before it answers `initialize` (lsp/early.py), so
 everything a start on an existing, current store runs is here, importing `os` and
-`sqlite3` only (`sqlite3` and its `datetime` cost ~2 ms of a start; store_file.py's
+`sqlite3` only (`sqlite3` and its `datetime` cost ~2 ms of a start; sqlite_schema.py's
 migrations bring `json`, only for a new or older store). The connection made here is
 the store's (store_sqlite.py). The schema's history, a migration and the read-only
-fallback are store_file.py's.
+fallback are sqlite_schema.py's.
 
 - `check_length(path)`: StoreDamaged when the file is shorter than its own header says
   (checked before opening, when no WAL holds newer pages; a 0-byte file is a new,
   empty store, as SQLite itself sees it).
 - `open_current(path, ...)`: the write connection, its schema current: checked, and
-  migrated by the caller's `migrate` (store_file.py's) only for a new or older file.
+  migrated by the caller's `migrate` (sqlite_schema.py's) only for a new or older file.
 - `open_file(...)`: a configured connection and its schema version, refusing a file
   that is not ours, from a newer askbridge, or one that lost its tables (S6).
 - `store_error(...)`: an `sqlite3.Error` as the StoreError a caller gets.
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
     from .private_files import Where
 
-# store_file.MIGRATIONS has this many entries (tests/unit/test_store_start.py checks it):
+# sqlite_schema.MIGRATIONS has this many entries (tests/unit/test_store_start.py checks it):
 # bump it when a migration is appended there.
 SCHEMA_VERSION = 3
 

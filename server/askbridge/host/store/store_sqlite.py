@@ -4,7 +4,7 @@ Open it through `datadir.open_store`, which also makes the directory private
 and takes its lock; `SQLiteEventStore(path)` alone does not stop a second
 process. `SQLiteEventStore.open_read_only(path)` (or `datadir.open_store_read_only`)
 reads a store that a running server may be writing: no lock, no writes, no
-migration. The file itself (schema, migrations, checks at open) is store_file.py.
+migration. The file itself (schema, migrations, checks at open) is sqlite_schema.py.
 
 Durability (behavior.md D1/D2): WAL journal with synchronous=NORMAL, which
 survives `kill -9` of this process (not power loss — that is a deliberate
@@ -29,7 +29,7 @@ Failures (S4, S5, S6), all StoreError subclasses (store_api.py):
   every later one. Reads keep working. `check_not_lost()` runs the same check
   without writing, for a host that wants to notice while idle.
 - Damage is StoreDamaged naming the file, and the session when reading one: at
-  open (store_file.py), or for a session that is listed but has no events, lacks
+  open (sqlite_schema.py), or for a session that is listed but has no events, lacks
   its header row, has a gap in its sequence numbers, has events but no row, or
   holds a body that is not one JSON object. Never KeyError, never an empty log.
   `load_lazily` checks the same, except that a body it leaves undecoded is checked
@@ -57,6 +57,7 @@ from ..log.events import SESSION_HEADER, Event
 from .event_rows import LAZY_SELECT, BadEvent, columns, decode, decode_lazily, json_object
 from .session_rows import event_body, listed, session_rows
 from .sqlite_open import SCHEMA_VERSION, store_error
+from .sqlite_schema import MIGRATIONS, open_connection, roll_back
 from .store_api import (
     SessionInfo,
     StoreDamaged,
@@ -65,7 +66,6 @@ from .store_api import (
     encode_event,
     session_info_from_header,
 )
-from .store_file import MIGRATIONS, open_connection, roll_back
 
 # StoreError lives in store_api (the memory store and the lock raise it too);
 # it is re-exported here because callers reach for it next to the SQLite store.
