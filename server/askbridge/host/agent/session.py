@@ -9,14 +9,14 @@ anyway.
 
 A session changes only by appending events, in one of two ways:
 - `log(*events)` commits at once (with whatever else is pending, commits.py);
-- `log_soon(*events)` joins the group committed at the end of this loop turn;
+- `log_grouped(*events)` joins the group committed at the end of this loop turn;
   `await committed()` returns once it is durable.
 Either way the events are folded and the host tells the followers what changed
 (host/log/updates.py) only after the commit (`committed_events`), so nothing
 derived from an event reaches a client before it is durable (D1) and the folds
 hold exactly what the log holds. A store failure ends at most the turn that
 logged (S4): it is raised by `log`, by `committed()`, or by the session's next
-`log_soon`; a lost data directory stops the host (S5).
+`log_grouped`; a lost data directory stops the host (S5).
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ class Session(SessionFolds):
         self.id: str = header["sessionId"]
         self.ask_tool = ask_tool
         self._step_tools: StepTools | None = None
-        self.commit_error: StoreError | None = None  # a failed log_soon not yet raised
+        self.commit_error: StoreError | None = None  # a failed log_grouped not yet raised
         super().__init__(events)
         self.prompts: deque[QueuedPrompt] = deque()
         self.reply_arrival = {item.inbox_id: next(_arrivals) for item in self.inbox.items.values()}
@@ -109,14 +109,14 @@ class Session(SessionFolds):
 
     def log(self, *events: ev.Event, publish: bool = True) -> None:
         """Commit now (with everything pending), then fold, then tell the followers (D1)."""
-        self.log_soon(*events, publish=publish)
+        self.log_grouped(*events, publish=publish)
         self.host.commits.flush()
         self.raise_commit_error()
 
-    def log_soon(self, *events: ev.Event, publish: bool = True) -> None:
+    def log_grouped(self, *events: ev.Event, publish: bool = True) -> None:
         """Commit with the group at the end of this loop turn (commits.py); `committed()`
         waits for it. Raises at once for an event that cannot be stored (nothing is
-        queued then) and for an earlier log_soon whose commit failed."""
+        queued then) and for an earlier log_grouped whose commit failed."""
         self.raise_commit_error()
         batch = list(events)
         texts = [self._encoded(event) for event in batch]

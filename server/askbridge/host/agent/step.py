@@ -179,4 +179,4 @@ def finish_call(
 def record_result(session: Session, call_id: str, name: str, outcome: ToolOutcome) -> None:
     """The result joins the next group commit (with the next step, D1: its update is sent
     after that commit)."""
-    session.log_soon(outcome.event(call_id, name))
+    session.log_grouped(outcome.event(call_id, name))

@@ -5,7 +5,7 @@ A turn admits the queued items up to and including the first queued prompt
 → results, and at each step boundary admits late replies that arrived
 meanwhile (L4). Every step is logged before anything it causes is shown (D1):
 a step's results, the next request header, the model's message and its tool
-calls join one group commit (`Session.log_soon`, commits.py), which the loop
+calls join one group commit (`Session.log_grouped`, commits.py), which the loop
 awaits before any tool runs; so a question costs one commit, shared with every
 other session that logged in the same loop turn. The turn's start and end
 commit at once (`Session.log`): its prompt is answered only after its end is
@@ -130,15 +130,15 @@ async def _steps(session: Session, signal: AbortSignal) -> str:
                     finally:
                         remove()
         except BaseException:
-            session.log_soon(header)
+            session.log_grouped(header)
             raise
         if response is None:
-            session.log_soon(header)
+            session.log_grouped(header)
             return "cancelled"
         try:
             text, calls = checked_reply(response)  # S7: no frame over 8 MiB; S3, S1
         except ModelError:
-            session.log_soon(header)
+            session.log_grouped(header)
             raise
         del response  # what the model said is in the log now; a waiting step holds none of it
         if budget is not None:
@@ -153,13 +153,13 @@ async def _steps(session: Session, signal: AbortSignal) -> str:
             session.prompts[0].arrival if session.prompts else float("inf"), step=True
         )
         if boundary:  # L4: claimed at the next step boundary
-            session.log_soon(*[event for item in boundary for event in item.admission_events()])
+            session.log_grouped(*[event for item in boundary for event in item.admission_events()])
     return "max_turn_requests"
 
 
 def _log_step(session: Session, header: ev.Event, text: str, calls: list[CheckedCall]) -> None:
     """The model's message and calls, made storable (S3), logged with the header."""
-    session.log_soon(
+    session.log_grouped(
         header,
         ev.assistant_message(text, [c.as_json() for c in calls]),
         *[ev.tool_call(c.id, c.name, c.arguments) for c in calls],

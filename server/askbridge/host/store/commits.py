@@ -1,7 +1,7 @@
 """Group commit: what every session logs in one event-loop turn goes into one transaction.
 
 A commit costs the same for one event as for a hundred, so the host does not
-commit per step: `Session.log_soon` hands its events here, and at the end of
+commit per step: `Session.log_grouped` hands its events here, and at the end of
 the current loop turn (one `call_soon` callback) everything handed over since
 is written by one `EventStore.append_encoded` — the tool result of one
 session, the next step of another, the asks of sixty others. Only then are the
