@@ -14,7 +14,7 @@ from typing import Any
 
 from bench import CAPABLE, Agent, Editor, bench, db_question, settle, text_of
 
-from askbridge.host.asking.external import follow_external
+from askbridge.host.asking.external_followers import follow_external
 
 ASK_TIMEOUT_S = 30
 

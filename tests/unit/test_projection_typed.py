@@ -19,7 +19,7 @@ from store_helpers import header
 from askbridge.cli.sessions import transcript
 from askbridge.core import UserQuestionError, tool_outcome_unknown
 from askbridge.core import limits as core_limits
-from askbridge.host.agent.external import ExternalSession
+from askbridge.host.agent.external_sessions import ExternalSession
 from askbridge.host.agent.tools import ToolOutcome
 from askbridge.host.log import events as ev
 from askbridge.host.log.projection import Projection

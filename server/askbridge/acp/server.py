@@ -37,7 +37,7 @@ from pydantic import ValidationError
 from askbridge import __version__
 from askbridge.core import HarnessError
 from askbridge.host.agent.session import Session
-from askbridge.host.asking.external import follow_external
+from askbridge.host.asking.external_followers import follow_external
 from askbridge.host.asking.question_log import log_claim
 from askbridge.host.host import Host
 from askbridge.host.options import merge_settings, session_settings

@@ -9,12 +9,12 @@ them (L, M5: asking/late_answers.py; agent/late_replies.py decides). When a
 session's last follower leaves it behaves as at end of input: its turn ends, open
 questions stay answerable (M6); a session nobody follows and no turn runs is
 unloaded after `unload_after` seconds (S10, agent/unloading.py). An MCP
-connection's session is a Session that runs no turn, inside an agent/external.py
+connection's session is a Session that runs no turn, inside an agent/external_sessions.py
 ExternalSession (`externals`); the MCP door opens it and has it followed.
 
 The host wires the rooms: the agent room reaches it through agent/ports.py's
 SessionHost, the asking room through the protocols and callables it is given
-(the fan-out's `asks_here` and `requester`, asking/external.py's Subscribes,
+(the fan-out's `asks_here` and `requester`, asking/external_followers.py's Subscribes,
 late_answers.py's `take`); neither room imports the other.
 
 Use it as an async context manager: its task group owns every turn. Leaving
@@ -41,14 +41,14 @@ from askbridge.protocol.vocabulary import ProjectionView
 
 from .agent.agents import Agent, AgentRegistry
 from .agent.delegation import DelegationLimits
-from .agent.external import ExternalSessions
+from .agent.external_sessions import ExternalSessions
 from .agent.late_replies import LateReplies
 from .agent.opening import create_session, new_header, open_stored
 from .agent.session import Session
 from .agent.turn_ends import TurnEnds
 from .agent.unloading import Unloader
 from .asking.clients import Client, ClientLink, Subscribers
-from .asking.external import follow_external
+from .asking.external_followers import follow_external
 from .asking.fanout import QuestionFanout
 from .asking.late_answers import LateAnswers
 from .asking.publishing import Publisher

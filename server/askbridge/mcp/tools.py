@@ -2,7 +2,7 @@
 (X2, X4, X5; protocol.md "MCP front door").
 
 `ExternalAgent` is one connection's agent. Its external session (X1,
-host/agent/external.py) is created on the first call that needs one — a connection
+host/agent/external_sessions.py) is created on the first call that needs one — a connection
 that never asks leaves nothing in `session/list`. Every call is logged as a
 hosted agent's would be (`tool/call`, `tool/result`); the result's first text
 content is exactly what a hosted model would read (T3, T5, T6) except that
@@ -28,7 +28,7 @@ import anyio
 from askbridge.core import HarnessError, ToolInputError, UserQuestionRequest
 from askbridge.core.beside import beside
 from askbridge.host.agent.ask_call import CallExtra
-from askbridge.host.agent.external import ExternalSession, late_replies
+from askbridge.host.agent.external_sessions import ExternalSession, late_replies
 from askbridge.host.agent.model_output import CheckedCall
 from askbridge.host.agent.tools import (
     ASK_TOOL,
@@ -36,7 +36,7 @@ from askbridge.host.agent.tools import (
     ToolContext,
     ToolOutcome,
 )
-from askbridge.host.asking.external import follow_by_renderers
+from askbridge.host.asking.external_followers import follow_by_renderers
 from askbridge.log_lines import field
 
 from .approval import APPROVAL_TOOL, approval_question, decision, failed

@@ -98,7 +98,7 @@ class Session(SessionFolds):
         self.delegation_limits: DelegationLimits = host.delegation_limits
         self.budget: PromptBudget | None = None
         self.depth = 0
-        # An external (MCP) session's agent runs outside (agent/external.py): it has no
+        # An external (MCP) session's agent runs outside (agent/external_sessions.py): it has no
         # turns, takes no prompts, and its late replies wait for `take_replies` (X4).
         self.runs_turns = header.get("origin") != ev.EXTERNAL_ORIGIN
         # Not a delegated child: followed, listed, asked through the fan-out (M1, P6). Read

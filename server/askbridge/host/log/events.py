@@ -50,7 +50,8 @@ REPLY_SOURCE_KIND = "user-question-reply"
 OUTCOME_ANSWERED: Final = "answered"
 OUTCOME_PENDING: Final = "pending"
 
-# An external agent's session (X1, host/asking/external.py): a root session in all but its origin.
+# An external agent's session (X1, host/agent/external_sessions.py): a root session in all
+# but its origin.
 EXTERNAL_ORIGIN: Final = "mcp"
 ROOT_ORIGINS = ("root", EXTERNAL_ORIGIN)
 

@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from .base import Model
-from .external import EXTERNAL_MODEL_KIND, ExternalModel
+from .external_agent import EXTERNAL_MODEL_KIND, ExternalModel
 from .openai import (
     DEFAULT_API_KEY_ENV,
     DEFAULT_BASE_URL,

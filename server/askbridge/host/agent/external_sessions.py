@@ -24,7 +24,7 @@ late replies and repair (P*, C*, L*) apply unchanged.
   once. A session whose connection ended keeps them queued; no later
   connection sees them (X6).
 - Who follows it (every renderer, M1) is the asking room's rule
-  (host/asking/external.py); the MCP door (mcp/tools.py) applies it on opening.
+  (host/asking/external_followers.py); the MCP door (mcp/tools.py) applies it on opening.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ from ..log.inbox import InboxItem
 from .agents import new_id, now_iso
 from .model_output import CheckedCall, check_call
 from .models.base import ToolCallRequest
-from .models.external import EXTERNAL_MODEL_SPEC
+from .models.external_agent import EXTERNAL_MODEL_SPEC
 from .opening import create_session
 from .ports import Requester, SessionHost
 from .session import DETACHED, Session

@@ -6,7 +6,7 @@ attaching later (`follow_external`, from `Host.attach`; a door that learns only
 later that its client renders questions — the LSP door after `initialized` —
 calls it then), and, before each ask, any renderer not following yet (the MCP
 door calls `follow_by_renderers`). The session itself and its calls are the
-agent room's (host/agent/external.py); this room knows them only as what the
+agent room's (host/agent/external_sessions.py); this room knows them only as what the
 host subscribes clients to.
 """
 
