@@ -1,12 +1,13 @@
 """Ctrl-C ends any command with status 130 and no traceback (cli/commands.py), even when it lands
 inside an import that Python reports as another exception (cli/exits.py interrupted) or in the
 console script's first import of the command line (cli/entry.py main), and a host holds it
-off while its start imports (daemon/ctrl_c.py `CtrlCHeld`, inline and `askbridge host`)."""
+off while its start imports (askbridge/ctrl_c.py `CtrlCHeld`, inline and `askbridge host`)."""
 
 from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
 import types
 from collections.abc import Iterator
@@ -17,8 +18,8 @@ import pytest
 from askbridge.cli import commands, entry
 from askbridge.cli.exits import EXIT_INTERRUPTED, interrupted
 from askbridge.cli.parser import parse_args
+from askbridge.ctrl_c import CtrlCHeld
 from askbridge.daemon import main as daemon_main
-from askbridge.daemon.ctrl_c import CtrlCHeld
 from askbridge.daemon.inline import serve_inline
 from askbridge.host.store.datadir import open_checked
 
@@ -175,3 +176,32 @@ def test_askbridge_host_holds_ctrl_c_while_it_starts_and_lets_the_directory_go(
         daemon_main.run_host(parse_args(["host", "--data-dir", data_dir]))
     assert finished == ["log"]  # not cut off where the signal landed
     open_checked(data_dir).close()
+
+
+ORJSON_INTERRUPTED = """
+import importlib.abc, os, signal, sys
+
+class SigintAtOrjson(importlib.abc.MetaPathFinder):
+    # SIGINT sent the moment `import orjson` begins: where Python raises it depends on
+    # what runs next, and unheld that is orjson's own initialisation.
+    def find_spec(self, name, path, target=None):
+        if name == "orjson":
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+
+sys.meta_path.insert(0, SigintAtOrjson())
+try:
+    import askbridge.protocol.text
+except KeyboardInterrupt:
+    print("orjson" in sys.modules and hasattr(sys.modules["orjson"], "dumps"))
+"""
+
+
+def test_ctrl_c_while_orjson_imports_is_raised_after_it_not_inside() -> None:
+    """orjson's module initialisation crashes the interpreter (SIGSEGV) when a
+    KeyboardInterrupt lands inside it, so protocol/text.py holds Ctrl-C while it imports:
+    the interrupt still comes (the callers make it 130), once orjson is whole."""
+    done = subprocess.run(
+        [sys.executable, "-c", ORJSON_INTERRUPTED], capture_output=True, text=True, timeout=60
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "True\n", "")

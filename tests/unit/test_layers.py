@@ -22,7 +22,14 @@ PKG = SRC / "askbridge"
 
 # Standard-library-only modules any layer may import; they import nothing of ours.
 LEAVES = frozenset(
-    {"askbridge", "askbridge.hostsock", "askbridge.lazy", "askbridge.log_lines", "askbridge.paths"}
+    {
+        "askbridge",
+        "askbridge.ctrl_c",
+        "askbridge.hostsock",
+        "askbridge.lazy",
+        "askbridge.log_lines",
+        "askbridge.paths",
+    }
 )
 DOORS = frozenset({"lsp", "acp", "mcp", "web"})
 HOST_ROOMS = frozenset({"log", "store", "agent", "asking"})

@@ -56,7 +56,7 @@ def serve_inline(
         checked.close()
         print(f"askbridge: {exc}", file=sys.stderr)
         return 1
-    from .ctrl_c import CtrlCHeld, import_the_event_loop  # stdlib only: held to the loop
+    from askbridge.ctrl_c import CtrlCHeld, import_the_event_loop  # stdlib only
 
     ctrl_c = CtrlCHeld()
     try:

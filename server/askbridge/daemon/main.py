@@ -22,10 +22,9 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from askbridge.ctrl_c import CtrlCHeld, import_the_event_loop
 from askbridge.hostsock import AttachError, connect, process_alive, request
 from askbridge.paths import data_dir_of
-
-from .ctrl_c import CtrlCHeld, import_the_event_loop
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup

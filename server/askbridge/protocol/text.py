@@ -18,7 +18,17 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-import orjson
+from askbridge.ctrl_c import CtrlCHeld
+
+# orjson's module initialisation is not safe against a KeyboardInterrupt raised inside it:
+# Ctrl-C there ended `askbridge acp --host inline` with SIGSEGV (1 in 60-120 Ctrl-Cs sent in
+# its first 0.4 s; faulthandler showed `import orjson`). So Ctrl-C is held while it
+# imports, and raised right after, where the callers turn it into status 130.
+_ctrl_c = CtrlCHeld()
+with _ctrl_c:
+    import orjson
+if _ctrl_c.pressed:
+    raise KeyboardInterrupt
 
 # orjson encodes a dataclass and a datetime; json refuses them, and so do we. (A UUID or an
 # Enum it writes as its value, where json would refuse it: none of our values holds one.)

@@ -1,7 +1,11 @@
-"""`CtrlCHeld`: Ctrl-C noted, not raised, while a host process starts (inline.py, main.py).
+"""`CtrlCHeld`: Ctrl-C noted, not raised, while something must not be interrupted: a host
+process's start imports (daemon/inline.py, daemon/main.py) and orjson's import
+(protocol/text.py), whose module initialisation crashes the interpreter when a
+KeyboardInterrupt lands inside it.
 
-Standard library only (`signal`, imported when a span begins), so the inline host's
-early answer pays nothing for it.
+Standard library only (`signal`, imported when a span begins), importing nothing of
+ours (a leaf, tests/unit/test_layers.py), so any layer may hold Ctrl-C and the inline
+host's early answer pays nothing for it.
 """
 
 from __future__ import annotations
@@ -35,7 +39,10 @@ class CtrlCHeld:
 
         self._held = signal.getsignal(signal.SIGINT) is signal.default_int_handler
         if self._held:
-            signal.signal(signal.SIGINT, self._press)
+            try:
+                signal.signal(signal.SIGINT, self._press)
+            except ValueError:  # not the main thread, where no KeyboardInterrupt lands
+                self._held = False
 
     def _press(self, _signum: int, _frame: object) -> None:
         self.pressed = True
