@@ -284,6 +284,8 @@ def attach_refusal(data_dir: str) -> str | None:
         return None
     try:
         sock = connect(data_dir, 1.0)
+    except AttachError as exc:  # S13: another uid listens there
+        return str(exc)
     except OSError:
         sock = None
     if sock is not None:

@@ -203,3 +203,38 @@ def test_S13_a_door_refuses_a_host_socket_another_uid_serves(
     else:
         assert done.returncode == 0, done
         assert "result" in json.loads(done.stdout.splitlines()[0]), done.stdout
+
+
+VICTIM = 1001  # a non-root victim: root may write anywhere, so it never reaches this path
+
+
+def test_S13_a_door_refuses_another_uids_host_in_a_data_dir_it_cannot_write(
+    shared_tmp: Path, impostors: list[Impostor], host_mode: str
+) -> None:
+    """S13: a victim's own data dir it cannot write (0500, as after `chmod a-w`) where nobody
+    had bound host.sock while it was open. Attaching writes nothing there, so the door
+    asks whether a host serves it: the other-uid listener is refused in one line, before a
+    byte, never as a traceback. An inline door, the host itself, cannot write there either
+    and says so in one line."""
+    data_dir = shared_tmp / "data"
+    data_dir.mkdir()
+    os.chmod(data_dir, 0o777)
+    impostor = Impostor(data_dir, make=False, control=shared_tmp / "control.sock")
+    impostors.append(impostor)
+    os.chown(data_dir, VICTIM, VICTIM)
+    os.chmod(data_dir, 0o500)
+    as_victim = ["setpriv", f"--reuid={VICTIM}", f"--regid={VICTIM}", "--clear-groups"]
+
+    done = run_victim(
+        [*as_victim, *door_command("mcp", data_dir)],
+        json.dumps(MCP_INITIALIZE) + "\n",
+    )
+
+    assert_nothing_sent(impostor.received())
+    assert done.returncode == 1, done
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    if host_mode == "auto":
+        assert f"{data_dir / 'host.sock'}" in lines[0] and f"uid {NOBODY}" in lines[0]
+    else:
+        assert str(data_dir) in lines[0]
