@@ -288,7 +288,9 @@ PLAN_REVIEW = {
     "question": "Go ahead with this plan?",
     "detail": (
         "# Clean up\n\n1. remove the build directory\n2. backfill the cache\n"
-        '3. <span style="display:none">drop the database</span>'
+        '3. <span style="display:none">drop the database</span>\n'
+        "4. <!-- rotate the keys -->\n"
+        "5. <details><summary>tidy up</summary>wipe the backups</details>"
     ),
     "options": [{"label": "Keep planning"}, {"label": "Approve plan"}],
     "intent": {"kind": "plan-review", "approve": "Approve plan"},
@@ -328,7 +330,8 @@ def test_vscode_real_editor_approval_and_plan_review_cards_V3_V4_S17(tmp_path: P
     """V3 approval and plan-review cards rendered in code-server, V4 feedback as custom.
 
     S17: a command fenced longer than its backtick runs stays one code block, whole;
-    an inline style in the plan's HTML cannot hide a step.
+    the plan's raw HTML (an inline style, a comment, a collapsed <details>) is shown as
+    text and cannot hide a step.
 
     The approval card holds only Allow / Deny under the subject, with the shell
     block rendered beside it; the plan is rendered beside Approve plan (first) /
@@ -360,7 +363,10 @@ def test_vscode_real_editor_approval_and_plan_review_cards_V3_V4_S17(tmp_path: P
     assert seen["planRows"] == ["Approve plan", "Keep planning", "Give feedback…"], seen
     assert seen["planHeading"] == "Clean up"
     # The agent's raw HTML cannot hide a step of the plan it asks to approve (S17).
-    assert seen["planText"].endswith("backfill the cache\ndrop the database"), seen["planText"]
+    # Raw HTML is shown as text: no comment, collapsed <details> or hidden span keeps a step
+    # out of sight.
+    for step in ("drop the database", "<!-- rotate the keys -->", "wipe the backups"):
+        assert step in seen["planText"], seen["planText"]
     report = json.loads(report_file.read_text())
     assert report["ok"], report["problem"]
     replies = [

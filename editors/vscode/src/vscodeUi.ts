@@ -15,6 +15,7 @@
  * (countdown); the "Take time" title button appears while a countdown runs.
  */
 import { randomBytes } from "node:crypto";
+import MarkdownIt from "markdown-it";
 import * as vscode from "vscode";
 import type { CancellationToken } from "vscode-jsonrpc";
 
@@ -108,12 +109,7 @@ export class VsCodeQuestionUi implements QuestionUi {
   }
 
   async showDocument(doc: DocumentCard): Promise<vscode.Disposable> {
-    let html: string;
-    try {
-      html = await vscode.commands.executeCommand<string>("markdown.api.render", doc.markdown);
-    } catch {
-      html = `<pre>${escapeHtml(doc.markdown)}</pre>`;
-    }
+    const html = MARKDOWN.render(doc.markdown);
     if (!this.panel) {
       this.panel = vscode.window.createWebviewPanel(
         "askbridge.document",
@@ -204,9 +200,13 @@ function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
-// No scripts, no network, and no style but this sheet: the markdown comes from the agent, and
-// the renderer passes its raw HTML through, so an inline `style="display:none"` could hide part
-// of what an approval or a plan review asks to approve (S17). Theme colours keep code readable;
+// The markdown comes from the agent and is what an approval or a plan review asks to approve
+// (S17): its raw HTML is shown as text, never rendered, so a comment, a collapsed <details> or a
+// hidden span cannot keep a step out of sight (VS Code's own `markdown.api.render` renders raw
+// HTML).
+const MARKDOWN = new MarkdownIt({ html: false, linkify: false });
+
+// No scripts, no network, and no style but this sheet, as a second guard. Theme colours keep code readable;
 // the top padding keeps the first lines clear of the card's QuickPick, which opens over them.
 const STYLE = `body{font-family:var(--vscode-font-family);color:var(--vscode-foreground);padding:5em 1em 0}
 pre{background:var(--vscode-textCodeBlock-background);padding:.6em;overflow:auto}
