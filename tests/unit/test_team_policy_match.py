@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from askbridge.core.question import Option, Question
+from askbridge.host.team import policy as policy_module
 from askbridge.host.team.audience import TO_EVERYONE
 from askbridge.host.team.decisions import NO_RULE, AnswerItem, AutoKind, decide
 from askbridge.host.team.facts import AskedQuestion, IntentKind, QuestionFacts, SessionFacts
@@ -144,13 +145,29 @@ def policy_text(specs: list[dict[str, Any]]) -> str:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(RULE_SPECS, max_size=6), SESSIONS, QUESTIONS)
+@given(st.lists(RULE_SPECS, max_size=6), st.lists(SESSIONS, min_size=1, max_size=4), QUESTIONS)
 def test_team_policy_evaluation_agrees_with_the_plain_reading(
-    specs: list[dict[str, Any]], session: SessionFacts, question: QuestionFacts
+    specs: list[dict[str, Any]], sessions: list[SessionFacts], question: QuestionFacts
 ) -> None:
+    """Each session twice: the second reads the rules the policy narrowed for it."""
     policy = parse_policy(policy_text(specs), "p.toml", PEOPLE)
-    rule = policy.first_match(session, question)
-    assert (-1 if rule is None else policy.rules.index(rule)) == oracle(specs, session, question)
+    for session in sessions + sessions:
+        rule = policy.first_match(session, question)
+        found = -1 if rule is None else policy.rules.index(rule)
+        assert found == oracle(specs, session, question)
+        each = [r.match.matches(session, question) for r in policy.rules]
+        assert found == (each.index(True) if True in each else -1)
+
+
+def test_team_policy_the_sessions_a_policy_keeps_are_bounded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(policy_module, "SESSIONS_KEPT", 2)
+    policy = parse_policy(one_rule('agent = "a*"'), "p.toml", PEOPLE)
+    for agent in ("ab", "ac", "b", "ab"):
+        matched = decide(policy, SessionFacts(agent=agent), plain("x")).rule is not None
+        assert matched is agent.startswith("a")
+        assert len(policy.by_session) <= 2
 
 
 @settings(max_examples=200, deadline=None)

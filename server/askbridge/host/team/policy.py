@@ -9,9 +9,7 @@ itself: only a rule a person wrote ever allows (X5).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
-from operator import attrgetter
+from dataclasses import dataclass, field
 
 from .audience import People, Target
 from .facts import IntentKind, QuestionFacts, SessionFacts
@@ -21,6 +19,30 @@ from .patterns import GlobSet
 SESSION_FIELDS = ("origin", "agent", "repository", "cwd", "title")
 
 
+# One session condition as evaluation reads it: the fact's index in `session_values`, and
+# the glob set's literals, prefixes and regex (patterns.py), unpacked: a new session checks
+# every rule's conditions, and a condition costs no method call of its own.
+Check = tuple[int, frozenset[str], tuple[str, ...], "re.Pattern[str] | None"]
+
+
+def session_values(session: SessionFacts) -> tuple[str | None, ...]:
+    """The facts in SESSION_FIELDS order, as `Check` indexes them."""
+    return (session.origin, session.agent, session.repository, session.cwd, session.title)
+
+
+def holds(checks: tuple[Check, ...], values: tuple[str | None, ...]) -> bool:
+    """Whether every check holds for `session_values(session)`; a missing fact fails one."""
+    for index, literals, prefixes, regex in checks:
+        value = values[index]
+        if value is None:
+            return False
+        if value in literals or value.startswith(prefixes):
+            continue
+        if regex is None or regex.match(value) is None:
+            return False
+    return True
+
+
 @dataclass(frozen=True, slots=True)
 class Match:
     """All of its conditions hold; a rule without conditions matches every question."""
@@ -28,8 +50,7 @@ class Match:
     session: tuple[tuple[str, GlobSet], ...] = ()
     kinds: frozenset[IntentKind] | None = None
     text: re.Pattern[str] | None = None
-    # One getter per session condition, built once: evaluation runs per question.
-    getters: tuple[tuple[Callable[[SessionFacts], str | None], GlobSet], ...] = ()
+    checks: tuple[Check, ...] = ()
 
     @classmethod
     def of(
@@ -39,24 +60,23 @@ class Match:
         text: re.Pattern[str] | None,
     ) -> Match:
         ordered = tuple((f, session[f]) for f in SESSION_FIELDS if f in session)
-        getters = tuple((attrgetter(f), globs) for f, globs in ordered)
-        return cls(ordered, kinds, text, getters)
+        checks = tuple(
+            (SESSION_FIELDS.index(f), g.literals, g.prefixes, g.regex) for f, g in ordered
+        )
+        return cls(ordered, kinds, text, checks)
+
+    def holds_for(self, values: tuple[str | None, ...]) -> bool:
+        """Whether the session conditions hold for `session_values(session)`."""
+        return holds(self.checks, values)
 
     def matches(self, session: SessionFacts, question: QuestionFacts) -> bool:
-        """Cheapest first: the kind (a set lookup), the session's globs, then the text
-        (a regex search over each question until one matches)."""
+        """This one rule's match, read plainly (`Policy.first_match` is the fast reading)."""
         if self.kinds is not None and question.kind not in self.kinds:
             return False
-        for get, globs in self.getters:
-            if not globs.matches(get(session)):
-                return False
-        if self.text is None:
-            return True
-        search = self.text.search
-        for asked in question.questions:
-            if search(asked.text) is not None:
-                return True
-        return False
+        if not self.holds_for(session_values(session)):
+            return False
+        text = self.text
+        return text is None or any(text.search(q.text) is not None for q in question.questions)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +122,11 @@ class Rule:
         return f"policy:{self.name}"
 
 
+# How many sessions' narrowed rules a policy keeps; past it, it starts again (a host has
+# far fewer sessions asking at once).
+SESSIONS_KEPT = 4096
+
+
 @dataclass(frozen=True, slots=True)
 class Policy:
     """The rules of one file, in order, and the people they were checked against."""
@@ -109,11 +134,50 @@ class Policy:
     source: str
     rules: tuple[Rule, ...]
     people: People
+    # A session's facts do not depend on its questions: the rules whose session conditions
+    # hold are found once per distinct facts, and each question reads only those.
+    by_session: dict[SessionFacts, tuple[Rule, ...]] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
+    # Each distinct set of session conditions once, and each rule's: rules often share
+    # theirs (a block of rules for one repository), and a new session checks each set once.
+    conditions: tuple[tuple[Check, ...], ...] = field(init=False, compare=False, repr=False)
+    condition_of: tuple[int, ...] = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        index: dict[tuple[Check, ...], int] = {}
+        condition_of = tuple(index.setdefault(r.match.checks, len(index)) for r in self.rules)
+        object.__setattr__(self, "conditions", tuple(index))
+        object.__setattr__(self, "condition_of", condition_of)
+
+    def rules_for(self, session: SessionFacts) -> tuple[Rule, ...]:
+        """The rules, in order, whose session conditions hold for `session`."""
+        rules = self.by_session.get(session)
+        if rules is None:
+            values = session_values(session)
+            passed = [holds(checks, values) for checks in self.conditions]
+            kept = zip(self.rules, self.condition_of, strict=True)
+            rules = tuple([rule for rule, condition in kept if passed[condition]])
+            if len(self.by_session) >= SESSIONS_KEPT:
+                self.by_session.clear()
+            self.by_session[session] = rules
+        return rules
 
     def first_match(self, session: SessionFacts, question: QuestionFacts) -> Rule | None:
-        for rule in self.rules:
-            if rule.match.matches(session, question):
+        """The first rule that matches: of the session's rules, the first whose kind and
+        text conditions hold. Written out flat, with no call per rule but a regex search:
+        it runs for every question (benchmarks/bench_policy.py)."""
+        kind = question.kind
+        for rule in self.rules_for(session):
+            match = rule.match
+            if match.kinds is not None and kind not in match.kinds:
+                continue
+            text = match.text
+            if text is None:
                 return rule
+            for asked in question.questions:
+                if text.search(asked.text) is not None:
+                    return rule
         return None
 
 
