@@ -20,10 +20,10 @@ from hypothesis import strategies as st
 
 from askbridge.core.question import Option, Question
 from askbridge.host.team import policy as policy_module
-from askbridge.host.team.audience import TO_EVERYONE
+from askbridge.host.team.audience import TO_EVERYONE, People
 from askbridge.host.team.decisions import NO_RULE, AnswerItem, AutoKind, decide
 from askbridge.host.team.facts import AskedQuestion, IntentKind, QuestionFacts, SessionFacts
-from askbridge.host.team.policy import SESSION_FIELDS
+from askbridge.host.team.policy import SESSION_FIELDS, empty_policy
 from askbridge.host.team.policy_file import parse_policy
 from askbridge.protocol.vocabulary import ApprovalIntent, PlanReviewIntent
 
@@ -176,8 +176,9 @@ def test_team_policy_no_rule_means_everyone_and_no_answer_x5(
     session: SessionFacts, question: QuestionFacts, with_rules: bool
 ) -> None:
     """X5: without a matching rule nothing answers by itself, not even a deny."""
-    text = one_rule('agent = "nobody-has-this-agent"', 'answer = "Allow"') if with_rules else ""
-    decision = decide(parse_policy(text, "p.toml", PEOPLE), session, question)
+    text = one_rule('agent = "nobody-has-this-agent"', 'answer = "Allow"')
+    policy = parse_policy(text, "p.toml", PEOPLE) if with_rules else empty_policy(People.of(PEOPLE))
+    decision = decide(policy, session, question)
     assert decision == NO_RULE
     assert decision.audience == TO_EVERYONE and decision.auto == () and decision.quorum is None
 
