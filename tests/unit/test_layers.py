@@ -32,7 +32,7 @@ LEAVES = frozenset(
     }
 )
 DOORS = frozenset({"lsp", "acp", "mcp", "web"})
-HOST_ROOMS = frozenset({"log", "store", "agent", "asking"})
+HOST_ROOMS = frozenset({"log", "store", "agent", "asking", "team"})
 
 # What each layer may import (besides itself and LEAVES). A layer missing here
 # (cli, entry, sessions_cli, demo, stdio) is top-level wiring and unconstrained.
@@ -45,6 +45,8 @@ ALLOWED: dict[str, frozenset[str]] = {
     "host.store": frozenset({"host.log", "core", "protocol"}),
     "host.agent": frozenset({"host.log", "host.store", "core", "protocol"}),
     "host.asking": frozenset({"host.log", "host.store", "core", "protocol"}),
+    # People and policies are pure (architecture.md "Team mode"): no store, no log, no door.
+    "host.team": frozenset({"core", "protocol"}),
     "host": frozenset({f"host.{room}" for room in HOST_ROOMS} | {"core", "protocol"}),
     **{
         door: frozenset(
@@ -171,6 +173,8 @@ def test_layers_known_exceptions_only_shrink() -> None:
         ),
         ("host/agent/session.py", "from ..asking import clients", "askbridge.host.asking.clients"),
         ("host/asking/clients.py", "from ..host import Host", "askbridge.host.host"),
+        ("host/team/policy.py", "from ..store import store_api", "askbridge.host.store.store_api"),
+        ("host/team/quorum.py", "from ..asking import clients", "askbridge.host.asking.clients"),
     ],
 )
 def test_layers_a_forbidden_import_is_caught(
