@@ -294,3 +294,24 @@ async def test_R7_the_event_loop_stays_responsive_during_a_slow_push_service(
     assert 1.5 <= took < 4.0  # in parallel, not one after the other
     assert max(gaps) < 0.25, sorted(gaps)[-5:]
     assert len(gaps) > 50
+
+
+@pytest.mark.parametrize(
+    "subject", ["ops@example.org", "mailto:ops", "https://example.org/contact", "http://x.org"]
+)
+def test_R7_a_vapid_subject_the_signer_would_refuse_is_refused_at_once(
+    keys: VapidKeys, subject: str
+) -> None:
+    with pytest.raises(ValueError, match="is not mailto:ADDRESS or https://HOST"):
+        PushSender(keys, subject)
+
+
+async def test_R7_a_key_that_cannot_sign_fails_the_push_not_the_door(
+    service: PushService, keys: VapidKeys
+) -> None:
+    browser = service.subscribe(keys.public_key)
+    damaged = VapidKeys(b"-----BEGIN PRIVATE KEY-----\nno\n-----END PRIVATE KEY-----\n", "x")
+    report = await sender(damaged).send(await store_of(browser))
+    assert list(report.failed) == [browser.endpoint]
+    assert report.failed[browser.endpoint].startswith("cannot sign: ")
+    assert service.posts == 0

@@ -33,6 +33,7 @@ load at the first push, never at start-up (tests/web/test_web_push_page.py).
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -59,6 +60,8 @@ CONCURRENCY = 8
 # RFC 8030 §5.4: an undelivered push with the same Topic is replaced, so a phone that
 # comes back online shows one "a question waits", not one per question.
 TOPIC = "askbridge-waits"
+# What py-vapid signs (its own check, stricter than RFC 8292's "a mailto: or https: URI").
+SUBJECT = re.compile(r"(mailto:[^@\s]+@|https://)(localhost|[\w-]+(\.[\w-]+)+)")
 
 
 @dataclass
@@ -81,8 +84,11 @@ class PushSender:
         allow_loopback_http: bool = False,
         timeout_s: float = TIMEOUT_S,
     ) -> None:
-        if not subject.startswith(("mailto:", "https://")):
-            raise ValueError("the VAPID subject is a mailto: or https: URL (RFC 8292 §2.1)")
+        if not SUBJECT.fullmatch(subject):
+            raise ValueError(
+                f"the VAPID subject {subject!r} is not mailto:ADDRESS or https://HOST "
+                "(RFC 8292 §2.1)"
+            )
         self.keys, self.subject = keys, subject
         self.clock = clock or MonotonicClock()
         self.wall = wall
@@ -101,7 +107,12 @@ class PushSender:
         # Loading the libraries, the signer and the CA certificates, and even making a
         # client, each take tens of milliseconds: in a thread, so the loop goes on.
         if self._signer is None:
-            self._signer, self._tls = await anyio.to_thread.run_sync(_load, self.keys)
+            try:
+                self._signer, self._tls = await anyio.to_thread.run_sync(_load, self.keys)
+            except Exception as exc:  # a damaged key fails this push, never the door
+                logger.exception("push: cannot load the VAPID key")
+                report.failed = {s.endpoint: f"cannot sign: {exc}" for s in subscriptions}
+                return report
         client = await anyio.to_thread.run_sync(self._client)
         limiter = anyio.CapacityLimiter(CONCURRENCY)
         async with client, anyio.create_task_group() as tg:
@@ -125,10 +136,14 @@ class PushSender:
         for attempt in range(1, ATTEMPTS + 1):
             retry_after: float | None = None
             try:
+                body, headers = self._body(sub, marker), self._headers(sub)
+            except Exception as exc:  # a bug of ours or theirs ends this push, never the door
+                logger.exception("push to %s: cannot sign or encrypt", _origin(sub))
+                report.failed[sub.endpoint] = f"cannot sign or encrypt: {exc}"
+                return
+            try:
                 async with limiter:
-                    response = await client.post(
-                        sub.endpoint, content=self._body(sub, marker), headers=self._headers(sub)
-                    )
+                    response = await client.post(sub.endpoint, content=body, headers=headers)
                 status = response.status_code
             except httpx.HTTPError as exc:
                 status, why = 0, f"{type(exc).__name__}: {exc}"
