@@ -1,6 +1,7 @@
 """The web door's HTTP interface (B2, B6, B8; protocol/README.md "Web door").
 
-Public (they hold no data): `GET /`, `/app.js`, `/cards.js`, `/style.css`. Everything
+Public (they hold no data): `GET /`, `/app.js`, `/cards.js`, `/push.js`, `/style.css` and
+the service worker `/sw.js` (served from the page's origin, so its scope is the page). Everything
 under `/api/` needs an open session (session.py: the cookie and the page's key), except
 `POST /api/login {token}`, which opens one. Every request passes the Host check
 (the listen address, `localhost`, a name given with `--allow-host`, or any IP
@@ -25,6 +26,9 @@ from askbridge.protocol.errors import RpcErrorCode
 
 from .bridge import Bridge, Card
 from .messages import Request, Response, cookie_header, json_response
+from .push_api import MAX_BODY as MAX_PUSH_BODY
+from .push_api import PREFIX as PUSH_PREFIX
+from .push_api import PushApi
 from .session import HEADER, QUERY_KEY, Sessions
 from .stream import event_stream
 
@@ -37,6 +41,8 @@ STATIC = {
     "/": ("index.html", "text/html; charset=utf-8"),
     "/app.js": ("app.js", "text/javascript; charset=utf-8"),
     "/cards.js": ("cards.js", "text/javascript; charset=utf-8"),
+    "/push.js": ("push.js", "text/javascript; charset=utf-8"),
+    "/sw.js": ("sw.js", "text/javascript; charset=utf-8"),
     "/style.css": ("style.css", "text/css; charset=utf-8"),
 }
 EXPIRED = (
@@ -93,9 +99,11 @@ class WebApp:
         tls: bool,
         port: int,
         on_expired: Callable[[], None],
+        push: PushApi | None = None,
     ) -> None:
         self.sessions, self.hosts, self.wildcard, self.tls = sessions, hosts, wildcard, tls
         self.on_expired = on_expired
+        self.push = push
         self.cookie = cookie_name(port, tls)
         self.handle = _routes(self, bridge)
 
@@ -115,7 +123,7 @@ class WebApp:
         if key is None and request.path == "/api/events":
             key = request.query.get(QUERY_KEY)  # EventSource cannot send a header
         if self.sessions.valid(request.cookie(self.cookie), key):
-            return MAX_BODY
+            return MAX_PUSH_BODY if request.path.startswith(PUSH_PREFIX) else MAX_BODY
         token = self.sessions.tokens.current()
         if token is not None and self.sessions.tokens.expired(token):
             return error_response(401, "TOKEN_EXPIRED", EXPIRED)
@@ -252,6 +260,7 @@ def _routes(app: WebApp, bridge: Bridge) -> Callable[[Request], Awaitable[Respon
             ),
             answer_late,
         ),
+        *(app.push.routes() if app.push is not None else ()),  # R7
     ]
     return handle
 

@@ -36,6 +36,9 @@ from askbridge.paths import data_dir_of
 from .app import WebApp, allowed_hosts
 from .bridge import POLL_S, Bridge
 from .http import HttpServer
+from .push_api import PushApi
+from .push_keys import VapidKeyFile
+from .push_subscriptions import MemorySubscriptions
 from .session import Sessions
 from .token import TOKEN_FILE, TokenFile, parse_ttl
 from .urls import announce, is_loopback, url
@@ -196,7 +199,8 @@ async def _main(
 
     async def serve_http() -> None:
         sessions = Sessions(token_file)
-        app = WebApp(bridge, sessions, hosts, wildcard, tls is not None, bound, on_expired)
+        push = PushApi(VapidKeyFile(data_dir).keys, MemorySubscriptions())
+        app = WebApp(bridge, sessions, hosts, wildcard, tls is not None, bound, on_expired, push)
         token = token_file.load(new=args.new_token)
         await server.serve(app.handle, app.admit)
         announce(host, bound, tls is not None, token_file, token)  # once it is served

@@ -109,6 +109,7 @@ function handle(ev) {
       if (!c || el.classList.contains("closed") || signature(el.shown) !== signature(c)) { el.remove(); S.els.delete(key); }
     }
     $("stopped").hidden = true; $("login").hidden = true; $("status").textContent = "connected";
+    document.dispatchEvent(new Event("askbridge:connected"));  // push.js: logged in now
   } else if (ev.type === "card") {
     const known = S.cards.has(ev.card.id);
     addCard(ev.card);
@@ -144,14 +145,10 @@ function addCard(c) {
   S.cards.set(c.id, c);
 }
 
-// -- notifications (B7) -----------------------------------------------------------------
+// -- notifications (B7; the "Notify me" button and Web Push are push.js's) -----------------
 function announce(card) {
   if (!document.hidden || !("Notification" in window) || Notification.permission !== "granted") return;
   new Notification("askbridge: a question", { body: card.questions[0].question, tag: card.id });
-}
-if ("Notification" in window && Notification.permission === "default") {
-  $("notify").hidden = false;
-  $("notify").onclick = () => Notification.requestPermission().then(() => { $("notify").hidden = true; });
 }
 $("retry").onclick = () => { S.retry = 1000; connect(); };
 startCards();
