@@ -149,17 +149,16 @@ async def blur(page: Any) -> None:
 async def test_B4_focus_holds_the_countdown_and_blur_lets_it_continue(
     tmp_path: Path, viewport: str
 ) -> None:
-    async with web_stack(tmp_path) as st:
+    async with web_stack(tmp_path, clock=True) as st:
         page = await st.page(viewport)
+        result, c = await st.timed_card(page, DB, timeout=2)
         await page.evaluate("window.dispatchEvent(new Event('focus'))")
-        result = st.ask_soon([DB], timeout=2)
-        c = await card(page, "Which database?")
         await c.locator(".countdown", has_text="clock stopped while you look").wait_for()
+        await st.claims(1)
         await shot(page, f"timed-held-{viewport}")
         # Past the 2 s deadline the claim still holds the wait (TW5): no pending yet.
-        with anyio.move_on_after(3):
-            await result()
-            pytest.fail("the focused page did not hold the countdown")
+        await st.advance(3000)
+        assert await st.question_state() == "open"
         await blur(page)  # released: the deadline has passed, so it continues now
         assert (await result())["pending"] is True
         # B4/B5: the card is now a continued question, still answerable (late reply).
@@ -175,15 +174,13 @@ async def test_B4_focus_holds_the_countdown_and_blur_lets_it_continue(
 
 
 async def test_B4_take_time_holds_after_blur(tmp_path: Path) -> None:
-    async with web_stack(tmp_path) as st:
+    async with web_stack(tmp_path, clock=True) as st:
         page = await st.page()
-        await blur(page)
-        result = st.ask_soon([DB], timeout=2)
-        c = await card(page, "Which database?")
+        result, c = await st.timed_card(page, DB, timeout=2)  # blurred: no look
         await c.get_by_role("button", name="Take time").click()
-        with anyio.move_on_after(3):
-            await result()
-            pytest.fail("Take time did not hold the wait")
+        await st.claims(1)
+        await st.advance(3000)  # past the deadline: Take time holds it (TW5)
+        assert await st.question_state() == "open"
         await c.get_by_text("SQLite", exact=True).click()
         await c.get_by_role("button", name="Answer").click()
         assert await result() == {"answers": [{"id": "db", "selected": ["SQLite"]}]}
