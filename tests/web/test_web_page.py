@@ -190,12 +190,7 @@ async def test_B4_take_time_holds_after_blur(tmp_path: Path) -> None:
 async def test_B3_M2_first_answer_wins_against_an_editor_window(tmp_path: Path, host: str) -> None:
     async with web_stack(tmp_path, host=host) as st:
         release = anyio.Event()
-
-        async def editor_answers(params: dict[str, Any]) -> dict[str, Any]:
-            await release.wait()
-            return {"answers": [{"id": "db", "selected": ["SQLite"]}]}
-
-        st.editor.answer_with(editor_answers)
+        st.editor_answers_after(release, {"answers": [{"id": "db", "selected": ["SQLite"]}]})
         page = await st.page()
         result = st.ask_soon([DB])
         c = await card(page, "Which database?")
@@ -282,10 +277,7 @@ async def test_B6_a_resync_keeps_what_was_filled_in_and_drops_nothing_twice(tmp_
 
 async def test_B2_page_without_token_is_401_and_says_so(tmp_path: Path) -> None:
     async with web_stack(tmp_path) as st:
-        context = await st.browser.new_context()
-        page = await context.new_page()
-        await page.goto(st.door.base + "/")
-        await page.locator("#login").wait_for()
+        page = await st.tokenless_page()
         response = await page.request.get(st.door.base + "/api/events")
         assert response.status == 401
         await shot(page, "login-desktop")
@@ -309,12 +301,7 @@ async def test_B8_door_exits_with_one_line_when_the_host_stops(tmp_path: Path) -
 async def test_B5_dismiss_only_hides_the_question_stays_for_the_editors(tmp_path: Path) -> None:
     async with web_stack(tmp_path) as st:
         release = anyio.Event()
-
-        async def editor_answers(params: dict[str, Any]) -> dict[str, Any]:
-            await release.wait()
-            return {"answers": [{"id": "db", "selected": ["Postgres"]}]}
-
-        st.editor.answer_with(editor_answers)
+        st.editor_answers_after(release, {"answers": [{"id": "db", "selected": ["Postgres"]}]})
         page = await st.page()
         result = st.ask_soon([DB])
         c = await card(page, "Which database?")

@@ -82,6 +82,23 @@ class Stack:
     async def page(self, viewport: str = "desktop") -> Any:
         return await open_page(self.browser, self.door, viewport)
 
+    async def tokenless_page(self) -> Any:
+        """A page at the door's address without the token, showing its login form."""
+        context = await self.browser.new_context()
+        page = await context.new_page()
+        await page.goto(self.door.base + "/")
+        await page.locator("#login").wait_for()
+        return page
+
+    def editor_answers_after(self, release: anyio.Event, answer: dict[str, Any]) -> None:
+        """The editor window answers every ask with `answer`, once `release` is set."""
+
+        async def answers(params: dict[str, Any]) -> dict[str, Any]:
+            await release.wait()
+            return answer
+
+        self.editor.answer_with(answers)
+
     async def advance(self, ms: float) -> None:
         """Move the host's clock (a `web_stack(clock=True)`), firing the deadlines due."""
         assert self.clock is not None, "web_stack(clock=True) drives the host's clock"
