@@ -2,8 +2,8 @@
 
 Raw frames, so the exact `$/progress`, the held-open request, the `-32800`
 answer to the client's `$/cancelRequest` and the server's own `$/cancelRequest`
-are all visible. The timer rules are unit-tested with a manual clock; the one
-test here that needs the real clock uses a 1 s timeout.
+are all visible. The timer rules are unit-tested with a manual clock; the one test
+here that passes a deadline drives the host's clock (clock_host.py), in both host modes.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
+from clock_host import clock_host
 from e2e_scripts import SQLITE, ask_step, script, text_step
 
 from askbridge.testing.wire import RawServer, is_response, updates_of
@@ -106,18 +106,22 @@ async def test_release_by_cancel_request_is_32800_and_the_wait_goes_on(tmp_path:
         assert update["status"] == "completed"
 
 
-async def test_claim_past_the_deadline_keeps_the_wait_then_release_means_pending(
-    tmp_path: Path,
+async def test_TW5_TW6_claim_past_the_deadline_keeps_the_wait_then_release_means_pending(
+    tmp_path: Path, host_mode: str
 ) -> None:
-    """TW5/TW6 with the real clock (1 s): a claim holds the wait alive past its deadline (the
-    card stays open, the question `open`); releasing it after the deadline expires the wait
-    at once: the server withdraws the card ($/cancelRequest), the tool returns pending, the
-    turn goes on (not cancelled) and the question becomes `continued`."""
-    async with timed_ask(tmp_path, 1) as (server, sid, ask, prompt_id):
+    """TW5/TW6 on the host's clock, driven (clock_host.py): a claim holds the wait alive
+    past its deadline (the card stays open, the question `open`); releasing it after the
+    deadline expires the wait at once: the server withdraws the card ($/cancelRequest),
+    the tool returns pending, the turn goes on (not cancelled) and the question becomes
+    `continued`."""
+    model = json.dumps(script(ask_step(), text_step("after")))
+    flags = ("--model", model, "--ask-mode", "timed", "--ask-timeout", "1")
+    async with clock_host(tmp_path / "data", *flags) as host, host.client(host_mode) as server:
+        sid, prompt_id, ask = await until_ask(server)
         claim_id = await server.request("userQuestions/attachWait", attach(sid, "c"))
         frame = await server.notification("$/progress")
-        assert 0 <= frame["params"]["value"]["remainingMs"] <= 1000
-        await anyio.sleep(1.3)  # past the deadline, claim held
+        assert frame["params"]["value"]["remainingMs"] == 1000  # the clock has not moved
+        await host.advance(1300)  # past the deadline, claim held
         view = await server.call("userQuestions/list", {"sessionId": sid})
         assert view["result"]["active"][0]["state"] == "open"
         assert not [m for m in server.backlog if m.get("method") == "$/cancelRequest"]

@@ -12,11 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from clock_host import clock_host
 from e2e_scripts import POSTGRES, SQLITE, ask_step, script, text_step, tool_text
 
 from askbridge.jsonrpc import RpcResponseError
 from askbridge.testing import AskbridgeClient
-from askbridge.testing.wire import RawServer
+from askbridge.testing.wire import RawServer, is_response, updates_of
 from lsp_steps import new_session, start_prompt
 
 TIMED = {"ask_mode": "timed", "ask_timeout": 600}
@@ -81,24 +82,43 @@ async def test_M3_a_window_that_attaches_later_gets_the_open_card(tmp_path: Path
         assert json.loads(tool_text(result)) == SQLITE
 
 
-async def test_M4_the_deadline_stays_held_while_any_client_claims(tmp_path: Path) -> None:
+async def release(window: RawServer, claim: int) -> None:
+    """C4: the window lets its claim go (`$/cancelRequest`), answered -32800."""
+    await window.notify("$/cancelRequest", {"id": claim})
+    assert (await window.response(claim))["error"]["code"] == -32800
+
+
+async def test_M4_the_deadline_stays_held_while_any_client_claims(
+    tmp_path: Path, host_mode: str
+) -> None:
+    """TW5 and C5 across windows, on the host's clock (clock_host.py): both windows claim,
+    one releases, the deadline passes and the question stays open while the other holds;
+    its release after the deadline makes the ask pending at once."""
     data = tmp_path / "data"
-    model = script(ask_step(timeout=1), text_step("done"))
-    async with first(data, model=model, ask_mode="timed") as a, another(data) as b:
-        sid = await a.new_session()
-        await b.load_session(sid)
-        run = a.prompt_soon(sid, "go")
-        await a.wait_for(lambda: a.asks)
-        claim_a = await a.claim(sid, "call-1")
-        claim_b = await b.claim(sid, "call-1")
-        assert claim_a.held and claim_b.held
-        claim_a.release()
-        await anyio.sleep(1.5)  # past the deadline: b still holds it (TW5, C5)
-        assert not run.done.is_set()
-        claim_b.release()  # the last claim leaves after the deadline: pending at once
-        assert await run.result() == "end_turn"
-        [result] = a.updates(sid, "tool_call_update")
-        assert json.loads(tool_text(result))["pending"] is True
+    model = json.dumps(script(ask_step(timeout=1), text_step("done")))
+    async with clock_host(data, "--model", model, "--ask-mode", "timed") as host:
+        async with host.client(host_mode) as a, RawServer.start(data, host="auto") as b:
+            await a.initialize()
+            await b.initialize()
+            sid = await new_session(a)
+            await b.call("session/load", {"sessionId": sid})
+            prompt = await start_prompt(a, sid)
+            claims = []
+            for window in (a, b):
+                await window.server_request("userQuestions/ask")
+                wait = {"sessionId": sid, "callId": "call-1", "partialResultToken": "held"}
+                claims.append(await window.request("userQuestions/attachWait", wait))
+                await window.notification("$/progress")  # held
+            await release(a, claims[0])
+            await host.advance(1500)  # past the deadline: b still holds it (TW5, C5)
+            view = await a.call("userQuestions/list", {"sessionId": sid})
+            assert view["result"]["active"][0]["state"] == "open"
+            assert not [m for m in a.backlog if is_response(m) and m["id"] == prompt]
+            await release(b, claims[1])
+            # The last claim left after the deadline: pending at once.
+            assert (await a.response(prompt))["result"] == {"stopReason": "end_turn"}
+            [result] = updates_of(a.received, "tool_call_update")
+            assert json.loads(tool_text(result))["pending"] is True
 
 
 async def test_M5_late_replies_from_any_client_the_first_wins(tmp_path: Path) -> None:

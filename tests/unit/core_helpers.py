@@ -16,7 +16,7 @@ import itertools
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 import anyio
 import pytest
@@ -24,9 +24,11 @@ from anyio.abc import TaskGroup
 
 from askbridge.core import (
     AbortSignal,
+    ClaimStream,
     Clock,
     ManualClock,
     SimpleAgentRegistry,
+    TimedQuestionWait,
     UserQuestionError,
     UserQuestionRequest,
     UserQuestionService,
@@ -102,7 +104,7 @@ def first_choice(questions: Sequence[QuestionItem]) -> Answer:
 class Setup:
     service: UserQuestionService
     registry: SimpleAgentRegistry
-    clock: ManualClock
+    clock: Any  # a ManualClock, unless make_service was given another Clock
     root: Agent
 
     def request(
@@ -120,15 +122,9 @@ class Setup:
         )
 
 
-def service_on(clock: Clock) -> tuple[UserQuestionService, Agent]:
-    """A service on any Clock (e.g. DeferredClock) with one live root agent."""
-    registry = SimpleAgentRegistry()
-    root = Agent("root")
-    registry.add(root)
-    return UserQuestionService(registry, clock), root
-
-
-def make_service(clock: ManualClock | None = None) -> Setup:
+def make_service(clock: Clock | None = None) -> Setup:
+    """A service with one live root agent, on a ManualClock (or the given one, e.g. a
+    DeferredClock)."""
     registry = SimpleAgentRegistry()
     root = Agent("root")
     registry.add(root)
@@ -266,25 +262,52 @@ def start_timed(
     return call
 
 
-class Waiting(NamedTuple):
+@dataclass
+class Waiting:
+    """A timed ask under way (`timed_ask`): its service, answerer, call and task group."""
+
+    s: Setup
     call: TimedCall
     tg: TaskGroup
+    answerer: Answerer  # registered unless timed_ask(provider=False)
+    call_id: str
+
+    def claim(self, claimant: AbortSignal | None = None) -> ClaimStream:
+        """A client's claim on this ask's wait (`attach_wait` for the root agent, C1–C5)."""
+        return self.s.service.attach_wait("root", self.call_id, claimant=claimant)
+
+    def wait(self) -> TimedQuestionWait:
+        """This ask's wait, which exists."""
+        wait = self.s.service.find_wait("root", self.call_id)
+        assert wait is not None
+        return wait
+
+    async def advance(self, ms: float) -> None:
+        """Move the ManualClock by `ms`, then let every task run."""
+        self.s.clock.advance(ms)
+        await settle()
 
 
 @asynccontextmanager
 async def timed_ask(
-    service: UserQuestionService,
-    request: UserQuestionRequest,
-    answerer: Answerer | None,
+    s: Setup | None = None,
+    *,
+    signal: AbortSignal | None = None,
+    answerer: Answerer | None = None,
+    provider: bool = True,
     call_id: str = "c1",
     timeout_ms: int = 1000,
 ) -> AsyncIterator[Waiting]:
-    """The arrange block of the timed-wait and claim tests: `answerer` registered (None: no
-    answerer at all, TW8), then `ask_timed` started in a task group and settled, so the wait
-    exists; the block's body runs while it waits, and leaving it waits for the ask to end."""
-    if answerer is not None:
-        service.register(answerer)
+    """The arrange block of the timed-wait and claim tests: a service (`s`, else a fresh
+    `make_service()`) with an answerer registered (`answerer`, else a fresh one; none at
+    all with `provider=False`, TW8), then the root agent's `ask_timed` (its turn's
+    `signal`) started in a task group and settled, so the wait exists; the block's body
+    runs while it waits, and leaving it waits for the ask to end."""
+    s = s or make_service()
+    answerer = answerer or Answerer()
+    if provider:
+        s.service.register(answerer)
     async with anyio.create_task_group() as tg:
-        call = start_timed(tg, service, request, call_id, timeout_ms)
+        call = start_timed(tg, s.service, s.request(signal=signal), call_id, timeout_ms)
         await settle()
-        yield Waiting(call, tg)
+        yield Waiting(s, call, tg, answerer, call_id)

@@ -150,20 +150,17 @@ async def test_TW3_second_foreground_wait_for_the_same_call_is_duplicate() -> No
 async def test_TW4_fixed_deadline_and_private_signal() -> None:
     s = make_service()
     s.clock.advance(5000)
-    answerer = Answerer()
     turn = AbortSignal()
-    async with timed_ask(s.service, s.request(signal=turn), answerer, "c1", 700) as (call, _):
-        wait = s.service.find_wait("root", "c1")
-        assert wait is not None and wait.deadline == 5700
-        (seen,) = answerer.requests
+    async with timed_ask(s, signal=turn, timeout_ms=700) as w:
+        wait = w.wait()
+        assert wait.deadline == 5700
+        (seen,) = w.answerer.requests
         assert seen.signal is wait.signal and seen.signal is not turn
         assert seen.wait is not None and seen.wait.dump() == {"callId": "c1", "timed": True}
-        s.clock.advance(699)
-        await settle()
-        assert not call.done and not wait.signal.aborted
-        s.clock.advance(1)
-        await settle()
-    assert call.pending and wait is not None
+        await w.advance(699)
+        assert not w.call.done and not wait.signal.aborted
+        await w.advance(1)
+    assert w.call.pending
     assert wait.signal.aborted and not turn.aborted  # only the private signal (TW6)
 
 
@@ -171,47 +168,38 @@ async def test_TW4_fixed_deadline_and_private_signal() -> None:
 
 
 async def test_TW5_timer_runs_only_while_unclaimed() -> None:
-    s = make_service()
-    async with timed_ask(s.service, s.request(), Answerer()) as (call, _):
-        stream = s.service.attach_wait("root", "c1")
+    async with timed_ask() as w:
+        stream = w.claim()
         assert (await stream.__anext__()).remaining_ms == 1000
-        s.clock.advance(5000)  # far past the deadline, but claimed
-        await settle()
-        assert not call.done
+        await w.advance(5000)  # far past the deadline, but claimed
+        assert not w.call.done
         await stream.aclose()  # released after the deadline: expires on the next tick
         await settle()
-        assert call.pending
+        assert w.call.pending
 
 
 async def test_TW5_claims_never_move_the_deadline() -> None:
-    s = make_service()
-    async with timed_ask(s.service, s.request(), Answerer()) as (call, _):
-        s.clock.advance(100)
-        stream = s.service.attach_wait("root", "c1")
+    async with timed_ask() as w:
+        w.s.clock.advance(100)
+        stream = w.claim()
         assert (await stream.__anext__()).remaining_ms == 900
-        s.clock.advance(500)  # t=600: time spent claimed is not credited back
+        w.s.clock.advance(500)  # t=600: time spent claimed is not credited back
         stream.release()
-        wait = s.service.find_wait("root", "c1")
-        assert wait is not None and wait.remaining_ms() == 400
-        s.clock.advance(399)
-        await settle()
-        assert not call.done
-        s.clock.advance(1)  # t=1000, the original deadline
-        await settle()
-        assert call.pending
+        assert w.wait().remaining_ms() == 400
+        await w.advance(399)
+        assert not w.call.done
+        await w.advance(1)  # t=1000, the original deadline
+        assert w.call.pending
 
 
 async def test_TW5_reclaim_after_release_stops_the_timer_again() -> None:
-    s = make_service()
-    async with timed_ask(s.service, s.request(), Answerer()) as (call, _):
-        first = s.service.attach_wait("root", "c1")
-        first.release()
-        s.clock.advance(300)
-        second = s.service.attach_wait("root", "c1")
+    async with timed_ask() as w:
+        w.claim().release()
+        w.s.clock.advance(300)
+        second = w.claim()
         assert (await second.__anext__()).remaining_ms == 700
-        s.clock.advance(10_000)
-        await settle()
-        assert not call.done
+        await w.advance(10_000)
+        assert not w.call.done
         second.release()
         await settle()
-        assert call.pending
+        assert w.call.pending

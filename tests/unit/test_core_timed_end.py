@@ -29,14 +29,12 @@ pytestmark = pytest.mark.timeout(20)
 
 
 async def test_TW6_unclaimed_deadline_returns_pending_and_spares_the_turn() -> None:
-    s = make_service()
-    answerer = Answerer()
     turn = AbortSignal()
-    async with timed_ask(s.service, s.request(signal=turn), answerer, "call-42") as (call, _):
-        s.clock.advance(1000)
-        await settle()
-    assert call.result == PendingResult(call_id="call-42")
-    assert call.result is not None and call.result.dump() == {"pending": True, "callId": "call-42"}
+    async with timed_ask(signal=turn, call_id="call-42") as w:
+        await w.advance(1000)
+    result, answerer = w.call.result, w.answerer
+    assert result == PendingResult(call_id="call-42")
+    assert result is not None and result.dump() == {"pending": True, "callId": "call-42"}
     assert not turn.aborted and answerer.cancelled == 1 and answerer.requests[0].signal is not turn
 
 
@@ -53,70 +51,58 @@ async def test_TW6_unclaimed_deadline_returns_pending_and_spares_the_turn() -> N
     ],
 )
 async def test_TW7_answerer_timed_out_yields_pending(error: Exception) -> None:
-    s = make_service()
-    answerer = Answerer()
-    async with timed_ask(s.service, s.request(), answerer) as (call, _):
-        claim = s.service.attach_wait(
-            "root", "c1"
-        )  # the client claimed, then its countdown ran out
-        s.clock.advance(1500)
-        answerer.fail(error)
+    async with timed_ask() as w:
+        claim = w.claim()  # the client claimed, then its countdown ran out
+        w.s.clock.advance(1500)
+        w.answerer.fail(error)
         await settle()
-        assert call.done and not claim.claimed
-    assert call.result == PendingResult(call_id="c1")
+        assert w.call.done and not claim.claimed
+    assert w.call.result == PendingResult(call_id="c1")
 
 
 # -- TW8 -------------------------------------------------------------------------------------
 
 
 async def test_TW8_no_provider_waits_for_the_deadline_then_pending() -> None:
-    s = make_service()  # no answerer at all
-    async with timed_ask(s.service, s.request(), None) as (call, _):
-        assert not call.done
-        s.clock.advance(999)
-        await settle()
-        assert not call.done
-        s.clock.advance(1)
-        await settle()
-    assert call.result == PendingResult(call_id="c1")
+    async with timed_ask(provider=False) as w:  # no answerer at all
+        assert not w.call.done
+        await w.advance(999)
+        assert not w.call.done
+        await w.advance(1)
+    assert w.call.result == PendingResult(call_id="c1")
 
 
 async def test_TW8_no_provider_then_turn_abort_is_ask_aborted() -> None:
-    s = make_service()
     turn = AbortSignal()
-    async with timed_ask(s.service, s.request(signal=turn), None) as (call, _):
+    async with timed_ask(signal=turn, provider=False) as w:
         turn.abort()
         await settle()
-    assert call.error is not None
-    assert_error(call.error, "ASK_ABORTED")
+    assert w.call.error is not None
+    assert_error(w.call.error, "ASK_ABORTED")
 
 
 async def test_TW8_no_provider_wait_can_still_be_claimed() -> None:
-    s = make_service()
-    async with timed_ask(s.service, s.request(), None) as (call, _):
-        stream = s.service.attach_wait("root", "c1")
-        s.clock.advance(2000)
-        await settle()
-        assert not call.done
+    async with timed_ask(provider=False) as w:
+        stream = w.claim()
+        await w.advance(2000)
+        assert not w.call.done
         stream.release()
         await settle()
-    assert call.pending
+    assert w.call.pending
 
 
 # -- TW9 -------------------------------------------------------------------------------------
 
 
 async def test_TW9_turn_abort_while_waiting_is_ask_aborted() -> None:
-    s = make_service()
-    answerer = Answerer()
     turn = AbortSignal()
-    async with timed_ask(s.service, s.request(signal=turn), answerer) as (call, _):
-        stream = s.service.attach_wait("root", "c1")  # even while claimed
+    async with timed_ask(signal=turn) as w:
+        stream = w.claim()  # even while claimed
         turn.abort()
         await settle()
-        assert call.done and answerer.cancelled == 1 and not stream.claimed
-    assert call.error is not None
-    assert_error(call.error, "ASK_ABORTED")
+        assert w.call.done and w.answerer.cancelled == 1 and not stream.claimed
+    assert w.call.error is not None
+    assert_error(w.call.error, "ASK_ABORTED")
 
 
 @pytest.mark.parametrize(
@@ -153,13 +139,10 @@ async def test_TW9_wire_ask_cancelled_stays_ask_cancelled() -> None:
 
 
 async def test_TW10_exit_closes_the_wait_ends_claims_and_frees_the_slot() -> None:
-    s = make_service()
-    answerer = Answerer()
     ended: list[str] = []
-    async with timed_ask(s.service, s.request(), answerer) as (call, tg):
-        wait = s.service.find_wait("root", "c1")
-        assert wait is not None
-        streams = [s.service.attach_wait("root", "c1") for _ in range(2)]
+    async with timed_ask() as w:
+        s, answerer, wait = w.s, w.answerer, w.wait()
+        streams = [w.claim() for _ in range(2)]
 
         async def consume(index: int) -> None:
             async for _ in streams[index]:
@@ -167,13 +150,13 @@ async def test_TW10_exit_closes_the_wait_ends_claims_and_frees_the_slot() -> Non
             ended.append(f"stream {index}")
 
         for i in range(2):
-            tg.start_soon(consume, i)
+            w.tg.start_soon(consume, i)
         await settle()
         assert ended == []
         answerer.answer(first_choice([question()]))
         await settle()
         assert sorted(ended) == ["stream 0", "stream 1"]
-    assert isinstance(call.result, Answer) and wait is not None
+    assert isinstance(w.call.result, Answer)
     assert wait.ended and wait.claim_count == 0 and s.clock.pending_timers == 0
     assert s.service.find_wait("root", "c1") is None
     # The slot is free: the same call can be waited on again.
@@ -183,19 +166,17 @@ async def test_TW10_exit_closes_the_wait_ends_claims_and_frees_the_slot() -> Non
 
 @pytest.mark.parametrize("outcome", ["pending", "aborted", "error"])
 async def test_TW10_every_outcome_frees_the_slot(outcome: str) -> None:
-    s = make_service()
-    answerer = Answerer()
     turn = AbortSignal()
-    async with timed_ask(s.service, s.request(signal=turn), answerer) as (call, _):
+    async with timed_ask(signal=turn) as w:
         if outcome == "pending":
-            s.clock.advance(1000)
+            w.s.clock.advance(1000)
         elif outcome == "aborted":
             turn.abort()
         else:
-            answerer.fail(UserQuestionError.of(ErrorCode.ASK_CANCELLED))
+            w.answerer.fail(UserQuestionError.of(ErrorCode.ASK_CANCELLED))
         await settle()
-    assert call.done and s.service.find_wait("root", "c1") is None
-    assert s.clock.pending_timers == 0
+    assert w.call.done and w.s.service.find_wait("root", "c1") is None
+    assert w.s.clock.pending_timers == 0
 
 
 async def test_TW10_shutdown_closes_every_wait_with_ask_aborted() -> None:

@@ -115,7 +115,7 @@ async def test_B2_token_file_is_private_stable_and_replaced_by_new_token(tmp_pat
 
 
 async def test_B8_bad_input_is_400_unknown_is_404_lost_is_409(tmp_path: Path) -> None:
-    async with web_stack(tmp_path) as st:
+    async with web_stack(tmp_path, clock=True) as st:
         client = await logged_in(st)
         r = await client.post("/api/cards/c-999/answer", json={"answer": {"answers": []}})
         assert r.status_code == 404 and error_code(r) == "UNKNOWN_CARD"
@@ -136,7 +136,8 @@ async def test_B8_bad_input_is_400_unknown_is_404_lost_is_409(tmp_path: Path) ->
         too_long = {"answers": [{"id": "db", "selected": [], "custom": "x" * 65537}]}  # S1
         r = await client.post(url, json={"answer": too_long})
         assert r.status_code == 400 and error_code(r) == "BAD_ANSWER"
-        pending = await result()  # the door's card stays unanswered: the ask went pending
+        await st.advance(1000)  # the deadline passes with the door's card unanswered
+        pending = await result()
         assert pending["pending"] is True
         await until_closed(client, card["id"])  # a reply before this is a late reply, taken
         good = {"answers": [{"id": "db", "selected": ["SQLite"]}]}

@@ -99,10 +99,7 @@ async def test_B3_an_answered_card_goes_and_no_request_of_the_page_fails(
 
 async def test_B2_a_page_without_the_token_does_not_say_no_open_questions(tmp_path: Path) -> None:
     async with web_stack(tmp_path) as st:
-        context = await st.browser.new_context()
-        page = await context.new_page()
-        await page.goto(st.door.base + "/")
-        await page.locator("#login").wait_for()
+        page = await st.tokenless_page()
         assert not await page.locator("#empty").is_visible()
         await shot(page, "login-no-claims-desktop")
 

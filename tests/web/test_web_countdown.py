@@ -6,8 +6,9 @@ stopped, and the card says so with a number that does not tick: what was left wh
 it stopped (TW5: the deadline never moves). A look lapses after LOOK_MS without
 input, so a page left open with nobody at it releases its claims; unclaimed, the card
 counts down what is left, and at zero the question becomes continued while the page
-is still open. The page's own clock is Playwright's (`clock.install`), so a test moves
-it past LOOK_MS instead of sleeping through it; the host's clock is real.
+is still open. Neither clock is slept through: the page's is Playwright's
+(`clock.install`), moved past LOOK_MS; the host's is a ManualClock (`web_stack(clock=True)`),
+moved past the deadline, after which the host's view says whether the wait still holds.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import pytest
 from webstack import VIEWPORTS, Stack, card, shot, web_stack
 
 LOOK_MS = 20_000  # app.js LOOK_MS
@@ -42,31 +42,26 @@ async def focus(page: Any) -> None:
     await page.evaluate("window.dispatchEvent(new Event('focus'))")
 
 
-async def not_within(seconds: float, result: Any, why: str) -> None:
-    with anyio.move_on_after(seconds):
-        await result()
-        pytest.fail(why)
-
-
 async def test_B4_a_focused_page_nobody_touches_lets_the_question_go_pending_while_open(
     tmp_path: Path,
 ) -> None:
     """The finding: a visible, focused, unattended page held a timed question until the
     page closed. Now its look lapses, it releases the claim, and the question becomes
     continued (the agent gets pending) while the page is still open and focused."""
-    async with web_stack(tmp_path) as st:
+    async with web_stack(tmp_path, clock=True) as st:
         page = await clocked_page(st)
-        await focus(page)
-        result = st.ask_soon([DB], timeout=2)
-        c = await card(page, "Which database?")
+        result, c = await st.timed_card(page, DB, timeout=2)
+        await focus(page)  # someone looks, then leaves the page as it is
         countdown = c.locator(".countdown")
         await countdown.filter(
             has_text=re.compile(r"clock stopped while you look · [12] s were left")
-        ).wait_for()
+        ).wait_for()  # the door counts what is left on its own clock
+        await st.claims(1)
         shown = await countdown.inner_text()
         await shot(page, "countdown-stopped-look")
         # Held past the 2 s deadline (TW5), and the number stays what it was.
-        await not_within(3, result, "the focused page did not hold the wait while looked at")
+        await st.advance(3000)
+        assert await st.question_state() == "open"
         assert await countdown.inner_text() == shown
         # Nobody touches the page for LOOK_MS: the look lapses and the claim goes. The
         # deadline has passed, so what is left is nothing: pending at once.
@@ -83,7 +78,7 @@ async def test_B4_a_focused_page_nobody_touches_lets_the_question_go_pending_whi
 async def test_B4_released_the_card_counts_down_what_is_left_and_goes_continued_at_zero(
     tmp_path: Path,
 ) -> None:
-    async with web_stack(tmp_path) as st:
+    async with web_stack(tmp_path, clock=True) as st:
         page = await st.page()
         await focus(page)
         result = st.ask_soon([DB], timeout=4)
@@ -94,7 +89,7 @@ async def test_B4_released_the_card_counts_down_what_is_left_and_goes_continued_
         claimed = await page.evaluate(
             "async () => (await post('/api/cards/c-1/claim', {client: S.client})).data"
         )
-        assert 0 < claimed["remainingMs"] <= 4000, claimed
+        assert 0 < claimed["remainingMs"] <= 4000, claimed  # the door counts on its own clock
         await page.evaluate("window.dispatchEvent(new Event('blur'))")  # released
         ticking = countdown.filter(has_text=re.compile(r"^\d s left$"))
         await ticking.wait_for()
@@ -103,24 +98,26 @@ async def test_B4_released_the_card_counts_down_what_is_left_and_goes_continued_
             countdown.filter(has_text=re.compile(r"^\d s left$"))
             .filter(has_not_text=first)
             .wait_for()
-        )  # it ticks
+        )  # it ticks (on the page's own clock)
+        await st.advance(4000)  # the host's deadline: unclaimed, the wait ends
         with anyio.fail_after(10):
             assert (await result())["pending"] is True
         await page.locator("#continued article.card", has_text="Which database?").wait_for()
 
 
 async def test_B4_typing_holds_until_answered_even_after_the_look_lapses(tmp_path: Path) -> None:
-    async with web_stack(tmp_path) as st:
+    async with web_stack(tmp_path, clock=True) as st:
         page = await clocked_page(st)
+        result, c = await st.timed_card(page, DB, timeout=2)
         await focus(page)
-        result = st.ask_soon([DB], timeout=2)
-        c = await card(page, "Which database?")
+        await st.claims(1)
         await c.get_by_label("Other answer to: Which database?").fill("DuckDB")
         countdown = c.locator(".countdown")
         await countdown.filter(has_text="clock stopped until you answer").wait_for()
         assert await c.get_by_role("button", name="Take time").is_disabled()
         await page.clock.fast_forward(LOOK_MS)  # no input for longer than a look
-        await not_within(3, result, "typing did not hold the wait")
+        await st.advance(3000)  # and past the deadline
+        assert await st.question_state() == "open"
         assert "clock stopped until you answer" in await countdown.inner_text()
         await shot(page, "countdown-stopped-typing")
         await c.get_by_role("button", name="Answer").click()

@@ -149,17 +149,16 @@ async def blur(page: Any) -> None:
 async def test_B4_focus_holds_the_countdown_and_blur_lets_it_continue(
     tmp_path: Path, viewport: str
 ) -> None:
-    async with web_stack(tmp_path) as st:
+    async with web_stack(tmp_path, clock=True) as st:
         page = await st.page(viewport)
+        result, c = await st.timed_card(page, DB, timeout=2)
         await page.evaluate("window.dispatchEvent(new Event('focus'))")
-        result = st.ask_soon([DB], timeout=2)
-        c = await card(page, "Which database?")
         await c.locator(".countdown", has_text="clock stopped while you look").wait_for()
+        await st.claims(1)
         await shot(page, f"timed-held-{viewport}")
         # Past the 2 s deadline the claim still holds the wait (TW5): no pending yet.
-        with anyio.move_on_after(3):
-            await result()
-            pytest.fail("the focused page did not hold the countdown")
+        await st.advance(3000)
+        assert await st.question_state() == "open"
         await blur(page)  # released: the deadline has passed, so it continues now
         assert (await result())["pending"] is True
         # B4/B5: the card is now a continued question, still answerable (late reply).
@@ -175,15 +174,13 @@ async def test_B4_focus_holds_the_countdown_and_blur_lets_it_continue(
 
 
 async def test_B4_take_time_holds_after_blur(tmp_path: Path) -> None:
-    async with web_stack(tmp_path) as st:
+    async with web_stack(tmp_path, clock=True) as st:
         page = await st.page()
-        await blur(page)
-        result = st.ask_soon([DB], timeout=2)
-        c = await card(page, "Which database?")
+        result, c = await st.timed_card(page, DB, timeout=2)  # blurred: no look
         await c.get_by_role("button", name="Take time").click()
-        with anyio.move_on_after(3):
-            await result()
-            pytest.fail("Take time did not hold the wait")
+        await st.claims(1)
+        await st.advance(3000)  # past the deadline: Take time holds it (TW5)
+        assert await st.question_state() == "open"
         await c.get_by_text("SQLite", exact=True).click()
         await c.get_by_role("button", name="Answer").click()
         assert await result() == {"answers": [{"id": "db", "selected": ["SQLite"]}]}
@@ -193,12 +190,7 @@ async def test_B4_take_time_holds_after_blur(tmp_path: Path) -> None:
 async def test_B3_M2_first_answer_wins_against_an_editor_window(tmp_path: Path, host: str) -> None:
     async with web_stack(tmp_path, host=host) as st:
         release = anyio.Event()
-
-        async def editor_answers(params: dict[str, Any]) -> dict[str, Any]:
-            await release.wait()
-            return {"answers": [{"id": "db", "selected": ["SQLite"]}]}
-
-        st.editor.answer_with(editor_answers)
+        st.editor_answers_after(release, {"answers": [{"id": "db", "selected": ["SQLite"]}]})
         page = await st.page()
         result = st.ask_soon([DB])
         c = await card(page, "Which database?")
@@ -285,10 +277,7 @@ async def test_B6_a_resync_keeps_what_was_filled_in_and_drops_nothing_twice(tmp_
 
 async def test_B2_page_without_token_is_401_and_says_so(tmp_path: Path) -> None:
     async with web_stack(tmp_path) as st:
-        context = await st.browser.new_context()
-        page = await context.new_page()
-        await page.goto(st.door.base + "/")
-        await page.locator("#login").wait_for()
+        page = await st.tokenless_page()
         response = await page.request.get(st.door.base + "/api/events")
         assert response.status == 401
         await shot(page, "login-desktop")
@@ -312,12 +301,7 @@ async def test_B8_door_exits_with_one_line_when_the_host_stops(tmp_path: Path) -
 async def test_B5_dismiss_only_hides_the_question_stays_for_the_editors(tmp_path: Path) -> None:
     async with web_stack(tmp_path) as st:
         release = anyio.Event()
-
-        async def editor_answers(params: dict[str, Any]) -> dict[str, Any]:
-            await release.wait()
-            return {"answers": [{"id": "db", "selected": ["Postgres"]}]}
-
-        st.editor.answer_with(editor_answers)
+        st.editor_answers_after(release, {"answers": [{"id": "db", "selected": ["Postgres"]}]})
         page = await st.page()
         result = st.ask_soon([DB])
         c = await card(page, "Which database?")

@@ -14,116 +14,64 @@ from __future__ import annotations
 import asyncio
 import socket
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import anyio
 import anyio.lowlevel
 import httpx
 import pytest
+from served_http import Streams, open_stream, serving, started
 
 from askbridge.jsonrpc import lsp_connection
 from askbridge.web import http
 from askbridge.web.bridge import Bridge
-from askbridge.web.http import HttpServer
-from askbridge.web.messages import Request, Response, Write, json_response
+from askbridge.web.messages import Request, Response
 from askbridge.web.stream import event_stream
 
 HEAD_END = b"\r\n\r\n"
 
 
-class Streams:
-    """A server whose `/events` streams whatever the test writes, and `/ping`."""
-
-    def __init__(self) -> None:
-        self.writers: list[Write] = []
-        self.started = anyio.Event()
-        self.ended = anyio.Event()
-
-    async def handle(self, request: Request) -> Response:
-        if request.path == "/ping":
-            return json_response({"ok": True})
-
-        async def body(write: Write) -> None:
-            self.writers.append(write)
-            self.started.set()
-            try:
-                await anyio.sleep_forever()
-            finally:
-                self.ended.set()
-
-        return Response(200, content_type="text/event-stream", stream=body)
-
-
-@pytest.fixture
-async def served() -> AsyncIterator[tuple[Streams, int]]:
+async def test_B6_an_event_is_on_the_wire_before_the_write_returns() -> None:
     streams = Streams()
-    server = HttpServer()
-    port = await server.bind("127.0.0.1", 0, None)
-    await server.serve(streams.handle, lambda request: 1024)
-    try:
-        yield streams, port
-    finally:
-        await server.close()
-
-
-def open_stream(port: int, rcvbuf: int | None = None) -> socket.socket:
-    sock = socket.socket()
-    if rcvbuf is not None:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
-    sock.settimeout(5)
-    sock.connect(("127.0.0.1", port))
-    sock.sendall(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-    return sock
-
-
-async def started(streams: Streams) -> Write:
-    with anyio.fail_after(10):
-        await streams.started.wait()
-    return streams.writers[0]
-
-
-async def test_B6_an_event_is_on_the_wire_before_the_write_returns(
-    served: tuple[Streams, int],
-) -> None:
-    streams, port = served
-    sock = open_stream(port)
-    with sock:
-        write = await started(streams)  # the head was sent (and drained) before
-        head = b""
-        while HEAD_END not in head:
-            head += sock.recv(4096)
-        assert head.startswith(b"HTTP/1.1 200") and b"chunked" in head.lower()
-        # From here the loop does not run until the test awaits again: a blocking
-        # recv only sees what the write itself handed to the socket.
-        write(b'data: {"type":"card"}\n\n')
-        got = head.split(HEAD_END, 1)[1]
-        while b'{"type":"card"}' not in got:
-            got += sock.recv(4096)
-        write(b"data: 2\n\n")
-        while b"data: 2" not in got:
-            got += sock.recv(4096)
+    async with serving(streams.handle) as port:
+        with open_stream(port) as sock:
+            write = await started(streams)  # the head was sent (and drained) before
+            head = b""
+            while HEAD_END not in head:
+                head += sock.recv(4096)
+            assert head.startswith(b"HTTP/1.1 200") and b"chunked" in head.lower()
+            # From here the loop does not run until the test awaits again: a blocking
+            # recv only sees what the write itself handed to the socket.
+            write(b'data: {"type":"card"}\n\n')
+            got = head.split(HEAD_END, 1)[1]
+            while b'{"type":"card"}' not in got:
+                got += sock.recv(4096)
+            write(b"data: 2\n\n")
+            while b"data: 2" not in got:
+                got += sock.recv(4096)
 
 
 async def test_B8_a_client_that_stops_reading_is_cut_off_and_others_are_served(
-    served: tuple[Streams, int], monkeypatch: pytest.MonkeyPatch
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    streams, port = served
     monkeypatch.setattr(http, "MAX_BACKLOG", 256 * 1024)
     chunk = b"data: " + b"x" * (64 * 1024) + b"\n\n"
-    sock = open_stream(port, rcvbuf=64 * 1024)  # and never read from it
-    with sock:
-        write, sent = await started(streams), 0
-        with anyio.fail_after(10):
-            while not streams.ended.is_set():
-                write(chunk)  # after the cut, writes are dropped, never raised
-                sent += len(chunk)
-                await anyio.lowlevel.checkpoint()
-        # Cut off at the bound (plus what the kernel buffers), not grown without one.
-        assert sent < 64 * 1024 * 1024
-    async with httpx.AsyncClient(timeout=10) as other:
-        assert (await other.get(f"http://127.0.0.1:{port}/ping")).json() == {"ok": True}
+    streams = Streams()
+    async with serving(streams.handle) as port:
+        with open_stream(port, rcvbuf=64 * 1024):  # and never read from it
+            write, sent = await started(streams), 0
+            with anyio.fail_after(10):
+                while not streams.ended.is_set():
+                    write(chunk)  # after the cut, writes are dropped, never raised
+                    sent += len(chunk)
+                    await anyio.lowlevel.checkpoint()
+            # Cut off at the bound (plus what the kernel buffers), not grown without one.
+            assert sent < 64 * 1024 * 1024
+        async with httpx.AsyncClient(timeout=10) as other:
+            assert (await other.get(f"http://127.0.0.1:{port}/ping")).json() == {"ok": True}
 
 
-@pytest.fixture
+@asynccontextmanager
 async def door_stream() -> AsyncIterator[tuple[Bridge, int]]:
     """The door's event stream on a Bridge whose connection nobody serves: no host."""
     ours, theirs = socket.socketpair()
@@ -133,13 +81,10 @@ async def door_stream() -> AsyncIterator[tuple[Bridge, int]]:
     async def handle(request: Request) -> Response:
         return event_stream(bridge, lambda: True)
 
-    server = HttpServer()
-    port = await server.bind("127.0.0.1", 0, None)
-    await server.serve(handle, lambda request: 1024)
     try:
-        yield bridge, port
+        async with serving(handle) as port:
+            yield bridge, port
     finally:
-        await server.close()
         writer.close()
         theirs.close()
 
@@ -158,21 +103,18 @@ def view(n: int) -> dict[str, object]:
     return {"type": "view", "sessionId": "s", "view": {"active": [], "settled": [], "n": n}}
 
 
-async def test_B6_a_view_goes_out_with_the_card_behind_it_and_alone_soon(
-    door_stream: tuple[Bridge, int],
-) -> None:
-    bridge, port = door_stream
-    sock = open_stream(port)
-    with sock:
-        await read_until(sock, b'"client":"b-')  # the state comes first (B6)
-        bridge.emit(view(1))
-        with pytest.raises(BlockingIOError):  # held: the loop has not run since
-            sock.recv(65536)
-        bridge.emit({"type": "card", "card": {"id": "c-1"}})
-        sock.setblocking(True)
-        got = b""
-        while b'"id":"c-1"' not in got:  # written by the emit itself, the view first
-            got += sock.recv(65536)
-        assert got.index(b'"n":1') < got.index(b'"id":"c-1"')
-        bridge.emit(view(2))  # nothing behind it: out after HOLD_S
-        await read_until(sock, b'"n":2')
+async def test_B6_a_view_goes_out_with_the_card_behind_it_and_alone_soon() -> None:
+    async with door_stream() as (bridge, port):
+        with open_stream(port) as sock:
+            await read_until(sock, b'"client":"b-')  # the state comes first (B6)
+            bridge.emit(view(1))
+            with pytest.raises(BlockingIOError):  # held: the loop has not run since
+                sock.recv(65536)
+            bridge.emit({"type": "card", "card": {"id": "c-1"}})
+            sock.setblocking(True)
+            got = b""
+            while b'"id":"c-1"' not in got:  # written by the emit itself, the view first
+                got += sock.recv(65536)
+            assert got.index(b'"n":1') < got.index(b'"id":"c-1"')
+            bridge.emit(view(2))  # nothing behind it: out after HOLD_S
+            await read_until(sock, b'"n":2')

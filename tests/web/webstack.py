@@ -24,7 +24,7 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import mcp_types as types
@@ -32,6 +32,9 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from askbridge.testing import AskbridgeClient
+
+if TYPE_CHECKING:  # tests/ is not on the path of benchmarks/bench_web.py, which needs no clock
+    from clock_host import ClockHost
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_FLAGS = [
@@ -74,9 +77,63 @@ class Stack:
     agent: ClientSession
     browser: Any
     tg: Any
+    clock: ClockHost | None = None
 
     async def page(self, viewport: str = "desktop") -> Any:
         return await open_page(self.browser, self.door, viewport)
+
+    async def tokenless_page(self) -> Any:
+        """A page at the door's address without the token, showing its login form."""
+        context = await self.browser.new_context()
+        page = await context.new_page()
+        await page.goto(self.door.base + "/")
+        await page.locator("#login").wait_for()
+        return page
+
+    def editor_answers_after(self, release: anyio.Event, answer: dict[str, Any]) -> None:
+        """The editor window answers every ask with `answer`, once `release` is set."""
+
+        async def answers(params: dict[str, Any]) -> dict[str, Any]:
+            await release.wait()
+            return answer
+
+        self.editor.answer_with(answers)
+
+    async def advance(self, ms: float) -> None:
+        """Move the host's clock (a `web_stack(clock=True)`), firing the deadlines due."""
+        assert self.clock is not None, "web_stack(clock=True) drives the host's clock"
+        await self.clock.advance(ms)
+
+    async def claims(self, count: int) -> None:
+        """Once the host's wait for the last ask has `count` claims: a page's claim goes
+        through the door, so the page showing it does not mean the host holds it yet."""
+        assert self.clock is not None, "web_stack(clock=True) drives the host's clock"
+        ask = await self._last_ask()
+        await self.clock.claims(ask["agentId"], ask["wait"]["callId"], count)
+
+    async def timed_card(self, page: Any, question: dict[str, Any], timeout: int) -> Any:
+        """A timed ask shown on `page`, blurred so that it does not claim it, once the door's
+        probe (a claim taken and dropped to learn the deadline) is gone from the host: the
+        next claim the host holds is the page's. The ask's `result` and the card."""
+        await page.evaluate("window.dispatchEvent(new Event('blur'))")
+        result = self.ask_soon([question], timeout=timeout)
+        drawn = await card(page, question["question"])
+        await drawn.locator(".countdown", has_text=re.compile(r"^\d+ s left$")).wait_for()
+        await self.claims(0)
+        return result, drawn
+
+    async def question_state(self) -> str:
+        """The state (open, continued, …) of the last question asked, as the host has it
+        now: after `advance`, whether the deadline ended the wait."""
+        ask = await self._last_ask()
+        view = await self.editor.view(ask["sessionId"])
+        [question] = [q for q in view["active"] if q["callId"] == ask["wait"]["callId"]]
+        return str(question["state"])
+
+    async def _last_ask(self) -> dict[str, Any]:
+        """The last `userQuestions/ask` the editor window got (every window gets it, M2)."""
+        await self.editor.wait_for(lambda: self.editor.asks)
+        return dict(self.editor.asks[-1])
 
     def ask_soon(self, questions: list[dict[str, Any]], timeout: int = 60) -> Any:
         """The agent's `ask_user_question` in the background; `await result()` for its JSON."""
@@ -187,21 +244,30 @@ async def mcp_agent(data_dir: Path, cwd: Path) -> AsyncIterator[ClientSession]:
 
 @asynccontextmanager
 async def web_stack(
-    tmp_path: Path, host: str = "inline", browser: bool = True
+    tmp_path: Path, host: str = "inline", browser: bool = True, clock: bool = False
 ) -> AsyncIterator[Stack]:
     """`browser=False`: no Playwright Chromium (`Stack.browser` is None) for a caller that
-    runs its own (benchmarks/bench_web.py --plain)."""
+    runs its own (benchmarks/bench_web.py --plain). `clock=True`: the host is
+    tests/lsp_driver.py on a ManualClock (`Stack.advance`) and every client, the editor
+    window included, attaches to it (`host` does not apply)."""
     data_dir = tmp_path / "data"
     async with AsyncExitStack() as stack:
+        driven_clock = None
+        if clock:
+            from clock_host import clock_host
+
+            driven_clock = await stack.enter_async_context(clock_host(data_dir))
         editor = await stack.enter_async_context(
-            AskbridgeClient.connect(data_dir=data_dir, host=host, echo_stderr=False)
+            AskbridgeClient.connect(
+                data_dir=data_dir, host="auto" if clock else host, echo_stderr=False
+            )
         )
         door = await start_door(data_dir)
         stack.push_async_callback(stop_door, door)
         driven = await stack.enter_async_context(chromium()) if browser else None
         agent = await stack.enter_async_context(mcp_agent(data_dir, tmp_path))
         tg = await stack.enter_async_context(anyio.create_task_group())
-        yield Stack(data_dir, editor, door, agent, driven, tg)
+        yield Stack(data_dir, editor, door, agent, driven, tg, driven_clock)
         tg.cancel_scope.cancel()
 
 

@@ -17,6 +17,7 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 
+from askbridge.core import Clock
 from askbridge.host.host import Host
 from askbridge.host.options import HostSettings
 from askbridge.jsonrpc.flushing import flushes_of
@@ -36,10 +37,12 @@ async def serve_host(
     body: Body,
     *,
     inline: bool,
+    clock: Clock | None = None,
 ) -> int:
     """Run the data directory's Host and listen on `sock` (bound already, H2/H3) while
     `body(host, listener, tg)` runs, and until the task group `tg` is done; the exit status:
-    what `body` returned, or 1 once the data directory is lost (S5)."""
+    what `body` returned, or 1 once the data directory is lost (S5). `clock`: the timed
+    waits' (a test driver's ManualClock; the real one by default)."""
     tune_gc_for_serving()
     status = 0
     with anyio.CancelScope() as everything:
@@ -50,6 +53,7 @@ async def serve_host(
                 ask_user_question=settings.ask_user_question,
                 max_turn_requests=settings.max_turn_requests,
                 delegation=settings.delegation,
+                clock=clock,
             ) as host,
             anyio.create_task_group() as tg,
         ):

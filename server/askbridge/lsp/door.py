@@ -31,19 +31,23 @@ async def serve_lsp(
     defaults: dict[str, Any] | None = None,
     early: EarlyStart | None = None,
     say: Callable[[str], None] | None = None,
+    setup: Callable[[LspServer], None] | None = None,
 ) -> int:
     """Serve one LSP client until `exit` or end of input.
 
     `defaults`: the front door's flags as session settings (model, ask mode and
     timeout), under the client's `initializationOptions`. `early`: what
     `answer_initialize_early` did before the event loop (inline only). `say`: a line for
-    the client's stderr (input that is not LSP, jsonrpc/wrong_door.py).
+    the client's stderr (input that is not LSP, jsonrpc/wrong_door.py). `setup`: called
+    with the server before it reads anything (a test driver adds its methods).
     """
     unread = early.unread if early else b""
     if early is not None and early.initialize is not None:
         say = None  # its input started as LSP does: what follows is past its start
     conn = lsp_connection(reader, writer, unread=unread, on_foreign_start=say)
     server = LspServer(host, conn, on_exit=conn.stop, env=env, defaults=defaults)
+    if setup is not None:
+        setup(server)
     if early is not None and early.initialize is not None:
         await server.initialize(early.initialize)  # answered already: the same state, no reply
     await serve_then_close(conn, writer, server.close)

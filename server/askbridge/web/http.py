@@ -21,6 +21,13 @@ its side, noticed at once by reading the socket, not at the next write. Its writ
 are synchronous: each goes to the socket at once (asyncio sets TCP_NODELAY), so an
 event leaves in the loop step that made it; a client that lets more than
 MAX_BACKLOG pile up is cut off (a page reconnects and gets one fresh state, B6).
+
+Every connection is a task of `serve`'s anyio task group: cancelling `serve` ends
+them all (event streams included); a failure ends its own connection alone, with one
+log line if unexpected. The listener is asyncio's, not anyio's: anyio's streams only
+send by awaiting, and the event stream writes synchronously and is bounded by its
+transport's write buffer (MAX_BACKLOG); asyncio's callback only hands each connection
+to the task group.
 """
 
 from __future__ import annotations
@@ -35,6 +42,8 @@ from urllib.parse import parse_qs, unquote
 
 import anyio
 import h11
+from anyio import TASK_STATUS_IGNORED
+from anyio.abc import TaskGroup, TaskStatus
 
 from .messages import SECURITY_HEADERS, Admit, Handler, Request, Response, Write, refusal
 
@@ -62,13 +71,14 @@ class HttpServer:
         self.handle: Handler | None = None
         self.admit: Admit | None = None
         self._server: asyncio.Server | None = None
-        self._connections: set[asyncio.Task[Any]] = set()
+        self._connections: TaskGroup | None = None  # serve's, while it serves
+        self._open = 0  # connections being served, the 503s not counted
 
     async def bind(self, host: str, port: int, tls: ssl.SSLContext | None) -> int:
         """Bind and listen, not serving yet; the bound port (for `--listen HOST:0`).
         OSError when it cannot."""
         self._server = await asyncio.start_server(
-            self._connection,
+            self._accepted,
             host,
             port,
             ssl=tls,
@@ -77,49 +87,82 @@ class HttpServer:
         )
         return int(self._server.sockets[0].getsockname()[1])
 
-    async def serve(self, handle: Handler, admit: Admit) -> None:
-        """Start serving requests: `admit` judges each head, `handle` each admitted request."""
+    async def serve(
+        self, handle: Handler, admit: Admit, *, task_status: TaskStatus[None] = TASK_STATUS_IGNORED
+    ) -> None:
+        """Serve requests until cancelled (`task_status` is told once connections are taken):
+        `admit` judges each head, `handle` each admitted request. Cancelled, it stops
+        listening, ends every open connection and returns once all are closed."""
         assert self._server is not None
         self.handle, self.admit = handle, admit
-        await self._server.start_serving()
+        async with anyio.create_task_group() as connections:
+            self._connections = connections
+            try:
+                await self._server.start_serving()
+                task_status.started()
+                await anyio.sleep_forever()
+            finally:
+                # Before the group ends: no new connection joins a group that is ending.
+                self._connections = None
+                self.close()
 
-    async def close(self) -> None:
-        """Stop listening and end every open connection (event streams included)."""
+    def close(self) -> None:
+        """Stop listening (also for a server bound but never served); `serve` ends the
+        connections."""
         if self._server is not None:
             self._server.close()
-        for task in list(self._connections):
-            task.cancel()
-        if self._connections:
-            await asyncio.wait(list(self._connections), timeout=2)
+
+    def _accepted(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """asyncio's callback for a new connection: a task of `serve`'s group."""
+        if self._connections is None:  # accepted as serving ended
+            writer.transport.abort()
+            return
+        self._connections.start_soon(self._connection, reader, writer)
 
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        conn = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
-        if len(self._connections) >= MAX_CONNECTIONS:
-            await _busy(conn, reader, writer)
-            return
-        self._connections.add(task)
+        """One connection, from its first byte to its close. Nothing raised here leaves
+        it but cancellation: a task group would end every other connection with it."""
         try:
-            while True:
-                response = await self._respond(conn, reader, writer)
-                if response is None:
-                    return
-                await self._send(conn, reader, writer, response)
-                if conn.their_state in (h11.SEND_BODY, h11.ERROR):
-                    await _linger(reader)
-                if conn.our_state is not h11.DONE or conn.their_state is not h11.DONE:
-                    return
-                conn.start_next_cycle()
+            if self._open >= MAX_CONNECTIONS:
+                await self._busy(reader, writer)
+                return
+            self._open += 1
+            try:
+                await self._exchanges(reader, writer)
+            finally:
+                self._open -= 1
         except (_Closed, OSError, TimeoutError, h11.ProtocolError):
-            return  # OSError: ConnectionError and ssl.SSLError too
-        except asyncio.CancelledError:
-            # close(): the task is asyncio.start_server's, which would log a cancelled
-            # one as an error; ending the connection is all a cancel asks for here.
-            return
+            pass  # OSError: ConnectionError and ssl.SSLError too
+        except anyio.get_cancelled_exc_class():
+            writer.transport.abort()  # the door stops: a client that stopped reading holds nothing
+            raise
+        except Exception:  # a bug of ours: this connection ends, the door serves on (B8)
+            logger.exception("a connection failed; it was closed")
         finally:
-            self._connections.discard(task)
-            writer.close()
+            writer.close()  # never blocks: what is buffered still goes out
+
+    async def _exchanges(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """Requests and responses on one connection, while the client keeps it alive."""
+        conn = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
+        while True:
+            response = await self._respond(conn, reader, writer)
+            if response is None:
+                return
+            await self._send(conn, reader, writer, response)
+            if conn.their_state in (h11.SEND_BODY, h11.ERROR):
+                await _linger(reader)
+            if conn.our_state is not h11.DONE or conn.their_state is not h11.DONE:
+                return
+            conn.start_next_cycle()
+
+    async def _busy(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """A connection over MAX_CONNECTIONS: 503 at once, before reading anything."""
+        busy = refusal(503, "BUSY", "too many connections; try again")
+        with anyio.move_on_after(LINGER_S / 4):
+            await self._send(h11.Connection(h11.SERVER), reader, writer, busy)
+            if writer.can_write_eof():
+                writer.write_eof()
+            await _linger(reader)
 
     async def _respond(
         self, conn: h11.Connection, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
@@ -198,28 +241,6 @@ async def _linger(reader: asyncio.StreamReader) -> None:
     with anyio.move_on_after(LINGER_S):
         while dropped < LINGER_BYTES and (chunk := await reader.read(READ_CHUNK)):
             dropped += len(chunk)
-
-
-async def _busy(
-    conn: h11.Connection, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-) -> None:
-    """A connection over MAX_CONNECTIONS: 503 at once, before reading anything, then closed."""
-    response = refusal(503, "BUSY", "too many connections; try again")
-    headers = [("content-type", response.content_type), *SECURITY_HEADERS.items()]
-    headers += [*response.headers.items(), ("content-length", str(len(response.body)))]
-    try:
-        writer.write(conn.send(h11.Response(status_code=503, headers=headers, reason=b"")) or b"")
-        writer.write(conn.send(h11.Data(data=response.body)) or b"")
-        writer.write(conn.send(h11.EndOfMessage()) or b"")
-        if writer.can_write_eof():
-            writer.write_eof()
-        with anyio.move_on_after(LINGER_S / 4):
-            await writer.drain()
-            await _linger(reader)
-    except OSError:
-        pass
-    finally:
-        writer.close()
 
 
 async def _next_event(

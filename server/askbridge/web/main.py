@@ -29,6 +29,7 @@ from collections import deque
 from pathlib import Path
 
 import anyio
+from anyio.abc import TaskGroup
 
 from askbridge.jsonrpc import ConnectionClosed, lsp_connection
 from askbridge.paths import data_dir_of
@@ -189,7 +190,7 @@ async def _main(
             stderr=asyncio.subprocess.PIPE,
         )
     except OSError as exc:
-        await server.close()
+        server.close()
         raise StartError(f"cannot start {command[0]}: {exc.strerror or exc}") from exc
     assert child.stdin is not None and child.stdout is not None and child.stderr is not None
     tail: deque[str] = deque(maxlen=5)
@@ -197,21 +198,13 @@ async def _main(
     bridge = Bridge(conn, float(os.environ.get(POLL_ENV) or POLL_S))
     stopping = False
 
-    async def serve_http() -> None:
+    async def serve_http(tg: TaskGroup) -> None:
         sessions = Sessions(token_file)
         push = PushApi(VapidKeyFile(data_dir).keys, MemorySubscriptions())
         app = WebApp(bridge, sessions, hosts, wildcard, tls is not None, bound, on_expired, push)
         token = token_file.load(new=args.new_token)
-        await server.serve(app.handle, app.admit)
+        await tg.start(server.serve, app.handle, app.admit)  # its connections end with tg
         announce(host, bound, tls is not None, token_file, token)  # once it is served
-
-    async def read_stderr(stream: asyncio.StreamReader) -> None:
-        # Read to its end, not cancelled with the rest: the child's last line, written as
-        # it exits, is the reason this door gives (a host that could not start).
-        async for raw in stream:
-            line = raw.decode(errors="replace").rstrip()
-            if line:
-                tail.append(line)
 
     def stop() -> None:
         nonlocal stopping
@@ -221,40 +214,54 @@ async def _main(
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop)
-    stderr_read = asyncio.ensure_future(read_stderr(child.stderr))
     failure: str | None = None
-    try:
-        async with anyio.create_task_group() as tg:
-            ready = anyio.Event()
+    stderr = child.stderr
+    async with anyio.create_task_group() as readers:
+        stderr_read = anyio.Event()
 
-            async def on_ready() -> None:
-                await ready.wait()
+        async def read_stderr() -> None:
+            # Read to its end, outside the group the rest is cancelled with: the child's
+            # last line, written as it exits, is the reason this door gives (a host that
+            # could not start).
+            async for raw in stderr:
+                line = raw.decode(errors="replace").rstrip()
+                if line:
+                    tail.append(line)
+            stderr_read.set()
+
+        readers.start_soon(read_stderr)
+        try:
+            async with anyio.create_task_group() as tg:
+                ready = anyio.Event()
+
+                async def on_ready() -> None:
+                    await ready.wait()
+                    try:
+                        await serve_http(tg)
+                    except OSError as exc:
+                        nonlocal failure
+                        failure = f"cannot use {token_file.path}: {exc.strerror or exc}"
+                        tg.cancel_scope.cancel()
+
+                tg.start_soon(on_ready)
                 try:
-                    await serve_http()
-                except OSError as exc:
-                    nonlocal failure
-                    failure = f"cannot use {token_file.path}: {exc.strerror or exc}"
-                    tg.cancel_scope.cancel()
-
-            tg.start_soon(on_ready)
-            try:
-                await bridge.run(ready.set)
-            except* (ConnectionClosed, OSError):
-                pass  # the child went away: its stderr says why
-            tg.cancel_scope.cancel()
-    finally:
-        with anyio.CancelScope(shield=True):
-            await server.close()
-            if not child.stdin.is_closing():
-                child.stdin.close()  # end of input: the child ends cleanly, status 0
-            with anyio.move_on_after(5):
-                await child.wait()
-            if child.returncode is None:
-                child.kill()
-                await child.wait()
-            with anyio.move_on_after(2):
-                await stderr_read
-            stderr_read.cancel()
+                    await bridge.run(ready.set)
+                except* (ConnectionClosed, OSError):
+                    pass  # the child went away: its stderr says why
+                tg.cancel_scope.cancel()
+        finally:
+            with anyio.CancelScope(shield=True):
+                server.close()  # bound, perhaps never served
+                if not child.stdin.is_closing():
+                    child.stdin.close()  # end of input: the child ends cleanly, status 0
+                with anyio.move_on_after(5):
+                    await child.wait()
+                if child.returncode is None:
+                    child.kill()
+                    await child.wait()
+                with anyio.move_on_after(2):
+                    await stderr_read.wait()
+                readers.cancel_scope.cancel()
     if stopping and failure is None:
         return 0
     if failure is None:
