@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from clock_host import clock_host
 from e2e_scripts import SQLITE, ask_step, script, text_step
 
 from askbridge.testing.wire import RawServer, is_response, updates_of
+from clock_host import clock_host
 from lsp_steps import until_ask
 
 pytestmark = pytest.mark.timeout(60)

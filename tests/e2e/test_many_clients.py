@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from clock_host import clock_host
 from e2e_scripts import POSTGRES, SQLITE, ask_step, script, text_step, tool_text
 
 from askbridge.jsonrpc import RpcResponseError
 from askbridge.testing import AskbridgeClient
 from askbridge.testing.wire import RawServer, is_response, updates_of
+from clock_host import clock_host
 from lsp_steps import new_session, start_prompt
 
 TIMED = {"ask_mode": "timed", "ask_timeout": 600}
