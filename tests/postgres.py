@@ -118,6 +118,8 @@ class PostgresServer:
     def stop(self, *, fast: bool = True) -> None:
         """Stop the server (SIGINT: fast shutdown; SIGQUIT when not `fast`: as after a crash),
         SIGKILL if it lingers."""
+        if self.process is not None and self.process.poll() is None:
+            self.resume()  # a paused server cannot stop
         process, self.process = self.process, None
         if process is None or process.poll() is not None:
             return
@@ -128,6 +130,27 @@ class PostgresServer:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(process.pid, signal.SIGKILL)
             process.wait()
+
+    def processes(self) -> list[int]:
+        """The postmaster's pid and its children's (each backend is a session of its own,
+        so signalling the postmaster's process group does not reach them)."""
+        assert self.process is not None
+        pids = [self.process.pid]
+        for stat in glob.glob("/proc/[0-9]*/stat"):
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                fields = Path(stat).read_text().rsplit(")", 1)[1].split()
+                if int(fields[1]) == self.process.pid:
+                    pids.append(int(stat.split("/")[2]))
+        return pids
+
+    def pause(self) -> None:
+        """SIGSTOP the server and its backends: connections open, nothing answers."""
+        for pid in self.processes():
+            os.kill(pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        for pid in self.processes():
+            os.kill(pid, signal.SIGCONT)
 
     def remove(self) -> None:
         self.stop()
