@@ -173,3 +173,18 @@ async def test_H1_a_data_directory_is_held_by_one_store(pg_database: Database, t
         await store.close()
     again = await PostgresEventStore.open(pg_database.url, str(tmp_path))  # released on close
     await again.close()
+
+
+async def test_G1_open_store_is_sqlite_without_a_url_and_refuses_what_is_not_postgresql(
+    tmp_path: Path,
+) -> None:
+    from store_factories import Awaited
+
+    from askbridge.host.store.store_open import open_store
+    from askbridge.host.store.store_sqlite import SQLiteEventStore
+
+    store = await open_store(tmp_path / "solo", None)
+    assert isinstance(store, SQLiteEventStore)
+    await Awaited(store).close()
+    with pytest.raises(StoreError, match="must be a postgresql:// URL"):
+        await open_store(tmp_path / "other", "/var/lib/askbridge.db")

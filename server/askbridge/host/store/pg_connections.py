@@ -182,6 +182,9 @@ def unreachable(exc: psycopg.Error) -> bool:
 def reason(exc: BaseException, url: str) -> str:
     """libpq's or the server's words for `exc`, one line, no password."""
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    if "connection info string" in text or "invalid URI" in text:
+        # libpq quotes a word of the address it cannot read, which may be a password.
+        return "the address is not a valid PostgreSQL connection string"
     for prefix in ("connection is bad: ", "connection failed: "):
         text = text.removeprefix(prefix)
     text = text.replace("FATAL:  ", "FATAL: ")

@@ -133,7 +133,7 @@ def describe(value: str) -> str:
     try:
         params = parameters(value)
     except ValueError:
-        return "the --store value (not shown: it is not a valid connection string)"
+        return "(an address that is not a valid connection string, not shown)"
     shown = {key: params[key] for key in _SHOWN if params.get(key)}
     if "service" in params:
         shown.setdefault("service", params["service"])
