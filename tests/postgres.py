@@ -49,6 +49,16 @@ PASSWORD_ROLE = "askbridge_pw"
 PASSWORD = "pw-" + secrets.token_hex(8)  # distinctive: found in any output it leaks into
 TEMPLATE = "askbridge_template"
 _START_TIMEOUT_S = 60.0
+# Unix socket only; nothing here survives the machine losing power, so nothing is synced.
+TEST_SETTINGS = {
+    "listen_addresses": "",
+    "fsync": "off",
+    "full_page_writes": "off",
+    "synchronous_commit": "off",
+    "wal_level": "minimal",
+    "max_wal_senders": "0",
+    "max_connections": "200",
+}
 _STOP_TIMEOUT_S = 10.0
 
 
@@ -95,14 +105,14 @@ class PostgresServer:
         if self._as_owner:
             shutil.chown(path, "postgres", "postgres")
 
-    def start(self) -> None:
+    def start(self, settings: dict[str, str] | None = None) -> None:
+        """Start it with `settings` (`-c` options) over TEST_SETTINGS."""
+        options = [f"{key}={value}" for key, value in {**TEST_SETTINGS, **(settings or {})}.items()]
         with open(self.log, "ab") as log:
             self.process = subprocess.Popen(
                 [*self._as_owner, *(["--pdeathsig", "KILL"] if self._as_owner else []),
                  str(self.bin / "postgres"), "-D", str(self.data), "-k", self.socket_dir,
-                 "-c", "listen_addresses=", "-c", "fsync=off", "-c", "full_page_writes=off",
-                 "-c", "synchronous_commit=off", "-c", "wal_level=minimal",
-                 "-c", "max_wal_senders=0", "-c", "max_connections=200"],
+                 *(word for option in options for word in ("-c", option))],
                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
             )  # fmt: skip
         deadline = time.monotonic() + _START_TIMEOUT_S
@@ -179,11 +189,11 @@ class PostgresServer:
         return name
 
 
-def start_server() -> PostgresServer:
+def start_server(settings: dict[str, str] | None = None) -> PostgresServer:
     server = PostgresServer()
     try:
         server.init()
-        server.start()
+        server.start(settings)
         server.prepare()
     except BaseException:
         server.remove()

@@ -8,8 +8,12 @@ from pathlib import Path
 
 import anyio
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from askbridge.host.log import events as ev
+from askbridge.host.store.event_rows import columns
+from askbridge.host.store.pg_commit import event_type
 from askbridge.host.store.store_api import StoreDamaged, StoreError, encode_event
 from askbridge.host.store.store_postgres import PostgresEventStore
 from postgres import Database
@@ -105,6 +109,7 @@ async def test_G3_two_writers_locking_sessions_in_opposite_orders_never_deadlock
         ("DELETE FROM askbridge.events WHERE seq = 1", "event 1 is missing"),
         ("DELETE FROM askbridge.events WHERE seq = 2", "events 2..2 are missing"),
         ("DELETE FROM askbridge.events", "it is listed but has no events"),
+        ("DELETE FROM askbridge.sessions", "it has events but no row in the sessions table"),
         ("UPDATE askbridge.events SET body = '[1]' WHERE seq = 1", "event 1 is not a JSON object"),
         (
             "UPDATE askbridge.events SET body = '{\"type\":\"turn/start\"}' WHERE seq = 0",
@@ -188,3 +193,10 @@ async def test_G1_open_store_is_sqlite_without_a_url_and_refuses_what_is_not_pos
     await Awaited(store).close()
     with pytest.raises(StoreError, match="must be a postgresql:// URL"):
         await open_store(tmp_path / "other", "/var/lib/askbridge.db")
+
+
+@given(st.text(max_size=12) | st.sampled_from(['a"b', "a\\b", "é", "\x00", ""]), st.booleans())
+def test_a_rows_type_column_is_the_one_the_sqlite_store_keeps(kind: str, first: bool) -> None:
+    """The team store's `type` column says exactly what event_rows.columns says."""
+    body = encode_event({"type": kind, "x": 1} if first else {"x": 1, "type": kind})
+    assert event_type(body) == columns(body)[0]

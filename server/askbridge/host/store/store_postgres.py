@@ -37,8 +37,8 @@ import psycopg.errors
 from ..log.events import Event
 from . import pg_rows
 from .datadir import DataDirLock
-from .event_rows import BadEvent, columns
-from .pg_commit import Commit, Fenced
+from .event_rows import BadEvent
+from .pg_commit import Commit, Fenced, event_type
 from .pg_connections import UNAVAILABLE_AFTER_S, Conn, Connections
 from .pg_schema import open_schema
 from .private_files import make_private_dir, refusal
@@ -57,8 +57,8 @@ WITH s AS (
     VALUES (%(id)s, %(created_at)s, %(origin)s, %(parent)s, %(title)s, 1)
     RETURNING id
 )
-INSERT INTO askbridge.events (session_id, seq, body, type, head)
-SELECT id, 0, %(body)s::json, %(type)s, %(head)s FROM s
+INSERT INTO askbridge.events (session_id, seq, body, type)
+SELECT id, 0, %(body)s::json, %(type)s FROM s
 """
 
 
@@ -117,7 +117,6 @@ class PostgresEventStore:
     async def create_session(self, header: Event) -> None:
         info = session_info_from_header(header)
         body = encode_event(header)
-        kind, head = columns(body)
         params = {
             "id": info.session_id,
             "created_at": info.created_at,
@@ -125,8 +124,7 @@ class PostgresEventStore:
             "parent": info.parent_session_id,
             "title": info.title,
             "body": body,
-            "type": kind,
-            "head": head,
+            "type": event_type(body),
         }
 
         async def create(conn: Conn, retried: bool) -> None:
