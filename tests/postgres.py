@@ -57,7 +57,8 @@ TEST_SETTINGS = {
     "synchronous_commit": "off",
     "wal_level": "minimal",
     "max_wal_senders": "0",
-    "max_connections": "200",
+    "max_connections": "50",
+    "shared_buffers": "16MB",  # a server per worker: keep each one small
 }
 _STOP_TIMEOUT_S = 10.0
 

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from pathlib import Path
 
@@ -101,8 +102,9 @@ async def test_G3_a_commit_whose_reply_is_lost_is_written_exactly_once(
 
 
 async def test_G3_a_stopped_server_is_store_unavailable_then_the_store_reconnects(
-    own_pg_server: PostgresServer, tmp_path: Path
+    own_pg_server: PostgresServer, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.INFO, "askbridge.store")
     url = own_pg_server.url(own_pg_server.new_database())
     store = await PostgresEventStore.open(url, str(tmp_path), unavailable_after=1.0)
     try:
@@ -124,6 +126,10 @@ async def test_G3_a_stopped_server_is_store_unavailable_then_the_store_reconnect
         own_pg_server.start()
         await store.append("s1", [ev.turn_start("t1", "prompt")])
         assert await store.load("s1") == [header("s1"), ev.turn_start("t1", "prompt")]
+        said = [record.getMessage() for record in caplog.records]
+        assert len(said) == 2, said  # once when lost, once when back: not every retry
+        assert said[0].startswith(f"the team store {store.where} is unreachable: ")
+        assert said[1] == f"the team store {store.where} answers again"
     finally:
         await store.close()
 

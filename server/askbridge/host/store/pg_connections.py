@@ -8,7 +8,9 @@ doubles from 50 ms to 1 s, until `unavailable_after` seconds (10) from the call;
 then the call fails with STORE_UNAVAILABLE (`the team store is unreachable: <why>`,
 libpq's reason), never a hang: the whole call, the server's answers included, runs
 under that deadline. `retried` tells `work` that an earlier attempt may have
-written: a commit is fenced so that a retry never writes twice (pg_commit.py).
+written: a commit is fenced so that a retry never writes twice (pg_commit.py). The
+log says when the store is first found unreachable and when it answers again (a
+WARNING each), not every retry.
 
 Why not psycopg_pool: its reconnection pauses start at 1 s and double up to its
 reconnect timeout (constants private to it), so a host could sit out several
@@ -24,6 +26,7 @@ the action. Messages name the store by `store_url.describe` and pass through
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -34,6 +37,7 @@ from askbridge.core.errors import StoreDamaged, StoreError, StoreUnavailable
 
 from . import store_url
 
+log = logging.getLogger("askbridge.store")
 Conn = psycopg.AsyncConnection[tuple[Any, ...]]
 T = TypeVar("T")
 Work = Callable[[Conn, bool], Awaitable[T]]
@@ -75,6 +79,17 @@ class Connections:
         self._idle: list[Conn] = []
         self._slots = anyio.Semaphore(size)
         self._closed = False
+        self._down: str | None = None  # why the store was last found unreachable
+
+    def _lost(self, why: str) -> None:
+        if self._down is None:
+            log.warning("the team store %s is unreachable: %s; retrying", self.where, why)
+        self._down = why
+
+    def _answered(self) -> None:
+        if self._down is not None:
+            self._down = None
+            log.warning("the team store %s answers again", self.where)
 
     async def run(self, action: str, work: Work[T]) -> T:
         """`work(conn, retried)` on a live connection (module docstring: retries, deadline)."""
@@ -87,15 +102,20 @@ class Connections:
                     self._check_open()
                     async with self._slots:
                         try:
-                            return await self._attempt(work, retried)
+                            result = await self._attempt(work, retried)
                         except psycopg.Error as exc:
                             if not unreachable(exc):
                                 raise store_failure(exc, action, self.url) from exc
                             why = reason(exc, self.url)
+                            self._lost(why)
+                        else:
+                            self._answered()
+                            return result
                     retried = True
                     await anyio.sleep(pause)
                     pause = min(pause * 2, _LONGEST_PAUSE_S)
         except TimeoutError:
+            self._lost(why)
             raise StoreUnavailable(f"{why} (for {self.unavailable_after:g} s)") from None
 
     async def _attempt(self, work: Work[T], retried: bool) -> T:
