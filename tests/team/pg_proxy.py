@@ -43,8 +43,9 @@ class LosingProxy:
         try:
             await listener.serve(self._pass)
         finally:
-            await listener.aclose()
             shutil.rmtree(self.dir, ignore_errors=True)
+            with anyio.CancelScope(shield=True):
+                await listener.aclose()
 
     async def _pass(self, client: SocketStream) -> None:
         server = await anyio.connect_unix(self.target)
