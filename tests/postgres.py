@@ -86,6 +86,7 @@ class PostgresServer:
         self.socket_dir = str(self.root)
         self.log = self.root / "postgres.log"
         self.process: subprocess.Popen[bytes] | None = None
+        self.paused = False
         self._names = itertools.count()
         self._as_owner: list[str] = []
         if os.geteuid() == 0:
@@ -129,7 +130,7 @@ class PostgresServer:
     def stop(self, *, fast: bool = True) -> None:
         """Stop the server (SIGINT: fast shutdown; SIGQUIT when not `fast`: as after a crash),
         SIGKILL if it lingers."""
-        if self.process is not None and self.process.poll() is None:
+        if self.paused and self.process is not None and self.process.poll() is None:
             self.resume()  # a paused server cannot stop
         process, self.process = self.process, None
         if process is None or process.poll() is not None:
@@ -156,16 +157,23 @@ class PostgresServer:
 
     def pause(self) -> None:
         """SIGSTOP the server and its backends: connections open, nothing answers."""
-        for pid in self.processes():
-            os.kill(pid, signal.SIGSTOP)
+        self._signal_all(signal.SIGSTOP)
+        self.paused = True
 
     def resume(self) -> None:
+        self._signal_all(signal.SIGCONT)
+        self.paused = False
+
+    def _signal_all(self, signum: int) -> None:
         for pid in self.processes():
-            os.kill(pid, signal.SIGCONT)
+            with contextlib.suppress(ProcessLookupError):  # a backend that just ended
+                os.kill(pid, signum)
 
     def remove(self) -> None:
-        self.stop()
-        shutil.rmtree(self.root, ignore_errors=True)
+        try:
+            self.stop()
+        finally:
+            shutil.rmtree(self.root, ignore_errors=True)
 
     def url(self, dbname: str = "postgres", user: str = "postgres", password: str = "") -> str:
         secret = f":{quote(password, safe='')}" if password else ""
