@@ -1,4 +1,4 @@
-"""`askbridge serve | acp | mcp | host | web | demo | schema | sessions` — the command line.
+"""`askbridge serve | acp | mcp | host | web | demo | schema | sessions | store` — the command line.
 
 `serve` and `acp` take the same flags (protocol.md "Command line"); `mcp` takes
 `--data-dir`, `--ask-timeout` and the `--log-*` flags. The parser, with every
@@ -115,6 +115,23 @@ def _run(args: argparse.Namespace) -> int:
         from askbridge.cli.sessions import run_sessions
 
         return run_sessions(args)
+    if args.command == "store":
+        from askbridge.cli.store_check import run_store
+
+        return run_store(args)
+    if hasattr(args, "store"):
+        from askbridge.host.store.store_open import store_choice
+
+        args.store = store_choice(args.store)  # G1: --store, else ASKBRIDGE_STORE, else None
+        if args.store is not None and not (getattr(args, "status", 0) or getattr(args, "stop", 0)):
+            # The host runs on the async store API only; until it does, say so, never
+            # run on the data directory's SQLite instead of the store asked for.
+            print(
+                f"askbridge {args.command}: a host on a team store (--store, ASKBRIDGE_STORE) "
+                "is not available in this version; `askbridge store check` checks one",
+                file=sys.stderr,
+            )
+            return 1
     if args.command == "demo" and (args.web or args.listen):
         if not args.web or args.auto:
             return _usage_error("demo", "--listen goes with --web, and --web without --auto")

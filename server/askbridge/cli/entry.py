@@ -27,6 +27,7 @@ status 1, with no reply to the client, as on the full path.
 
 from __future__ import annotations
 
+import os
 import sys
 
 from askbridge.attach import attach_refusal, default_host_mode  # stdlib only: no cost here
@@ -41,6 +42,8 @@ def plain_command_line(
     """(door, --data-dir, host mode) when `argv` needs no parser, else None."""
     if not argv or argv[0] not in _DOORS or stdin_is_terminal:
         return None  # a terminal gets the hint for a person (cli.py)
+    if os.environ.get("ASKBRIDGE_STORE"):
+        return None  # a team store (G1): the full command line reads it
     data_dir: str | None = None
     host = default_host_mode()
     rest = iter(argv[1:])

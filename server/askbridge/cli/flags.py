@@ -173,9 +173,32 @@ def seconds_arg(value: str) -> float:
     return n
 
 
+def _store_arg(value: str) -> str:
+    """`--store`: a PostgreSQL address (checked for its form only: no driver at start-up)."""
+    from askbridge.host.store.store_url import store_problem
+
+    problem = store_problem(value)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(problem)
+    return value
+
+
+def add_store_flag(p: argparse.ArgumentParser) -> None:
+    """G1: the store of a host this command starts (ASKBRIDGE_STORE when not given)."""
+    p.add_argument(
+        "--store",
+        type=_store_arg,
+        default=None,
+        metavar="URL",
+        help="the team store: a postgresql:// URL or libpq key=value words that every host "
+        "of the team shares (default: $ASKBRIDGE_STORE, else the data directory's SQLite)",
+    )
+
+
 def add_front_door_flags(p: argparse.ArgumentParser) -> None:
     from askbridge.attach import DEFAULT_HOST_MODE_ENV, default_host_mode
 
+    add_store_flag(p)
     p.add_argument(
         "--host",
         choices=["auto", "inline"],

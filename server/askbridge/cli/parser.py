@@ -27,6 +27,7 @@ from askbridge.cli.flags import (
     add_front_door_flags,
     add_log_flags,
     add_server_flags,
+    add_store_flag,
     delegation_problem,
     seconds_arg,
 )
@@ -54,6 +55,7 @@ def _serve_flags(p: argparse.ArgumentParser) -> None:
 
 def _host_flags(p: argparse.ArgumentParser) -> None:
     add_server_flags(p)
+    add_store_flag(p)
     p.set_defaults(log_level="INFO")
     p.add_argument(
         "--idle-exit",
@@ -122,6 +124,12 @@ def _add_sessions(sub: Any) -> None:
     add_sessions_parser(sub)
 
 
+def _add_store(sub: Any) -> None:
+    from askbridge.cli.store_check import add_store_parser  # `askbridge store check` (G1)
+
+    add_store_parser(sub)
+
+
 def _add_web(sub: Any) -> None:
     from askbridge.web import add_web_parser  # `askbridge web` (B1)
 
@@ -177,6 +185,7 @@ COMMANDS: dict[str, Callable[[Any], None]] = {
         description="Write one JSON Schema file per protocol payload, and index.json.",
     ),
     "sessions": _add_sessions,
+    "store": _add_store,
     "web": _add_web,
 }
 

@@ -79,6 +79,15 @@ class StoreLost(StoreError):
         super().__init__(message, ErrorCode.STORE_LOST)
 
 
+class StoreUnavailable(StoreError):
+    """G3: the team store (PostgreSQL) cannot be reached; the host stays up and reconnects."""
+
+    PREFIX = "the team store is unreachable: "
+
+    def __init__(self, why: str) -> None:
+        super().__init__(self.PREFIX + why, ErrorCode.STORE_UNAVAILABLE)
+
+
 def tool_outcome_unknown() -> ToolError:
     return ToolError(FIXED_MESSAGES[ErrorCode.TOOL_OUTCOME_UNKNOWN], ErrorCode.TOOL_OUTCOME_UNKNOWN)
 

@@ -1,0 +1,202 @@
+"""The team store's own guarantees, on a real PostgreSQL (tests/postgres.py): one group
+commit is one transaction over many sessions (G3), concurrent writers never deadlock,
+damage is named (S6), and a data directory is held by one host (H1) as with SQLite."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from askbridge.host.log import events as ev
+from askbridge.host.store.event_rows import columns
+from askbridge.host.store.pg_commit import event_type
+from askbridge.host.store.store_api import StoreDamaged, StoreError, encode_event
+from askbridge.host.store.store_postgres import PostgresEventStore
+from postgres import Database
+
+
+def header(session_id: str) -> ev.Event:
+    return ev.session_header(
+        session_id=session_id,
+        agent_id="agent",
+        origin="root",
+        cwd="/w",
+        model={"kind": "script"},
+        ask_user_question={"mode": "legacy"},
+        created_at="2025-01-01T00:00:00Z",
+    )
+
+
+async def test_G3_a_64_session_group_commit_is_one_transaction(
+    pg_database: Database, tmp_path: Path
+) -> None:
+    """All 64 sessions' events land in one transaction (one xmin), numbered on from each
+    session's last event, each stamped with the database's clock."""
+    store = await PostgresEventStore.open(pg_database.url, str(tmp_path))
+    try:
+        ids = [f"s{n:02}" for n in range(64)]
+        for session_id in reversed(ids):  # the commit sorts them
+            await store.create_session(header(session_id))
+        await store.append("s07", [ev.turn_start("t0", "prompt")])
+        batch = [
+            (session_id, [encode_event(ev.turn_start(f"t-{session_id}-{i}", "prompt")) for i in range(2)])
+            for session_id in reversed(ids)
+        ]
+        await store.append_encoded(batch)
+        rows = pg_database.query(
+            "SELECT count(DISTINCT xmin::text), count(*), min(committed_at) > now() - interval '1 min'"
+            " FROM askbridge.events WHERE body->>'turnId' LIKE 't-%%'"
+        )
+        assert rows == [(1, 128, True)]
+        for session_id in ids:
+            loaded = await store.load(session_id)
+            turns = [event["turnId"] for event in loaded[1:]]
+            assert turns[-2:] == [f"t-{session_id}-0", f"t-{session_id}-1"]
+        assert len(await store.load("s07")) == 4  # header, t0, then the group's two
+    finally:
+        await store.close()
+
+
+async def test_G3_two_writers_locking_sessions_in_opposite_orders_never_deadlock(
+    pg_database: Database,
+) -> None:
+    """Two stores commit to the same 16 sessions at once, one listing them forwards, the
+    other backwards. The statement locks them in id order, so they queue: a commit may be
+    fenced (the other writer moved a session on: STORE_ERROR, nothing written) but never
+    deadlocks, and every session stays a gapless log."""
+    first = await PostgresEventStore.open(pg_database.url)
+    second = await PostgresEventStore.open(pg_database.url)
+    ids = [f"s{n:02}" for n in range(16)]
+    for session_id in ids:
+        await first.create_session(header(session_id))
+    outcomes: list[str] = []
+
+    async def write(store: PostgresEventStore, order: list[str], name: str) -> None:
+        for round_ in range(40):
+            body = encode_event({"type": "x", "by": name, "round": round_})
+            try:
+                await store.append_encoded([(session_id, [body]) for session_id in order])
+                outcomes.append("written")
+            except StoreError as exc:
+                assert "was written by another writer" in exc.message, exc.message
+                outcomes.append("fenced")
+
+    try:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(write, first, ids, "first")
+            tasks.start_soon(write, second, ids[::-1], "second")
+        assert outcomes.count("written") >= 2
+        lengths = set()
+        for session_id in ids:
+            loaded = await first.load(session_id)  # StoreDamaged on a gap
+            lengths.add(len(loaded))
+        assert lengths == {1 + outcomes.count("written")}  # each commit wrote to all 16
+        assert pg_database.query(
+            "SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()"
+        ) in ([(0,)], [(None,)])
+    finally:
+        await first.close()
+        await second.close()
+
+
+@pytest.mark.parametrize(
+    ("damage", "problem"),
+    [
+        ("DELETE FROM askbridge.events WHERE seq = 1", "event 1 is missing"),
+        ("DELETE FROM askbridge.events WHERE seq = 2", "events 2..2 are missing"),
+        ("DELETE FROM askbridge.events", "it is listed but has no events"),
+        ("DELETE FROM askbridge.sessions", "it has events but no row in the sessions table"),
+        ("UPDATE askbridge.events SET body = '[1]' WHERE seq = 1", "event 1 is not a JSON object"),
+        (
+            "UPDATE askbridge.events SET body = '{\"type\":\"turn/start\"}' WHERE seq = 0",
+            "its event 0 is not a session/header",
+        ),
+    ],
+)
+async def test_S6_a_damaged_session_is_named_never_unknown_or_empty(
+    pg_database: Database, tmp_path: Path, damage: str, problem: str
+) -> None:
+    store = await PostgresEventStore.open(pg_database.url, str(tmp_path))
+    try:
+        await store.create_session(header("s1"))
+        await store.append("s1", [ev.turn_start("t1", "prompt"), ev.turn_end("t1", "end_turn")])
+        pg_database.query(damage)
+        assert await store.exists("s1")
+        for load in (store.load, store.load_lazily):
+            with pytest.raises(StoreDamaged) as caught:
+                events = await load("s1")
+                [dict(event) for event in events]  # a lazy body is checked when read
+            assert caught.value.code == "STORE_DAMAGED"
+            assert "is damaged: session 's1': " + problem in caught.value.message
+    finally:
+        await store.close()
+
+
+async def test_S6_tables_dropped_under_a_running_store_are_damage(
+    pg_database: Database, tmp_path: Path
+) -> None:
+    store = await PostgresEventStore.open(pg_database.url, str(tmp_path))
+    try:
+        await store.create_session(header("s1"))
+        pg_database.query("DROP SCHEMA askbridge CASCADE")
+        with pytest.raises(StoreDamaged, match="lost askbridge's tables while in use"):
+            await store.load("s1")
+        with pytest.raises(StoreDamaged, match="lost askbridge's tables while in use"):
+            await store.append("s1", [ev.turn_start("t1", "prompt")])
+    finally:
+        await store.close()
+
+
+async def test_a_lazy_load_reads_no_body_its_folds_leave_alone(
+    pg_database: Database, tmp_path: Path
+) -> None:
+    """load_lazily's events equal load's; a call's arguments are decoded only when read."""
+    store = await PostgresEventStore.open(pg_database.url, str(tmp_path))
+    try:
+        await store.create_session(header("s1"))
+        call = ev.tool_call("c1", "read", {"path": "a"})
+        await store.append("s1", [ev.turn_start("t1", "prompt"), call])
+        lazy = await store.load_lazily("s1")
+        assert dict.get(lazy[2], "arguments") is None  # not decoded yet
+        assert lazy[2]["name"] == "read" and lazy[2]["callId"] == "c1"
+        assert lazy == await store.load("s1")
+        assert dict.get(lazy[2], "arguments") == {"path": "a"}
+    finally:
+        await store.close()
+
+
+async def test_H1_a_data_directory_is_held_by_one_store(pg_database: Database, tmp_path: Path) -> None:
+    store = await PostgresEventStore.open(pg_database.url, str(tmp_path))
+    try:
+        with pytest.raises(StoreError, match=f"data directory {tmp_path} is in use by process"):
+            await PostgresEventStore.open(pg_database.url, str(tmp_path))
+    finally:
+        await store.close()
+    again = await PostgresEventStore.open(pg_database.url, str(tmp_path))  # released on close
+    await again.close()
+
+
+async def test_G1_open_store_is_sqlite_without_a_url_and_refuses_what_is_not_postgresql(
+    tmp_path: Path,
+) -> None:
+    from store_factories import Awaited
+
+    from askbridge.host.store.store_open import open_store
+    from askbridge.host.store.store_sqlite import SQLiteEventStore
+
+    store = await open_store(tmp_path / "solo", None)
+    assert isinstance(store, SQLiteEventStore)
+    await Awaited(store).close()
+    with pytest.raises(StoreError, match="must be a postgresql:// URL"):
+        await open_store(tmp_path / "other", "/var/lib/askbridge.db")
+
+
+@given(st.text(max_size=12) | st.sampled_from(['a"b', "a\\b", "é", "\x00", ""]), st.booleans())
+def test_a_rows_type_column_is_the_one_the_sqlite_store_keeps(kind: str, first: bool) -> None:
+    """The team store's `type` column says exactly what event_rows.columns says."""
+    body = encode_event({"type": kind, "x": 1} if first else {"x": 1, "type": kind})
+    assert event_type(body) == columns(body)[0]
