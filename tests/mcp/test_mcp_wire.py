@@ -254,6 +254,20 @@ async def test_X3_a_cancelled_blocking_ask_or_approval_is_ASK_ABORTED(
         assert json.loads(state["result"]["content"][0]["text"]) == {"answers": [], "pending": []}
 
 
+async def test_X3_a_call_the_client_cancelled_is_never_answered(tmp_path: Path) -> None:
+    """MCP: the client stopped waiting, so no response comes for its cancelled call (the one
+    engine's MCP dialect), and the connection goes on."""
+    async with raw_mcp(tmp_path) as mcp:
+        await mcp.initialize({"elicitation": {}})
+        call, _ = await mcp.ask_as_form(timeout=-1)
+        mcp.cancel(call)
+        await mcp.expect(lambda m: m.get("method") == "notifications/cancelled")
+        state = await mcp.reply(mcp.call("tools/call", {"name": "get_answers", "arguments": {}}))
+        assert "result" in state
+        assert (await mcp.reply(mcp.call("ping")))["result"] == {}
+        assert [m for m in mcp.backlog if m.get("id") == call] == []
+
+
 @pytest.mark.parametrize(
     ("error", "code", "message"),
     [

@@ -727,3 +727,34 @@ async def test_L7_a_late_reply_to_a_withdrawn_request_reaches_its_on_late_callba
         await s.client.send({"jsonrpc": "2.0", "id": outgoing["id"], "result": {"late": True}})
         assert "result" in await s.client.call(2, "echo")
     assert late == [({"late": True}, None)]
+
+
+@pytest.mark.parametrize("ending", ["end of input", "stop"])
+async def test_when_closed_runs_once_after_outgoing_failed_and_before_incoming_is_cancelled(
+    ending: str,
+) -> None:
+    """A door marks its work as cut off (the MCP door's X6) before that work is cancelled."""
+    seen: list[str] = []
+
+    async def block(params: Any) -> None:
+        try:
+            await anyio.sleep_forever()
+        finally:
+            seen.append("incoming cancelled")
+
+    def setup(conn: Connection) -> None:
+        conn.on_request("block", block)
+        conn.when_closed(lambda: seen.append("closed"))
+
+    async with served(setup) as s:
+        s.conn.request_soon("ask", None, lambda result, error: seen.append("outgoing failed"))
+        await s.client.recv()
+        await s.client.request(1, "block")
+        await s.client.call(2, "echo")  # read after block started
+        if ending == "stop":
+            s.conn.stop()
+        else:
+            s.client.close()
+        with anyio.fail_after(5):
+            await s.ended.wait()
+    assert seen == ["outgoing failed", "closed", "incoming cancelled"]

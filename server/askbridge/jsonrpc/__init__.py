@@ -24,9 +24,11 @@ dispatcher turns custom params into namedtuples, shares one id table for both
 directions, sends no `$/cancelRequest` for cancelled outgoing requests and
 reports late replies as "Error in server". The ACP SDK's Connection crashes on
 a line that is not a JSON object, treats `null` as end of input, answers
-nothing to invalid JSON and buffers a line whole. pygls and the ACP SDK stay
-in the tests as independent clients; the ACP door keeps the SDK's schema
-models. Imports only `askbridge.protocol`.
+nothing to invalid JSON and buffers a line whole. The MCP SDK's dispatcher
+drops a response to a request it stopped waiting for (a late reply, L7) and
+its stdio transport has no input rules. pygls and both SDKs stay in the tests
+as independent clients; the ACP and MCP doors keep their SDK's schema models.
+Imports only `askbridge.protocol`.
 """
 
 from asyncio import StreamReader, StreamWriter

@@ -9,7 +9,8 @@ This module is the incoming side, in the style of the MCP SDK's dispatcher:
 handlers get the raw `params` (dict, list or None); each incoming request
 runs in its own task and cancel scope in serve()'s task group; the peer's
 cancel notification (`$/cancelRequest {id}` for LSP, `$/cancel_request
-{requestId}` for ACP: the `Dialect`) cancels it and the reply is -32800.
+{requestId}` for ACP, `notifications/cancelled {requestId}` for MCP: the
+`Dialect`) cancels it and the reply is -32800 (none for MCP).
 Notification handlers run inline, in arrival order (so `exit` completes
 before end of input is seen): keep them quick. Every failure a handler raises
 becomes a wire error in `messages.error_reply`, and nothing a peer sends ends
@@ -25,9 +26,11 @@ outgoing.Outgoing: its responses are taken before dispatch and never answered.
 `refuse_requests(reason)` makes every later request -32600 (LSP after
 `shutdown`, S9). While more than 4 MiB of output waits for the peer, serve()
 pauses its input (S7); a peer that lets 64 MiB pile up is cut off.
-At end of input, outstanding requests fail with ConnectionClosed and incoming
-request tasks are cancelled. serve() never closes the stream: whoever opened
-it does. DEBUG logs every message's direction, method and id.
+At end of input, outstanding requests fail with ConnectionClosed, then the
+`when_closed` callback runs, then incoming request tasks are cancelled (so a
+door can mark its work as cut off before the cancellation reaches it).
+serve() never closes the stream: whoever opened it does. DEBUG logs every
+message's direction, method and id.
 """
 
 from __future__ import annotations
@@ -78,6 +81,7 @@ class Connection:
         self.request_soon = self.outgoing.request_soon
         self._task_group: TaskGroup | None = None
         self._closed = False
+        self._on_close: Callable[[], None] | None = None
         self._refusal: str | None = None
         self._debug = logger.isEnabledFor(logging.DEBUG)
 
@@ -95,6 +99,12 @@ class Connection:
 
     def on_notification(self, method: str, handler: Handler) -> None:
         self._notifications[method] = handler
+
+    def when_closed(self, callback: Callable[[], None]) -> None:
+        """`callback()` runs once when the connection closes (end of input, `stop()`, cut
+        off, serve() cancelled), after outgoing requests failed and before the incoming
+        request tasks are cancelled."""
+        self._on_close = callback
 
     def refuse_requests(self, reason: str) -> None:
         """Answer every later request -32600 with `reason` (S9)."""
@@ -118,8 +128,14 @@ class Connection:
                 tg.cancel_scope.cancel()
 
     def _close(self) -> None:
+        first = not self._closed
         self._closed = True
         self.outgoing.close()
+        if first and self._on_close is not None:
+            try:
+                self._on_close()
+            except Exception:
+                logger.exception("closing the connection failed")
 
     def stop(self) -> None:
         """Stop reading: serve() returns as at end of input (LSP `exit`)."""
@@ -204,8 +220,11 @@ class Connection:
                     reply = m.result(msg_id, await fn(params))
                 except Exception as exc:
                     reply = m.error_reply(msg_id, method, exc)
-            # Reaching here without a reply means the peer's cancel hit the scope;
-            # a cancellation from outside (end of input) propagates instead.
+            # Only the peer's cancel hits this scope (a cancellation from outside, end of
+            # input, propagates instead): the MCP dialect leaves such a request unanswered
+            # whatever its handler made of it; the others answer -32800 if it was cut short.
+            if scope.cancel_called and not self._dialect.answers_cancelled:
+                return
             if reply is None:
                 reply = m.error(msg_id, RpcErrorCode.REQUEST_CANCELLED, "Request cancelled")
         finally:

@@ -63,6 +63,9 @@ class Dialect:
     cancel_method: str = "$/cancelRequest"
     cancel_key: str = "id"
     cancel_reason: str | None = None  # MCP's notifications/cancelled says why
+    # Whether a request the peer cancelled is answered (-32800): MCP's never is, the
+    # peer no longer waits for it (its specification: no response to a cancelled request).
+    answers_cancelled: bool = True
 
     def cancel(self, msg_id: MessageId) -> m.Message:
         params: dict[str, Any] = {self.cancel_key: msg_id}
@@ -73,7 +76,12 @@ class Dialect:
 
 LSP = Dialect()
 ACP = Dialect("$/cancel_request", "requestId")
-MCP = Dialect("notifications/cancelled", "requestId", "askbridge no longer needs this answer")
+MCP = Dialect(
+    "notifications/cancelled",
+    "requestId",
+    "askbridge no longer needs this answer",
+    answers_cancelled=False,
+)
 
 
 class _Done:

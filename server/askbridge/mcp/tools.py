@@ -50,7 +50,8 @@ log = logging.getLogger("askbridge.mcp")
 
 PROGRESS_INTERVAL_S = 5.0
 
-Progress = Callable[[float, str], Awaitable[None]]
+# Sends one `notifications/progress` (elapsed seconds, message); never waits.
+Progress = Callable[[float, str], None]
 T = TypeVar("T")
 
 
@@ -153,7 +154,7 @@ class ExternalAgent:
                 message = f"waiting for the user's answer ({left} s left)"
             else:
                 message = "waiting for the user's answer"
-            await progress(elapsed, message)
+            progress(elapsed, message)
             await anyio.sleep(PROGRESS_INTERVAL_S)
             elapsed += PROGRESS_INTERVAL_S
 
