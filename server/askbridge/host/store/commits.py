@@ -223,7 +223,11 @@ class GroupCommit:
         self._flying, self._in_flight = batch, []
         try:
             try:
-                failures = await self._commit(batch)
+                try:
+                    await self._store.append_encoded([(s.id, p.texts) for s, p in batch.items()])
+                    failures: dict[Session, StoreError] = {}
+                except Exception as exc:
+                    failures = await self._failed(batch, exc)
             except BaseException:
                 # Cancelled while the store awaited (the host never does that): whether the
                 # batch is stored is unknown, so everyone waiting for it hears it failed.
@@ -285,26 +289,23 @@ class GroupCommit:
             except Exception:
                 log.exception("a commit callback failed")
 
-    async def _commit(self, batch: Batch) -> dict[Session, StoreError]:
-        """Write `batch` in one transaction; when that fails, each session alone."""
-        try:
-            await self._store.append_encoded([(s.id, part.texts) for s, part in batch.items()])
-            return {}
-        except StoreLost as exc:
+    async def _failed(self, batch: Batch, exc: Exception) -> dict[Session, StoreError]:
+        """The sessions of `batch`, whose transaction raised `exc`, that cannot be written:
+        all of them when the store is lost, else those failing again alone."""
+        if isinstance(exc, StoreLost):
             self._on_lost(exc)
             return dict.fromkeys(batch, exc)
-        except Exception as exc:
-            if len(batch) == 1:
-                return dict.fromkeys(batch, _as_store_error(exc))
+        if len(batch) == 1:
+            return dict.fromkeys(batch, _as_store_error(exc))
         failures: dict[Session, StoreError] = {}
         for session, part in batch.items():
             try:
                 await self._store.append_encoded([(session.id, part.texts)])
-            except StoreLost as exc:
-                self._on_lost(exc)
-                failures[session] = exc
-            except Exception as exc:
-                failures[session] = _as_store_error(exc)
+            except StoreLost as lost:
+                self._on_lost(lost)
+                failures[session] = lost
+            except Exception as alone:
+                failures[session] = _as_store_error(alone)
         return failures
 
 
