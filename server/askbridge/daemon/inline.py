@@ -156,8 +156,6 @@ async def _serve(
     from .bootstrap import serve_host
     from .doors import log_start, serve_door
 
-    reader, writer = await open_stdio()
-
     async def own_client(host: Host, listener: HostSocket, tg: TaskGroup) -> int:
         log_start(door, data_dir, "inline", defaults)
         own = {"env": dict(os.environ), "options": defaults}
@@ -172,6 +170,7 @@ async def _serve(
         return status
 
     try:
+        reader, writer = await open_stdio()
         status = await serve_host(store, data_dir, settings, sock, own_client, inline=True)
     finally:
         await store.close()
