@@ -115,7 +115,7 @@ async def test_D1_a_step_of_an_ask_and_another_tool_starts_both_after_its_commit
 
 
 class TracedCommits(CommitLog):
-    """Every transaction, as "commit", into a trace the outbox and the window share."""
+    """Every transaction, as "commit", into a trace the frame batch and the window share."""
 
     def __init__(self, trace: list[str]) -> None:
         super().__init__()
