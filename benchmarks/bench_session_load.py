@@ -69,11 +69,20 @@ def best_of(repeats: int, work: Callable[[], object]) -> float:
     return best
 
 
+async def written(store: EventStore, header: ev.Event, events: list[ev.Event]) -> None:
+    """The session stored in batches, as the host does, and read back unchanged."""
+    await store.create_session(header)
+    for start in range(0, EVENT_COUNT, BATCH_SIZE):
+        await store.append("bench", events[start : start + BATCH_SIZE])
+    assert (await store.load("bench"))[1:] == events, "store returned different events"
+    assert (await store.load_lazily("bench"))[1:] == events, "a lazy load differs"
+
+
 async def host_load(store: EventStore) -> float:
     """Seconds `Host.load_session` takes, in a new Host (nothing of the session cached)."""
     async with Host(store) as host:
         start = clock()
-        session = host.load_session("bench")
+        session = await host.load_session("bench")
         elapsed = clock() - start
         assert session.turns == EVENT_COUNT // 6 + 1, session.turns
     return elapsed
@@ -93,14 +102,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="askbridge-bench-") as data_dir:
         store = open_store(data_dir)
         try:
-            store.create_session(header)
-            for start in range(0, EVENT_COUNT, BATCH_SIZE):
-                store.append("bench", events[start : start + BATCH_SIZE])
-            assert store.load("bench")[1:] == events, "store returned different events"
-            assert store.load_lazily("bench")[1:] == events, "a lazy load differs"
+            anyio.run(written, store, header, events)
             load_s = min(anyio.run(host_load, store) for _ in range(REPEATS))
         finally:
-            store.close()
+            anyio.run(store.close)
 
     texts = [encode_event(event) for event in events]
     loads = json.loads

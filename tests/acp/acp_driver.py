@@ -36,7 +36,7 @@ def install(server: AcpServer, clock: ManualClock) -> None:
     async def advance(params: dict[str, Any]) -> dict[str, Any]:
         call_id = params.get("callId")
         if call_id is not None:
-            agent_id = server.host.get_session(params["sessionId"]).agent.id
+            agent_id = (await server.host.get_session(params["sessionId"])).agent.id
             with anyio.fail_after(10):
                 # The core announces no wait creation; polling is fine in a test driver.
                 while server.host.service.find_wait(agent_id, call_id) is None:  # noqa: ASYNC110
@@ -45,7 +45,7 @@ def install(server: AcpServer, clock: ManualClock) -> None:
         return {"now": clock.now()}
 
     async def ask(params: dict[str, Any]) -> dict[str, Any]:
-        session = server.host.get_session(params["sessionId"])
+        session = await server.host.get_session(params["sessionId"])
         questions = [QuestionItem.model_validate(q) for q in params["questions"]]
         request = UserQuestionRequest(questions, agent=session.agent, session_id=session.id)
         try:
@@ -68,7 +68,7 @@ async def main(argv: list[str]) -> int:
         async with Host(store, clock=clock, **vars(settings)) as host:
             return await serve_acp(host, reader, writer, setup=lambda s: install(s, clock))
     finally:
-        store.close()
+        await store.close()
 
 
 if __name__ == "__main__":

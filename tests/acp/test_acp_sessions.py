@@ -28,12 +28,12 @@ from acp_harness import (
 from askbridge.host.store.datadir import open_store_read_only
 
 
-def _header(data_dir: Path, session_id: str) -> dict[str, Any]:
+async def _header(data_dir: Path, session_id: str) -> dict[str, Any]:
     store = open_store_read_only(data_dir)
     try:
-        return store.load(session_id)[0]
+        return (await store.load(session_id))[0]
     finally:
-        store.close()
+        await store.close()
 
 
 async def test_acp_init_and_new_session_reads_only_meta_askbridge(tmp_path: Path) -> None:
@@ -75,14 +75,14 @@ async def test_acp_init_and_new_session_reads_only_meta_askbridge(tmp_path: Path
             await raw("session/new", {"mcpServers": []})
         assert missing.value.code == -32602  # cwd is required by ACP
 
-    header = _header(tmp_path / "data", first["sessionId"])
+    header = await _header(tmp_path / "data", first["sessionId"])
     assert header["cwd"] == str(tmp_path)
     assert header["askUserQuestion"] == {"mode": "timed", "timeout": 30}
-    assert _header(tmp_path / "data", second.session_id)["askUserQuestion"] == {
+    assert (await _header(tmp_path / "data", second.session_id))["askUserQuestion"] == {
         "mode": "legacy",
         "timeout": 60,
     }
-    assert _header(tmp_path / "data", plain.session_id)["askUserQuestion"] == {
+    assert (await _header(tmp_path / "data", plain.session_id))["askUserQuestion"] == {
         "mode": "timed",
         "timeout": 60,
     }
@@ -177,9 +177,9 @@ async def test_acp_end_of_input_mid_question_exits_zero_without_answerer_failure
 
     store = open_store_read_only(data)
     try:
-        events = store.load(session_id)
+        events = await store.load(session_id)
     finally:
-        store.close()
+        await store.close()
     [result] = [e for e in events if e["type"] == "tool/result"]
     assert result["error"] == {"name": "ToolError", "code": "TOOL_OUTCOME_UNKNOWN"}
     assert events[-1] == {"type": "turn/end", "turnId": "t-1", "stopReason": "cancelled"}

@@ -51,14 +51,14 @@ def tool_json(update: dict[str, Any]) -> Any:
     return json.loads(tool_text(update))
 
 
-def stored_events(data_dir: Path, session_id: str) -> list[dict[str, Any]]:
+async def stored_events(data_dir: Path, session_id: str) -> list[dict[str, Any]]:
     """The session's committed log, read from the real SQLite store, read-only: in auto mode
     the host may still be running (it idles out later)."""
     store = open_store_read_only(data_dir)
     try:
-        return store.load(session_id)
+        return await store.load(session_id)
     finally:
-        store.close()
+        await store.close()
 
 
 def of_type(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:

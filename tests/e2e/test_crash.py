@@ -55,7 +55,7 @@ async def test_an_acknowledged_late_reply_survives_sigkill(
         assert await client.kill() == -9
 
     data = tmp_path / "askbridge-data"
-    events = stored_events(data, sid)
+    events = await stored_events(data, sid)
     [inserted] = of_type(events, "agent/inbox/inserted")
     reply = json.loads(inserted["message"]["content"][0]["text"])
     assert (reply["callId"], reply["answers"]) == ("call-1", POSTGRES["answers"])
@@ -78,7 +78,7 @@ async def test_an_acknowledged_late_reply_survives_sigkill(
         assert view["settled"] == settled
         if agent == "busy":  # call-2 was cut off by the crash: repaired, answerable (P7)
             assert [(a["callId"], a["state"]) for a in view["active"]] == [("call-2", "continued")]
-    events = stored_events(data, sid)
+    events = await stored_events(data, sid)
     assert len(of_type(events, "agent/inbox/inserted")) == 1
     [admitted] = [e for e in of_type(events, "user/message") if e.get("source")]
     assert admitted["source"] == {

@@ -75,9 +75,11 @@ async def test_S16_the_fanout_attack_ends_bounded_and_the_host_goes_on(
         assert host_pid(data) == pid
         store = open_store_read_only(data)
         try:
-            logs = {s.session_id: store.load(s.session_id) for s in store.list_sessions()}
+            logs = {
+                s.session_id: await store.load(s.session_id) for s in await store.list_sessions()
+            }
         finally:
-            store.close()
+            await store.close()
     children = set(logs) - {root, other}
     assert 0 < len(children) <= 64, len(children)
     # Every request the endpoint answered is in a log (none was made outside the tree).

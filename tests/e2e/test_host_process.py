@@ -294,7 +294,7 @@ async def test_H8_when_the_host_dies_every_front_door_exits_1_and_nothing_acknow
             kill_host(data)
             assert await a.wait() == 1 and await b.wait() == 1
             await a.read_to_end()  # strict: nothing half-written reached the client
-    events = stored_events(data, sid)
+    events = await stored_events(data, sid)
     assert [e["type"] for e in events][-1] == "tool/call"  # committed before it was asked (D1)
     async with AskbridgeClient.connect(data_dir=data, host="auto") as c:  # a new host repairs (P7)
         view = await c.view(sid)

@@ -114,7 +114,7 @@ async def test_shutdown_cancels_every_outstanding_ask(tmp_path: Path) -> None:
         assert await server.wait() == 0
         await server.read_to_end()
     for sid in sids:
-        results = of_type(stored_events(tmp_path / "data", sid), "tool/result")
+        results = of_type(await stored_events(tmp_path / "data", sid), "tool/result")
         assert [r["error"]["code"] for r in results] == ["TOOL_OUTCOME_UNKNOWN"]
 
 
@@ -136,7 +136,7 @@ async def test_end_of_input_cancels_turns_releases_claims_and_exits_0(tmp_path: 
         assert (await server.notification("$/progress"))["params"]["token"] == 7
         server.close_input()
         assert await server.wait() == 0
-    events = stored_events(data, sid)
+    events = await stored_events(data, sid)
     assert [e["type"] for e in events][-3:] == ["tool/call", "tool/result", "turn/end"]
     assert events[-2]["error"] == {"name": "ToolError", "code": "TOOL_OUTCOME_UNKNOWN"}
     assert events[-1]["stopReason"] == "cancelled"
@@ -155,7 +155,7 @@ async def test_end_of_input_cancels_turns_releases_claims_and_exits_0(tmp_path: 
             "session/update", lambda p: p["update"]["sessionUpdate"] == "turn_ended"
         )
         assert await server.shutdown_and_exit() == 0
-    [repair] = of_type(stored_events(data, sid), "tool/result")
+    [repair] = of_type(await stored_events(data, sid), "tool/result")
     assert repair["error"] == {"name": "ToolError", "code": "TOOL_OUTCOME_UNKNOWN"}
 
 

@@ -120,7 +120,9 @@ async def test_without_a_model_the_agent_says_so_and_the_header_says_none(tmp_pa
         assert (
             f"WARNING askbridge.host.models: session {sid} has no model configured" in server.logs()
         )
-    [header] = [e for e in stored_events(tmp_path / "data", sid) if e["type"] == "session/header"]
+    [header] = [
+        e for e in await stored_events(tmp_path / "data", sid) if e["type"] == "session/header"
+    ]
     assert header["model"] == {"kind": "none"}
 
 

@@ -13,6 +13,7 @@ does next is not counted. A bare interpreter's own modules are not counted eithe
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -68,7 +69,9 @@ def test_an_inline_start_answers_initialize_before_the_store_modules_load(
     tmp_path: Path,
 ) -> None:
     data = tmp_path / "data"
-    open_store(data).close()  # an existing, current store: what every start but the first finds
+    asyncio.run(
+        open_store(data).close()
+    )  # an existing, current store: what every start but the first finds
     done = subprocess.run(
         [sys.executable, "-c", CHILD, str(data)],
         input=_frame(

@@ -28,8 +28,8 @@ from typing import Any
 import pytest
 
 from askbridge import __version__
-from askbridge.host.store.store_sqlite import SQLiteEventStore
 from askbridge.testing.hosts import host_pid, stop_host
+from stored_logs import read_log
 
 REPO = Path(__file__).resolve().parents[2]
 PLUGIN_DIR = REPO / "editors" / "nvim"
@@ -195,12 +195,7 @@ def run_scenario(
     errors = [note for note in result["notes"] if note["level"] == VIM_LOG_ERROR]
     assert errors == [], errors
     assert result["server_exit_code"] == 0, result
-    store = SQLiteEventStore(data_dir / "askbridge.db")
-    try:
-        log = store.load(result["session_id"])
-    finally:
-        store.close()
-    return NvimRun(result, log)
+    return NvimRun(result, read_log(data_dir, result["session_id"]))
 
 
 def test_blocking_ask_answered_then_dismissed_E2(tmp_path: Path) -> None:

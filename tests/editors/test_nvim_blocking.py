@@ -19,7 +19,7 @@ from typing import Any
 
 from test_nvim import DB_QUESTION, TIMED_ASK_S, VIM_LOG_WARN, ask, run_scenario
 
-from askbridge.host.store.store_sqlite import SQLiteEventStore
+from stored_logs import read_logs
 
 COLOUR = {"id": "color", "question": "Colour?", "options": [{"label": "red"}, {"label": "blue"}]}
 
@@ -116,16 +116,13 @@ def test_one_card_at_a_time_on_the_blocking_picker(tmp_path) -> None:
     assert first["session_id"] != second["session_id"]
     typed_first, _ = run.result["typed"]
     assert second["at_ms"] >= typed_first["at_ms"]
-    store = SQLiteEventStore(tmp_path / "data" / "askbridge.db")
-    try:
-        answers = {
-            session: [
-                json.loads(e["content"])["answers"][0]["selected"]
-                for e in store.load(session)
-                if e["type"] == "tool/result"
-            ]
-            for session in run.result["sessions"]
-        }
-    finally:
-        store.close()
+    logs = read_logs(tmp_path / "data")
+    answers = {
+        session: [
+            json.loads(e["content"])["answers"][0]["selected"]
+            for e in logs[session]
+            if e["type"] == "tool/result"
+        ]
+        for session in run.result["sessions"]
+    }
     assert answers == {first["session_id"]: [["SQLite"]], second["session_id"]: [["Postgres"]]}

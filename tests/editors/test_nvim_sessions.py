@@ -16,7 +16,7 @@ from pathlib import Path
 
 from test_nvim import DB_QUESTION, TIMED_ASK_S, VIM_LOG_ERROR, ask, run_nvim, server_command
 
-from askbridge.host.store.store_sqlite import SQLiteEventStore
+from stored_logs import read_log
 
 
 def test_M1_L4_sessions_lists_loads_and_answers_a_continued_question(tmp_path: Path) -> None:
@@ -56,11 +56,7 @@ def test_M1_L4_sessions_lists_loads_and_answers_a_continued_question(tmp_path: P
     assert second["status_loaded"] == "askbridge: 1 pending"
     assert any(n["msg"] == "askbridge: reply sent for call-1" for n in second["notes"])
 
-    store = SQLiteEventStore(data_dir / "askbridge.db")
-    try:
-        log = store.load(pending_session)
-    finally:
-        store.close()
+    log = read_log(data_dir, pending_session)
     replies = [e for e in log if e["type"] == "user/message" and e.get("source")]
     assert len(replies) == 1
     assert json.loads(replies[0]["content"][0]["text"])["answers"] == [

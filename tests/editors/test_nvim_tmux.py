@@ -37,7 +37,7 @@ from test_nvim import (
     server_command,
 )
 
-from askbridge.host.store.store_sqlite import SQLiteEventStore
+from stored_logs import read_log
 
 WAIT_S = 30
 
@@ -113,11 +113,7 @@ def late_reply_run(result_path: Path, data_dir: Path) -> tuple[dict[str, Any], N
     result: dict[str, Any] = json.loads(result_path.read_text())
     assert "error" not in result, result["error"]
     assert [n for n in result["notes"] if n["level"] == VIM_LOG_ERROR] == []
-    store = SQLiteEventStore(data_dir / "askbridge.db")
-    try:
-        run = NvimRun(result, store.load(result["session_id"]))
-    finally:
-        store.close()
+    run = NvimRun(result, read_log(data_dir, result["session_id"]))
     (tool_result,) = run.tool_results()
     assert json.loads(tool_result["content"])["pending"] is True
     replies = [e for e in run.log if e["type"] == "user/message" and e.get("source")]

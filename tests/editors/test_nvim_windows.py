@@ -43,7 +43,7 @@ from test_nvim_tmux import (  # noqa: F401 (terminal: a fixture)
     wait_for,
 )
 
-from askbridge.host.store.store_sqlite import SQLiteEventStore
+from stored_logs import read_log
 
 # Long enough that the countdown never ends a card in these tests.
 ASK_TIMEOUT_S = 120
@@ -150,11 +150,7 @@ def neovims() -> Iterator[list[Nvim]]:
 
 def session_log(data_dir: Path, session_id: str) -> list[dict[str, Any]]:
     """The session's event log, read while the host may still run (WAL, read-only use)."""
-    store = SQLiteEventStore(data_dir / "askbridge.db")
-    try:
-        return store.load(session_id)
-    finally:
-        store.close()
+    return read_log(data_dir, session_id)
 
 
 def asker_command() -> list[str]:

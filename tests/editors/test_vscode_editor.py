@@ -39,10 +39,10 @@ from typing import Any
 import anyio
 import pytest
 
-from askbridge.host.store.datadir import open_store_read_only
 from askbridge.testing import AskbridgeClient
 from askbridge.testing.hosts import stop_host
 from shared_work import once_per_run
+from stored_logs import read_logs
 
 REPO = Path(__file__).resolve().parents[2]
 VSCODE = REPO / "editors" / "vscode"
@@ -146,11 +146,7 @@ def _store_a_session_with_a_continued_question(data_dir: Path) -> str:
 
 def stored_sessions(data_dir: Path) -> dict[str, list[dict[str, Any]]]:
     """Every session's log, read-only (the host is stopped by then, but need not be)."""
-    store = open_store_read_only(data_dir)
-    try:
-        return {s.session_id: store.load(s.session_id) for s in store.list_sessions()}
-    finally:
-        store.close()
+    return read_logs(data_dir)
 
 
 def _turns(events: list[dict[str, Any]]) -> list[tuple[str, Any]]:

@@ -66,7 +66,9 @@ async def main(data_dir: str) -> None:
             while line := await anyio.to_thread.run_sync(sys.stdin.readline):
                 cmd = json.loads(line)
                 if cmd["cmd"] == "new":
-                    session = host.new_session(model=cmd["model"], ask_user_question=cmd["ask"])
+                    session = await host.new_session(
+                        model=cmd["model"], ask_user_question=cmd["ask"]
+                    )
                     say({"event": "session", "sessionId": session.id})
                 elif cmd["cmd"] == "prompt":
                     tg.start_soon(prompt, cmd["sessionId"], cmd["text"])
@@ -87,7 +89,7 @@ async def main(data_dir: str) -> None:
                     raise ValueError(f"unknown command {cmd!r}")
             tg.cancel_scope.cancel()  # end of input: shut down cleanly
     finally:
-        store.close()
+        await store.close()
 
 
 if __name__ == "__main__":

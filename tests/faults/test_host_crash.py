@@ -160,8 +160,8 @@ class Desk:
         return lambda: None  # never settles
 
 
-def state(host: Host, session_id: str, call_id: str) -> str | None:
-    view = host.view(session_id)
+async def state(host: Host, session_id: str, call_id: str) -> str | None:
+    view = await host.view(session_id)
     for active in view.active:
         if active.call_id == call_id:
             return active.state
@@ -193,25 +193,25 @@ async def test_kill_9_with_a_timed_question_open(tmp_path: Path) -> None:
         driver.close()
     store = open_store(tmp_path)
     try:
-        log = store.load(sid)
+        log = await store.load(sid)
         assert [e["type"] for e in log][-1] == ev.TOOL_CALL  # acknowledged by "asked"
         desk = Desk()
         async with Host(store, clock=ManualClock()) as host:
             host.service.register(desk)
-            host.load_session(sid)
-            repaired = store.load(sid)[len(log) :]
+            await host.load_session(sid)
+            repaired = (await store.load(sid))[len(log) :]
             assert [e["type"] for e in repaired] == [ev.TOOL_RESULT, ev.TURN_END]
             assert repaired[0]["error"] == UNKNOWN and repaired[0]["callId"] == "call-1"
-            assert state(host, sid, "call-1") == "continued"
+            assert await state(host, sid, "call-1") == "continued"
             assert await host.late_answers.answer_reply(sid, "call-1", reply("db", "y")) is True
             await settle()
             # The woken turn took the script's next unused step: call-2, asked normally.
-            assert state(host, sid, "call-1") == "settled"
-            assert state(host, sid, "call-2") == "open"
+            assert await state(host, sid, "call-1") == "settled"
+            assert await state(host, sid, "call-2") == "open"
             assert desk.calls == ["call-2"]  # a resumed root agent asks normally (A4)
-            host.cancel(sid)
+            await host.cancel(sid)
     finally:
-        store.close()
+        await store.close()
 
 
 async def test_kill_9_after_pending_with_the_turn_busy(tmp_path: Path) -> None:
@@ -224,19 +224,19 @@ async def test_kill_9_after_pending_with_the_turn_busy(tmp_path: Path) -> None:
         driver.close()
     store = open_store(tmp_path)
     try:
-        assert json.loads(result(store.load(sid), "call-1")["content"])["pending"] is True
-        assert result(store.load(sid), "call-1")["content"] == pending_text
+        assert json.loads(result(await store.load(sid), "call-1")["content"])["pending"] is True
+        assert result(await store.load(sid), "call-1")["content"] == pending_text
         desk = Desk()
         async with Host(store, clock=ManualClock()) as host:
             host.service.register(desk)
-            host.load_session(sid)
-            assert state(host, sid, "call-1") == "continued"
-            assert state(host, sid, "call-2") == "continued"
-            assert result(store.load(sid), "call-2")["error"] == UNKNOWN
+            await host.load_session(sid)
+            assert await state(host, sid, "call-1") == "continued"
+            assert await state(host, sid, "call-2") == "continued"
+            assert result(await store.load(sid), "call-2")["error"] == UNKNOWN
             assert await host.late_answers.answer_reply(sid, "call-2", reply("os", "x")) is True
             assert await host.late_answers.answer_reply(sid, "call-1", reply("db", "y")) is True
             await settle()
-            log = store.load(sid)
+            log = await store.load(sid)
             # Both replies went into one inbox turn, in arrival order (L5).
             assert replies(log) == [
                 ("call-2", [{"id": "os", "selected": ["x"]}]),
@@ -245,7 +245,7 @@ async def test_kill_9_after_pending_with_the_turn_busy(tmp_path: Path) -> None:
             assert [e["cause"] for e in log if e["type"] == ev.TURN_START] == ["prompt", "inbox"]
             assert desk.calls == []  # the interrupted turn was not re-run
     finally:
-        store.close()
+        await store.close()
 
 
 @pytest.mark.parametrize("withdraw", [False, True], ids=["answer-again", "withdraw"])
@@ -263,7 +263,7 @@ async def test_kill_9_after_a_reply_was_accepted_but_not_admitted(
         driver.close()
     store = open_store(tmp_path)
     try:
-        before = store.load(sid)
+        before = await store.load(sid)
         inbox = Inbox()
         inbox.apply(before)
         assert inbox.queued_reply("call-1") is not None  # durable, not lost
@@ -271,10 +271,10 @@ async def test_kill_9_after_a_reply_was_accepted_but_not_admitted(
         async with Host(store, clock=ManualClock()) as host:
             if withdraw:
                 # The queue is durable: a reply queued before the kill can still be withdrawn.
-                assert host.withdraw_reply(sid, "call-1") is True
+                assert await host.withdraw_reply(sid, "call-1") is True
                 await settle()
-                assert replies(store.load(sid)) == []
-                assert state(host, sid, "call-1") == "continued"
+                assert replies(await store.load(sid)) == []
+                assert await state(host, sid, "call-1") == "continued"
                 assert await host.late_answers.answer_reply(sid, "call-1", reply("db", "x")) is True
                 expected = [{"id": "db", "selected": ["x"]}]
             else:
@@ -283,12 +283,12 @@ async def test_kill_9_after_a_reply_was_accepted_but_not_admitted(
                 assert info.value.code == ErrorCode.REPLY_QUEUED
                 expected = [{"id": "db", "selected": ["y"]}]
             await settle()
-            log = store.load(sid)
+            log = await store.load(sid)
             assert replies(log) == [("call-1", expected)]
-            assert state(host, sid, "call-1") == "settled"
-            assert state(host, sid, "call-2") == "continued"  # repaired (P7)
+            assert await state(host, sid, "call-1") == "settled"
+            assert await state(host, sid, "call-2") == "continued"  # repaired (P7)
             assert (
                 await host.late_answers.answer_reply(sid, "call-1", reply("db", "y")) is False
             )  # L6
     finally:
-        store.close()
+        await store.close()

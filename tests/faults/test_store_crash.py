@@ -14,6 +14,7 @@ which is where a torn write would show.
 
 from __future__ import annotations
 
+import asyncio
 import signal
 import sqlite3
 import subprocess
@@ -27,24 +28,28 @@ from askbridge.host.store.datadir import DB_FILE_NAME, open_store
 SESSION = "crash"
 
 CHILD = """
+import asyncio
 import sys
 from askbridge.host.log import events as ev
 from askbridge.host.store.datadir import open_store
 
-store = open_store(sys.argv[1])
-store.create_session(ev.session_header(
-    session_id="crash", agent_id="a", origin="root", cwd="/", model={},
-    ask_user_question={"mode": "legacy"}, created_at="2025-01-01T00:00:00Z"))
-batch = 0
-while True:
-    size = 1 + batch % 5
-    pad = "x" * (batch * 7919 % 60000)
-    store.append("crash", [
-        {"type": "test/crash", "batch": batch, "index": i, "of": size, "pad": pad}
-        for i in range(size)
-    ])
-    print(batch, flush=True)
-    batch += 1
+async def main():
+    store = open_store(sys.argv[1])
+    await store.create_session(ev.session_header(
+        session_id="crash", agent_id="a", origin="root", cwd="/", model={},
+        ask_user_question={"mode": "legacy"}, created_at="2025-01-01T00:00:00Z"))
+    batch = 0
+    while True:
+        size = 1 + batch % 5
+        pad = "x" * (batch * 7919 % 60000)
+        await store.append("crash", [
+            {"type": "test/crash", "batch": batch, "index": i, "of": size, "pad": pad}
+            for i in range(size)
+        ])
+        print(batch, flush=True)
+        batch += 1
+
+asyncio.run(main())
 """
 
 
@@ -87,9 +92,9 @@ def test_D2_kill_9_leaves_only_whole_events_and_every_reported_commit(
     # The kernel dropped the dead child's lock: reopening needs no cleanup.
     store = open_store(tmp_path)
     try:
-        events = store.load(SESSION)
+        events = asyncio.run(store.load(SESSION))
     finally:
-        store.close()
+        asyncio.run(store.close())
     with sqlite3.connect(tmp_path / DB_FILE_NAME) as conn:
         seqs = [s for (s,) in conn.execute("SELECT seq FROM events ORDER BY seq")]
     assert seqs == list(range(len(events)))

@@ -127,18 +127,23 @@ def test_S5_a_plain_store_process_sees_store_lost_and_the_new_server_waits_for_i
 
 # Opens the store at argv[1], says "ready", waits for a line, then tries two writes.
 HOLDER = """
+import asyncio
 import sys
 from askbridge.host.log import events as ev
 from askbridge.host.store.datadir import open_store
-store = open_store(sys.argv[1])
-store.create_session(ev.session_header(session_id="s", agent_id="a", origin="root", cwd="/",
-    model={}, ask_user_question={}, created_at="2025-01-01T00:00:00Z"))
-print("ready", flush=True)
-sys.stdin.readline()
-for _ in range(2):
-    try:
-        store.append("s", [{"type": "x"}])
-    except Exception as exc:
-        print(type(exc).__name__, getattr(exc, "code", ""), flush=True)
-store.close()
+
+async def main():
+    store = open_store(sys.argv[1])
+    await store.create_session(ev.session_header(session_id="s", agent_id="a", origin="root",
+        cwd="/", model={}, ask_user_question={}, created_at="2025-01-01T00:00:00Z"))
+    print("ready", flush=True)
+    sys.stdin.readline()
+    for _ in range(2):
+        try:
+            await store.append("s", [{"type": "x"}])
+        except Exception as exc:
+            print(type(exc).__name__, getattr(exc, "code", ""), flush=True)
+    await store.close()
+
+asyncio.run(main())
 """

@@ -17,6 +17,7 @@ Needs root (mount); every mount is undone in a `finally`.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import subprocess
@@ -73,44 +74,44 @@ def test_S4_D2_disk_full_fails_one_write_whole_and_the_store_recovers(tmpfs: Pat
     data_dir = tmpfs / "data"
     store = open_store(data_dir)
     try:
-        store.create_session(header("s1"))
-        store.append("s1", [ev.turn_start("t1", "prompt")])
-        before = store.load("s1")
+        asyncio.run(store.create_session(header("s1")))
+        asyncio.run(store.append("s1", [ev.turn_start("t1", "prompt")]))
+        before = asyncio.run(store.load("s1"))
         filler = fill(tmpfs)
 
         with pytest.raises(StoreError) as caught:
-            store.append("s1", big_batch("while-full"))
+            asyncio.run(store.append("s1", big_batch("while-full")))
         assert type(caught.value) is StoreError
         assert caught.value.code == "STORE_ERROR"
         assert str(caught.value) == (
             f"cannot write to the event store {data_dir / DB_FILE_NAME}: database or disk is full"
         )
         # Nothing half-written: this connection and a separate reader see the old log.
-        assert store.load("s1") == before
+        assert asyncio.run(store.load("s1")) == before
         reader = open_store_read_only(data_dir)
         try:
-            assert reader.load("s1") == before
+            assert asyncio.run(reader.load("s1")) == before
         finally:
-            reader.close()
-        assert [info.session_id for info in store.list_sessions()] == ["s1"]
+            asyncio.run(reader.close())
+        assert [info.session_id for info in asyncio.run(store.list_sessions())] == ["s1"]
 
         filler.unlink()
-        store.append("s1", big_batch("after"))
-        assert store.load("s1") == before + big_batch("after")
+        asyncio.run(store.append("s1", big_batch("after")))
+        assert asyncio.run(store.load("s1")) == before + big_batch("after")
     finally:
-        store.close()
+        asyncio.run(store.close())
     reopened = open_store(data_dir)
     try:
-        assert reopened.load("s1") == before + big_batch("after")
+        assert asyncio.run(reopened.load("s1")) == before + big_batch("after")
     finally:
-        reopened.close()
+        asyncio.run(reopened.close())
 
 
 def test_S4_a_data_dir_on_a_read_only_filesystem_is_refused_at_start(tmpfs: Path) -> None:
     data_dir = tmpfs / "data"
     store = open_store(data_dir)
-    store.create_session(header("s1"))
-    store.close()
+    asyncio.run(store.create_session(header("s1")))
+    asyncio.run(store.close())
     run("mount", "-o", "remount,ro", str(tmpfs))
     expected = f"cannot open lock file {data_dir / 'askbridge.lock'}: Read-only file system"
     with pytest.raises(StoreError) as caught:
@@ -127,9 +128,9 @@ def test_S4_a_data_dir_on_a_read_only_filesystem_is_refused_at_start(tmpfs: Path
     # Reading still works there (askbridge sessions on a mounted backup).
     reader = open_store_read_only(data_dir)
     try:
-        assert reader.load("s1") == [header("s1")]
+        assert asyncio.run(reader.load("s1")) == [header("s1")]
     finally:
-        reader.close()
+        asyncio.run(reader.close())
 
 
 def test_S4_tmpfs_cannot_be_remounted_read_only_under_a_live_store(tmpfs: Path) -> None:
@@ -137,14 +138,14 @@ def test_S4_tmpfs_cannot_be_remounted_read_only_under_a_live_store(tmpfs: Path) 
     while SQLite holds files open for writing, so the store never sees it."""
     store = open_store(tmpfs / "data")
     try:
-        store.create_session(header("s1"))
+        asyncio.run(store.create_session(header("s1")))
         done = subprocess.run(
             ["mount", "-o", "remount,ro", str(tmpfs)], capture_output=True, check=False
         )
         assert done.returncode != 0 and b"busy" in done.stderr
-        store.append("s1", [ev.turn_start("t1", "prompt")])
+        asyncio.run(store.append("s1", [ev.turn_start("t1", "prompt")]))
     finally:
-        store.close()
+        asyncio.run(store.close())
 
 
 @pytest.fixture
@@ -186,9 +187,9 @@ def test_S4_D2_a_disk_gone_read_only_fails_writes_whole_and_reads_go_on(ext4: Pa
     data_dir = ext4 / "data"
     store = open_store(data_dir)
     try:
-        store.create_session(header("s1"))
-        store.append("s1", [ev.turn_start("t1", "prompt")])
-        before = store.load("s1")
+        asyncio.run(store.create_session(header("s1")))
+        asyncio.run(store.append("s1", [ev.turn_start("t1", "prompt")]))
+        before = asyncio.run(store.load("s1"))
         # synchronous=NORMAL leaves commits in the page cache (D2 is about kill -9, not a
         # dying disk); flush them so "what was committed" is on the disk being failed.
         os.sync()
@@ -197,23 +198,25 @@ def test_S4_D2_a_disk_gone_read_only_fails_writes_whole_and_reads_go_on(ext4: Pa
 
         for attempt in range(2):  # every write fails the same way; none takes the store down
             with pytest.raises(StoreError) as caught:
-                store.append("s1", big_batch(f"read-only-{attempt}"))
+                asyncio.run(store.append("s1", big_batch(f"read-only-{attempt}")))
             assert type(caught.value) is StoreError
             assert caught.value.code == "STORE_ERROR"
             assert str(caught.value).startswith(
                 f"cannot write to the event store {data_dir / DB_FILE_NAME}: "
             )
-            assert store.load("s1") == before
+            assert asyncio.run(store.load("s1")) == before
         with pytest.raises(StoreError, match="cannot write to the event store"):
-            store.create_session(header("s2"))
-        assert [info.session_id for info in store.list_sessions()] == ["s1"]
+            asyncio.run(store.create_session(header("s2")))
+        assert [info.session_id for info in asyncio.run(store.list_sessions())] == ["s1"]
     finally:
-        store.close()
+        asyncio.run(store.close())
     remount_fresh(ext4)
     reopened = open_store(data_dir)
     try:
-        assert reopened.load("s1") == before  # exactly what was committed before the fault
-        reopened.append("s1", big_batch("after"))  # and the fault is gone
-        assert reopened.load("s1") == before + big_batch("after")
+        assert (
+            asyncio.run(reopened.load("s1")) == before
+        )  # exactly what was committed before the fault
+        asyncio.run(reopened.append("s1", big_batch("after")))  # and the fault is gone
+        assert asyncio.run(reopened.load("s1")) == before + big_batch("after")
     finally:
-        reopened.close()
+        asyncio.run(reopened.close())

@@ -243,7 +243,7 @@ async def bench(tmp_path: Path, *, real_time: bool = False) -> AsyncIterator[Ben
                 yield Bench(host, clock, data_dir, tg, [])
             tg.cancel_scope.cancel()
     finally:
-        store.close()
+        await store.close()
 
 
 async def settle() -> None:

@@ -27,14 +27,14 @@ async def test_X1_P7_an_external_session_reloads_without_a_model(tmp_path: Path)
         # The host is stopped under the open ask (as a crash would leave it, but cleanly).
     store = open_store(b.data_dir)
     try:
-        events = store.load(session_id)
+        events = await store.load(session_id)
         kinds = [e["type"] for e in events]
         assert kinds[:3] == [ev.SESSION_HEADER, ev.REQUEST_HEADER, ev.TOOL_CALL]
         # A call the agent made just before a crash: logged, never answered.
         crashed = ev.tool_call("call-crash", "ask_user_question", {"questions": [db_question("c")]})
-        store.append(session_id, [crashed])
+        await store.append(session_id, [crashed])
         async with Host(store) as host:
-            loaded = host.load_session(session_id)
+            loaded = await host.load_session(session_id)
             assert not loaded.runs_turns
             view = loaded.projection.view_dict()
             assert [(a["callId"], a["state"]) for a in view["active"]] == [
@@ -42,9 +42,9 @@ async def test_X1_P7_an_external_session_reloads_without_a_model(tmp_path: Path)
                 ("call-crash", "continued"),  # P7: repaired outcome-unknown
             ]
             assert not loaded.running  # no turn is ever run for it
-            assert [i.origin for i in host.list_sessions()] == ["mcp"]
+            assert [i.origin for i in await host.list_sessions()] == ["mcp"]
     finally:
-        store.close()
+        await store.close()
 
 
 async def test_X1_an_editor_cannot_prompt_an_external_session_but_can_cancel_its_asks(
@@ -83,11 +83,11 @@ async def test_M6_the_host_stopping_leaves_open_questions_continued(tmp_path: Pa
         await settle()
     store = open_store(b.data_dir)
     try:
-        last = store.load(session_id)[-1]
+        last = (await store.load(session_id))[-1]
         assert last["type"] == ev.TOOL_RESULT
         assert last["error"]["code"] == "TOOL_OUTCOME_UNKNOWN"
     finally:
-        store.close()
+        await store.close()
 
 
 async def test_P3_X1_an_external_sessions_results_are_logged_with_their_kind(
@@ -110,9 +110,9 @@ async def test_P3_X1_an_external_sessions_results_are_logged_with_their_kind(
         await agent.result(timed)
     store = open_store(b.data_dir)
     try:
-        results = [e for e in store.load(session_id) if e["type"] == ev.TOOL_RESULT]
+        results = [e for e in await store.load(session_id) if e["type"] == ev.TOOL_RESULT]
     finally:
-        store.close()
+        await store.close()
     assert [(r.get("outcome"), r.get("answers")) for r in results] == [
         ("answered", [{"id": "db", "selected": ["Postgres"]}]),
         ("pending", None),

@@ -59,7 +59,7 @@ async def test_X1_X3_M2_an_editor_answers_the_agents_question(tmp_path: Path) ->
         listed = await editor.result(editor.call("session/list", {}))
         entry = next(s for s in listed["sessions"] if s["sessionId"] == session_id)
         assert entry["title"] == "bench-agent — /work/project"
-        info = next(i for i in b.host.list_sessions() if i.session_id == session_id)
+        info = next(i for i in await b.host.list_sessions() if i.session_id == session_id)
         assert info.origin == "mcp"
 
 

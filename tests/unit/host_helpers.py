@@ -6,7 +6,7 @@ and a `Desk` — a listener on the real `user-questions/request` waterfall, the
 interface a front door uses — standing in for the user at a client.
 
     async with host_env(mode="timed", timeout_s=5) as env:
-        s = env.host.new_session(model=script(ask_step("call-1", [q("db")]), text_step("ok")))
+        s = await env.host.new_session(model=script(ask_step("call-1", [q("db")]), text_step("ok")))
         run = env.prompt(s.id, "hi")          # the prompt runs in the env's task group
         await settle()
         env.clock.advance(5000)                # the timed ask becomes pending (no sleeping)
@@ -191,9 +191,9 @@ class Env:
         self.tg.start_soon(go)
         return run
 
-    def log(self, session_id: str) -> list[ev.Event]:
+    async def log(self, session_id: str) -> list[ev.Event]:
         """The session's events as the store holds them (not the host's memory)."""
-        return self.store.load(session_id)
+        return await self.store.load(session_id)
 
 
 @asynccontextmanager

@@ -39,14 +39,14 @@ def open_umask() -> Iterator[None]:
         os.umask(old)
 
 
-def test_S5_a_new_data_dir_is_0700_and_every_file_in_it_0600(
+async def test_S5_a_new_data_dir_is_0700_and_every_file_in_it_0600(
     tmp_path: Path, open_umask: None
 ) -> None:
     data_dir = tmp_path / "parent" / "data"
     store = open_store(data_dir)
     try:
-        store.create_session(header("s1"))
-        store.append("s1", [{"type": "x", "n": n} for n in range(100)])
+        await store.create_session(header("s1"))
+        await store.append("s1", [{"type": "x", "n": n} for n in range(100)])
         names = sorted(os.listdir(data_dir))
         assert names == sorted(
             [
@@ -60,16 +60,18 @@ def test_S5_a_new_data_dir_is_0700_and_every_file_in_it_0600(
         assert mode(data_dir) == 0o700
         assert {name: mode(data_dir / name) for name in names} == dict.fromkeys(names, 0o600)
     finally:
-        store.close()
+        await store.close()
 
 
-def test_S5_files_an_older_askbridge_left_with_loose_modes_are_made_0600(tmp_path: Path) -> None:
+async def test_S5_files_an_older_askbridge_left_with_loose_modes_are_made_0600(
+    tmp_path: Path,
+) -> None:
     store = open_store(tmp_path / "data")
-    store.create_session(header("s1"))
-    store.close()
+    await store.create_session(header("s1"))
+    await store.close()
     for name in (DB_FILE_NAME, LOCK_FILE_NAME, IDENTITY_FILE_NAME):
         os.chmod(tmp_path / "data" / name, 0o644)
-    open_store(tmp_path / "data").close()
+    await open_store(tmp_path / "data").close()
     assert mode(tmp_path / "data" / DB_FILE_NAME) == 0o600
     assert mode(tmp_path / "data" / LOCK_FILE_NAME) == 0o600
     assert mode(tmp_path / "data" / IDENTITY_FILE_NAME) == 0o600
@@ -92,13 +94,13 @@ def test_S5_a_data_dir_writable_by_group_or_others_is_refused(tmp_path: Path, lo
     assert os.listdir(data_dir) == []  # refused before anything was created in it
 
 
-def test_S5_a_data_dir_others_may_only_read_is_used(tmp_path: Path) -> None:
+async def test_S5_a_data_dir_others_may_only_read_is_used(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
     data_dir.mkdir(mode=0o755)
     os.chmod(data_dir, 0o755)
     store = open_store(data_dir)
-    store.create_session(header("s1"))
-    store.close()
+    await store.create_session(header("s1"))
+    await store.close()
     assert mode(data_dir / DB_FILE_NAME) == 0o600
 
 
@@ -116,14 +118,14 @@ def test_S5_a_data_dir_of_another_user_is_refused(tmp_path: Path) -> None:
     assert refused_start(data_dir) == expected
 
 
-def test_S5_a_symlinked_data_dir_is_judged_by_the_directory_it_names(tmp_path: Path) -> None:
+async def test_S5_a_symlinked_data_dir_is_judged_by_the_directory_it_names(tmp_path: Path) -> None:
     """Decision: `--data-dir` may be a link (dotfile setups do that); its target must pass."""
     real = tmp_path / "real"
     real.mkdir(mode=0o700)
     (tmp_path / "link").symlink_to(real)
     store = open_store(tmp_path / "link")
-    store.create_session(header("s1"))
-    store.close()
+    await store.create_session(header("s1"))
+    await store.close()
     assert (real / DB_FILE_NAME).is_file()
     os.chmod(real, 0o777)
     with pytest.raises(StoreError, match="is writable by group or others"):
@@ -132,7 +134,7 @@ def test_S5_a_symlinked_data_dir_is_judged_by_the_directory_it_names(tmp_path: P
 
 @pytest.mark.parametrize("name", [LOCK_FILE_NAME, DB_FILE_NAME])
 @pytest.mark.parametrize("dangling", [False, True])
-def test_S5_a_planted_lock_or_database_symlink_is_refused_never_followed(
+async def test_S5_a_planted_lock_or_database_symlink_is_refused_never_followed(
     tmp_path: Path, name: str, dangling: bool
 ) -> None:
     data_dir = tmp_path / "data"
@@ -155,13 +157,13 @@ def test_S5_a_planted_lock_or_database_symlink_is_refused_never_followed(
         assert mode(target) == 0o644  # not chmod-ed either
     # The lock of a refused open was let go of: removing the link makes the dir usable.
     (data_dir / name).unlink()
-    open_store(data_dir).close()
+    await open_store(data_dir).close()
 
 
 @pytest.mark.parametrize("suffix", ["-wal", "-shm"])
-def test_S5_a_planted_wal_or_shm_symlink_is_refused(tmp_path: Path, suffix: str) -> None:
+async def test_S5_a_planted_wal_or_shm_symlink_is_refused(tmp_path: Path, suffix: str) -> None:
     data_dir = tmp_path / "data"
-    open_store(data_dir).close()
+    await open_store(data_dir).close()
     target = tmp_path / "precious"
     target.write_text("keep me\n")
     (data_dir / f"{DB_FILE_NAME}{suffix}").symlink_to(target)
@@ -203,18 +205,18 @@ def _lost_by_replacement(data_dir: Path) -> None:
 @pytest.mark.parametrize(
     "lose", [_lost_by_rm, _lost_by_mv, _lost_by_new_lock, _lost_by_replacement]
 )
-def test_S5_a_deleted_or_replaced_data_dir_makes_every_later_write_store_lost(
+async def test_S5_a_deleted_or_replaced_data_dir_makes_every_later_write_store_lost(
     tmp_path: Path, lose: object
 ) -> None:
     data_dir = tmp_path / "data"
     store = open_store(data_dir)
     try:
-        store.create_session(header("s1"))
-        store.append("s1", [ev.turn_start("t1", "prompt")])
+        await store.create_session(header("s1"))
+        await store.append("s1", [ev.turn_start("t1", "prompt")])
         assert callable(lose)
         lose(data_dir)
         with pytest.raises(StoreLost) as caught:
-            store.append("s1", [ev.turn_end("t1", "end_turn")])
+            await store.append("s1", [ev.turn_end("t1", "end_turn")])
         assert caught.value.code == "STORE_LOST"
         assert caught.value.name == "StoreError"
         assert str(caught.value) == (
@@ -229,49 +231,49 @@ def test_S5_a_deleted_or_replaced_data_dir_makes_every_later_write_store_lost(
             lambda: store.create_session(header("s2")),
         ):
             with pytest.raises(StoreLost):
-                write()
+                await write()
         with pytest.raises(StoreLost):
             store.check_not_lost()
         # Reads still work; the vetoed batch was rolled back, not committed to the old file.
-        assert store.load("s1") == [header("s1"), ev.turn_start("t1", "prompt")]
-        assert [info.session_id for info in store.list_sessions()] == ["s1"]
+        assert await store.load("s1") == [header("s1"), ev.turn_start("t1", "prompt")]
+        assert [info.session_id for info in await store.list_sessions()] == ["s1"]
     finally:
-        store.close()
+        await store.close()
 
 
-def test_S5_moving_the_data_dir_back_does_not_revive_a_lost_store(tmp_path: Path) -> None:
+async def test_S5_moving_the_data_dir_back_does_not_revive_a_lost_store(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
     store = open_store(data_dir)
     try:
-        store.create_session(header("s1"))
+        await store.create_session(header("s1"))
         data_dir.rename(tmp_path / "away")
         with pytest.raises(StoreLost):
-            store.append("s1", [])
+            await store.append("s1", [])
         (tmp_path / "away").rename(data_dir)
         with pytest.raises(StoreLost):
-            store.append("s1", [])
+            await store.append("s1", [])
     finally:
-        store.close()
+        await store.close()
     # Closing a lost store does not touch the new holder's files; the path is free again.
-    open_store(data_dir).close()
+    await open_store(data_dir).close()
 
 
-def test_S5_a_closed_store_frees_the_path_for_a_recreated_directory(tmp_path: Path) -> None:
+async def test_S5_a_closed_store_frees_the_path_for_a_recreated_directory(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
-    open_store(data_dir).close()
+    await open_store(data_dir).close()
     shutil.rmtree(data_dir)
     store = open_store(data_dir)
-    store.create_session(header("s1"))
-    store.close()
+    await store.create_session(header("s1"))
+    await store.close()
 
 
-def test_S5_the_lost_check_costs_one_lstat_per_commit_and_can_run_while_idle(
+async def test_S5_the_lost_check_costs_one_lstat_per_commit_and_can_run_while_idle(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     data_dir = tmp_path / "data"
     store = open_store(data_dir)
     try:
-        store.create_session(header("s1"))
+        await store.create_session(header("s1"))
         calls: list[str] = []
         real_lstat = os.lstat
 
@@ -280,14 +282,14 @@ def test_S5_the_lost_check_costs_one_lstat_per_commit_and_can_run_while_idle(
             return real_lstat(path, *args, **kwargs)  # type: ignore[arg-type]
 
         monkeypatch.setattr(os, "lstat", counting_lstat)
-        store.append("s1", [ev.turn_start(f"t{n}", "prompt") for n in range(20)])
+        await store.append("s1", [ev.turn_start(f"t{n}", "prompt") for n in range(20)])
         assert calls == [str(data_dir / LOCK_FILE_NAME)]
         store.check_not_lost()  # nothing lost: no error, and no write
-        assert len(store.load("s1")) == 21
+        assert len(await store.load("s1")) == 21
         shutil.rmtree(data_dir)
         with pytest.raises(StoreLost):
             store.check_not_lost()  # noticed without a write
         with pytest.raises(StoreLost):
-            store.append("s1", [])
+            await store.append("s1", [])
     finally:
-        store.close()
+        await store.close()

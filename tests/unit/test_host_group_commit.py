@@ -29,8 +29,8 @@ class CommitLog(MemoryEventStore):
         super().__init__()
         self.commits: list[list[str]] = []
 
-    def append_encoded(self, batches: Sequence[tuple[str, Sequence[str]]]) -> None:
-        super().append_encoded(batches)
+    async def append_encoded(self, batches: Sequence[tuple[str, Sequence[str]]]) -> None:
+        await super().append_encoded(batches)
         self.commits.append([json.loads(text)["type"] for _, texts in batches for text in texts])
 
 
@@ -41,7 +41,7 @@ async def two_asks(store: MemoryEventStore) -> AsyncIterator[tuple[Env, Callback
         window = CallbackWindow()
         client = env.host.attach(window, {})  # type: ignore[arg-type]
         steps = [ask_step("call-1", [q("db")]), ask_step("call-2", [q("db")]), text_step("ok")]
-        s = env.host.new_session(client, model=script(*steps))
+        s = await env.host.new_session(client, model=script(*steps))
         run = env.prompt(s.id, "go")
         await settle()
         yield env, window, s, run
@@ -72,13 +72,13 @@ class FailingStep(CommitLog):
         super().__init__()
         self.call_id = call_id
 
-    def append_encoded(self, batches: Sequence[tuple[str, Sequence[str]]]) -> None:
+    async def append_encoded(self, batches: Sequence[tuple[str, Sequence[str]]]) -> None:
         for _, texts in batches:
             for text in texts:
                 event = json.loads(text)
                 if event["type"] == ev.TOOL_CALL and self.call_id in text:
                     raise StoreError("disk full")
-        super().append_encoded(batches)
+        await super().append_encoded(batches)
 
 
 async def test_D1_a_step_whose_commit_fails_asks_nothing_and_ends_the_turn() -> None:
@@ -91,7 +91,7 @@ async def test_D1_a_step_whose_commit_fails_asks_nothing_and_ends_the_turn() -> 
         assert run.done
         assert "call-2" not in window.cards
         assert isinstance(run.error, StoreError), run
-        turn_end = of_type(env.log(s.id), ev.TURN_END)[-1]
+        turn_end = of_type(await env.log(s.id), ev.TURN_END)[-1]
         assert turn_end["error"]["code"] == ErrorCode.STORE_ERROR
 
 
@@ -102,31 +102,31 @@ async def test_D1_a_step_of_an_ask_and_another_tool_starts_both_after_its_commit
         client = env.host.attach(window, {})  # type: ignore[arg-type]
         both = ask_step("call-1", [q("db")])
         both["toolCalls"].append({"id": "call-x", "name": "no_such_tool", "arguments": {}})
-        s = env.host.new_session(client, model=script(both, text_step("ok")))
+        s = await env.host.new_session(client, model=script(both, text_step("ok")))
         run = env.prompt(s.id, "go")
         await settle()
         assert list(window.cards) == ["call-1"]
-        assert result_of(env.log(s.id), "call-x")["error"] is not None  # the task's, logged
+        assert result_of(await env.log(s.id), "call-x")["error"] is not None  # the task's, logged
         assert not run.done
         window.answer("call-1", "x")
         await settle()
         assert run.stop == "end_turn"
-        assert "error" not in result_of(env.log(s.id), "call-1")
+        assert "error" not in result_of(await env.log(s.id), "call-1")
 
 
 class TracedCommits(CommitLog):
-    """Every transaction, as "commit", into a trace the outbox and the window share."""
+    """Every transaction, as "commit", into a trace the frame batch and the window share."""
 
     def __init__(self, trace: list[str]) -> None:
         super().__init__()
         self.trace = trace
 
-    def append_encoded(self, batches: Sequence[tuple[str, Sequence[str]]]) -> None:
-        super().append_encoded(batches)
+    async def append_encoded(self, batches: Sequence[tuple[str, Sequence[str]]]) -> None:
+        await super().append_encoded(batches)
         self.trace.append("commit")
 
 
-class TracedOutbox:
+class TracedFrames:
     def __init__(self, trace: list[str]) -> None:
         self.trace = trace
 
@@ -148,16 +148,16 @@ class TracedWindow(CallbackWindow):
 
 
 async def test_D1_the_next_card_is_queued_in_its_commits_batch() -> None:
-    """With the doors' writers as the outbox (daemon/bootstrap.py), the next card is queued
+    """With the doors' writers as the frame batch (daemon/bootstrap.py), the next card is queued
     in the batch its commit opens once durable, and written when the batch closes: in
     the commit's own loop turn, still after the commit (D1)."""
     trace: list[str] = []
     async with host_env(TracedCommits(trace), mode="timed", timeout_s=60) as env:
-        env.host.commits.outbox = TracedOutbox(trace)
+        env.host.commits.frames = TracedFrames(trace)
         window = TracedWindow(trace)
         client = env.host.attach(window, {})  # type: ignore[arg-type]
         steps = [ask_step("call-1", [q("db")]), ask_step("call-2", [q("db")]), text_step("ok")]
-        s = env.host.new_session(client, model=script(*steps))
+        s = await env.host.new_session(client, model=script(*steps))
         run = env.prompt(s.id, "go")
         await settle()
         trace.clear()
@@ -167,3 +167,27 @@ async def test_D1_the_next_card_is_queued_in_its_commits_batch() -> None:
         window.answer("call-2", "y")
         await settle()
         assert run.stop == "end_turn"
+
+
+async def test_D1_answers_read_in_one_loop_turn_share_one_commit_with_their_next_steps() -> None:
+    """Two windows' answers read in one loop turn: the second turn is woken after the group
+    commit came due, which waits for it (commits.py `expect`): both results and both next
+    steps are one transaction, not two."""
+    store = CommitLog()
+    async with host_env(store, mode="timed", timeout_s=60) as env:
+        window = CallbackWindow()
+        client = env.host.attach(window, {})  # type: ignore[arg-type]
+        runs = []
+        for call_id in ("call-a", "call-b"):
+            steps = [ask_step(call_id, [q("db")]), ask_step(f"{call_id}-2", [q("db")])]
+            s = await env.host.new_session(client, model=script(*steps, text_step("ok")))
+            runs.append(env.prompt(s.id, "go"))
+        await settle()
+        assert sorted(window.cards) == ["call-a", "call-b"]
+        store.commits.clear()
+        window.answer("call-a", "x")
+        window.answer("call-b", "y")
+        await settle()
+        step = [ev.TOOL_RESULT, ev.REQUEST_HEADER, ev.ASSISTANT_MESSAGE, ev.TOOL_CALL]
+        assert store.commits == [[*step, *step]]
+        assert sorted(window.cards) == ["call-a-2", "call-b-2"]

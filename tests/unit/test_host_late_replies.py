@@ -36,12 +36,12 @@ TIMEOUT_MS = 5000
 
 async def pending_session(env: Env, *more_steps: dict, questions: list | None = None) -> str:
     """A session whose call-1 went pending in turn t-1; the script goes on with `more_steps`."""
-    s = env.host.new_session(model=script(ask_step("call-1", questions), *more_steps))
+    s = await env.host.new_session(model=script(ask_step("call-1", questions), *more_steps))
     env.prompt(s.id, "go")
     await settle()
     env.clock.advance(TIMEOUT_MS)
     await settle()
-    assert state_of(env.host.view(s.id), "call-1") == "continued"
+    assert state_of(await env.host.view(s.id), "call-1") == "continued"
     return s.id
 
 
@@ -65,8 +65,8 @@ async def expect_code(coro: object, code: str) -> UserQuestionError:
     return info.value
 
 
-def queued_events(env: Env, sid: str) -> list[ev.Event]:
-    return of_type(env.log(sid), ev.INBOX_INSERTED)
+async def queued_events(env: Env, sid: str) -> list[ev.Event]:
+    return of_type(await env.log(sid), ev.INBOX_INSERTED)
 
 
 # -- L1 -------------------------------------------------------------------------------------
@@ -74,32 +74,32 @@ def queued_events(env: Env, sid: str) -> list[ev.Event]:
 
 async def test_L1_open_question_refuses_a_late_reply_and_queues_nothing() -> None:
     async with host_env() as env:
-        s = env.host.new_session(model=script(ask_step("call-1"), text_step("ok")))
+        s = await env.host.new_session(model=script(ask_step("call-1"), text_step("ok")))
         run = env.prompt(s.id, "go")
         await settle()
-        assert state_of(env.host.view(s.id), "call-1") == "open"
+        assert state_of(await env.host.view(s.id), "call-1") == "open"
         assert await env.host.late_answers.answer_reply(s.id, "call-1", answer(db="y")) is False
-        assert queued_events(env, s.id) == [] and len(s.inbox) == 0
+        assert await queued_events(env, s.id) == [] and len(s.inbox) == 0
         # It is still answerable, through the waterfall only.
         env.desk.reply("call-1", answer(db="x"))
         await settle()
         assert run.stop == "end_turn"
-        assert state_of(env.host.view(s.id), "call-1") == "settled"
+        assert state_of(await env.host.view(s.id), "call-1") == "settled"
 
 
 async def test_L1_unknown_call_legacy_call_or_wrong_agent_refuse() -> None:
     async with host_env() as env:
         sid = await pending_session(env, text_step("ok"))
         assert await env.host.late_answers.answer_reply(sid, "call-404", answer(db="y")) is False
-        session = env.host.get_session(sid)
+        session = await env.host.get_session(sid)
         batch = answer(db="y").answers
         assert await env.host.service.answer("a-other", sid, "call-1", batch) is False
-        assert queued_events(env, sid) == []
+        assert await queued_events(env, sid) == []
         # The owning agent through the service's late-reply path: accepted.
         assert await env.host.service.answer(session.agent.id, sid, "call-1", batch) is True
     async with host_env(mode="legacy") as env:
         env.desk.reply("*", answer(db="x"))
-        s = env.host.new_session(model=script(ask_step("call-1"), text_step("ok")))
+        s = await env.host.new_session(model=script(ask_step("call-1"), text_step("ok")))
         env.prompt(s.id, "go")
         await settle()
         assert await env.host.late_answers.answer_reply(s.id, "call-1", answer(db="y")) is False
@@ -127,10 +127,12 @@ async def test_L2_second_reply_is_reply_queued_before_bad_answer() -> None:
         assert err.message == FIXED_MESSAGES[ErrorCode.REPLY_QUEUED]
         bad = Answer(answers=[AnswerItem(id="nope")])  # would be BAD_ANSWER on its own
         await expect_code(env.host.late_answers.answer_reply(sid, "call-1", bad), "REPLY_QUEUED")
-        assert len(queued_events(env, sid)) == 1
+        assert len(await queued_events(env, sid)) == 1
         finish_call_2(env)
         await settle()
-        assert replies_admitted(env.log(sid)) == [("call-1", [{"id": "db", "selected": ["y"]}])]
+        assert replies_admitted(await env.log(sid)) == [
+            ("call-1", [{"id": "db", "selected": ["y"]}])
+        ]
 
 
 async def test_L2_idle_agent_second_reply_before_admission_is_reply_queued() -> None:
@@ -142,7 +144,9 @@ async def test_L2_idle_agent_second_reply_before_admission_is_reply_queued() -> 
             env.host.late_answers.answer_reply(sid, "call-1", answer(db="x")), "REPLY_QUEUED"
         )
         await settle()
-        assert replies_admitted(env.log(sid)) == [("call-1", [{"id": "db", "selected": ["y"]}])]
+        assert replies_admitted(await env.log(sid)) == [
+            ("call-1", [{"id": "db", "selected": ["y"]}])
+        ]
 
 
 # -- L3 -------------------------------------------------------------------------------------
@@ -166,7 +170,7 @@ async def test_L3_batch_must_name_each_question_exactly_once(items: list[AnswerI
         assert err.message == (
             "the answer batch for call-1 must name each of its 1 questions exactly once"
         )
-        assert queued_events(env, sid) == []
+        assert await queued_events(env, sid) == []
         assert await env.host.late_answers.answer_reply(sid, "call-1", answer(db="x")) is True
 
 
@@ -192,11 +196,11 @@ async def test_L3_two_question_batch_messages_and_skipped_items_are_valid() -> N
             env.host.late_answers.answer_reply(sid, "call-1", answer(db="zz", os=[])), "BAD_ANSWER"
         )
         assert err.message == 'question db has no option "zz"'
-        assert queued_events(env, sid) == []
+        assert await queued_events(env, sid) == []
         skipped = Answer(answers=[AnswerItem(id="db", selected=[]), AnswerItem(id="os")])
         assert await env.host.late_answers.answer_reply(sid, "call-1", skipped) is True
         await settle()
-        assert replies_admitted(env.log(sid)) == [
+        assert replies_admitted(await env.log(sid)) == [
             ("call-1", [{"id": "db", "selected": []}, {"id": "os", "selected": []}])
         ]
 
@@ -214,16 +218,16 @@ SOURCE = {"kind": "user-question-reply", "callId": "call-1", "outcome": "answere
 async def test_L4_idle_agent_wakes_with_the_exact_reply_message() -> None:
     async with host_env() as env:
         sid = await pending_session(env, text_step("ok"), text_step("thanks"))
-        assert of_type(env.log(sid), ev.TURN_END)[-1]["stopReason"] == "end_turn"  # idle now
+        assert of_type(await env.log(sid), ev.TURN_END)[-1]["stopReason"] == "end_turn"  # idle now
         assert await env.host.late_answers.answer_reply(sid, "call-1", answer(db="y")) is True
-        (inserted,) = queued_events(env, sid)
+        (inserted,) = await queued_events(env, sid)
         assert inserted["message"] == {
             "content": [{"type": "text", "text": REPLY_TEXT}],
             "source": SOURCE,
             "answers": [{"id": "db", "selected": ["y"]}],  # P4 folds these, not the text
         }
         await settle()
-        log = env.log(sid)
+        log = await env.log(sid)
         turn2 = log[log.index(inserted) + 1 :]
         assert types(turn2)[:4] == [
             ev.TURN_START,
@@ -253,10 +257,10 @@ async def test_L4_running_agent_admits_the_reply_at_the_next_step_boundary() -> 
         sid = await busy_session(env)
         assert await env.host.late_answers.answer_reply(sid, "call-1", answer(db="y")) is True
         await settle()
-        assert replies_admitted(env.log(sid)) == []  # the turn is inside call-2
+        assert replies_admitted(await env.log(sid)) == []  # the turn is inside call-2
         finish_call_2(env)
         await settle()
-        log = env.log(sid)
+        log = await env.log(sid)
         i = log.index(
             next(e for e in log if e["type"] == ev.TOOL_RESULT and e["callId"] == "call-2")
         )
@@ -272,41 +276,45 @@ async def test_L4_running_agent_admits_the_reply_at_the_next_step_boundary() -> 
 async def test_L5_withdrawn_reply_leaves_the_question_answerable() -> None:
     async with host_env() as env:
         sid = await busy_session(env)
-        assert env.host.withdraw_reply(sid, "call-1") is False  # nothing queued
+        assert await env.host.withdraw_reply(sid, "call-1") is False  # nothing queued
         assert await env.host.late_answers.answer_reply(sid, "call-1", answer(db="y")) is True
-        assert env.host.withdraw_reply(sid, "call-1") is True
-        assert env.host.withdraw_reply(sid, "call-1") is False
-        (discarded,) = of_type(env.log(sid), ev.INBOX_DISCARDED)
+        assert await env.host.withdraw_reply(sid, "call-1") is True
+        assert await env.host.withdraw_reply(sid, "call-1") is False
+        (discarded,) = of_type(await env.log(sid), ev.INBOX_DISCARDED)
         assert discarded["reason"] == "withdrawn"
-        assert state_of(env.host.view(sid), "call-1") == "continued"
+        assert state_of(await env.host.view(sid), "call-1") == "continued"
         assert (
             await env.host.late_answers.answer_reply(sid, "call-1", answer(db="x")) is True
         )  # not REPLY_QUEUED
         finish_call_2(env)
         await settle()
-        assert replies_admitted(env.log(sid)) == [("call-1", [{"id": "db", "selected": ["x"]}])]
-        assert env.host.withdraw_reply(sid, "call-1") is False  # admitted: nothing to withdraw
+        assert replies_admitted(await env.log(sid)) == [
+            ("call-1", [{"id": "db", "selected": ["x"]}])
+        ]
+        assert (
+            await env.host.withdraw_reply(sid, "call-1") is False
+        )  # admitted: nothing to withdraw
 
 
 async def test_L5_queued_reply_survives_a_cancelled_turn_until_the_next_prompt() -> None:
     async with host_env() as env:
         sid = await busy_session(env, text_step("next turn"))
         assert await env.host.late_answers.answer_reply(sid, "call-1", answer(db="y")) is True
-        env.host.cancel(sid)
+        await env.host.cancel(sid)
         await settle()
-        log = env.log(sid)
+        log = await env.log(sid)
         assert of_type(log, ev.TURN_END)[-1]["stopReason"] == "cancelled"
         assert len(of_type(log, ev.TURN_START)) == 1  # not admitted at once after a user cancel
         assert replies_admitted(log) == []
-        assert env.host.get_session(sid).inbox.queued_reply("call-1") is not None
-        assert state_of(env.host.view(sid), "call-1") == "continued"
+        assert (await env.host.get_session(sid)).inbox.queued_reply("call-1") is not None
+        assert state_of(await env.host.view(sid), "call-1") == "continued"
         await expect_code(
             env.host.late_answers.answer_reply(sid, "call-1", answer(db="x")), "REPLY_QUEUED"
         )
         run = env.prompt(sid, "next")
         await settle()
         assert run.stop == "end_turn"
-        log = env.log(sid)
+        log = await env.log(sid)
         assert of_type(log, ev.TURN_START)[-1]["cause"] == "prompt"
         # Arrival order: the reply came before the prompt.
         assert user_texts(log)[1:] == [REPLY_TEXT, "next"]
@@ -315,11 +323,11 @@ async def test_L5_queued_reply_survives_a_cancelled_turn_until_the_next_prompt()
 async def test_L5_a_reply_arriving_after_a_cancel_wakes_the_idle_agent() -> None:
     async with host_env() as env:
         sid = await busy_session(env, text_step("woken"))
-        env.host.cancel(sid)  # the user cancels while nothing is queued
+        await env.host.cancel(sid)  # the user cancels while nothing is queued
         await settle()
         assert await env.host.late_answers.answer_reply(sid, "call-1", answer(db="y")) is True
         await settle()
-        log = env.log(sid)
+        log = await env.log(sid)
         assert [t["cause"] for t in of_type(log, ev.TURN_START)] == ["prompt", "inbox"]  # L4
         assert replies_admitted(log) == [("call-1", [{"id": "db", "selected": ["y"]}])]
 
@@ -332,7 +340,7 @@ async def test_L5_reply_before_a_queued_prompt_is_admitted_first() -> None:
         finish_call_2(env)
         await settle()
         assert run.stop == "end_turn"
-        assert user_texts(env.log(sid)) == ["go", REPLY_TEXT, "P2"]
+        assert user_texts(await env.log(sid)) == ["go", REPLY_TEXT, "P2"]
 
 
 async def test_L5_prompt_before_a_reply_is_admitted_first() -> None:
@@ -344,7 +352,7 @@ async def test_L5_prompt_before_a_reply_is_admitted_first() -> None:
         finish_call_2(env)
         await settle()
         assert run.stop == "end_turn"
-        log = env.log(sid)
+        log = await env.log(sid)
         assert user_texts(log) == ["go", "P2", REPLY_TEXT]
         assert [t["cause"] for t in of_type(log, ev.TURN_START)] == ["prompt", "prompt", "inbox"]
 
@@ -357,13 +365,13 @@ async def test_L6_admitted_reply_settles_the_question_and_later_replies_are_refu
         sid = await pending_session(env, text_step("ok"), text_step("thanks"))
         assert await env.host.late_answers.answer_reply(sid, "call-1", answer(db="y")) is True
         await settle()
-        view = env.host.view(sid)
+        view = await env.host.view(sid)
         assert view.active == []
         (settled,) = view.settled
         assert settled.call_id == "call-1"
         assert [a.dump() for a in settled.answers] == [{"id": "db", "selected": ["y"]}]
         assert await env.host.late_answers.answer_reply(sid, "call-1", answer(db="x")) is False
-        assert len(queued_events(env, sid)) == 1
-        assert json.loads(user_texts(env.log(sid))[-1])["answers"] == [
+        assert len(await queued_events(env, sid)) == 1
+        assert json.loads(user_texts(await env.log(sid))[-1])["answers"] == [
             {"id": "db", "selected": ["y"]}
         ]

@@ -62,17 +62,19 @@ def many_asks(n: int) -> dict[str, Any]:
     return {"toolCalls": calls}
 
 
-def window_session(env: Any, asks: int) -> tuple[CallbackWindow, Any]:
+async def window_session(env: Any, asks: int) -> tuple[CallbackWindow, Any]:
     """An attached CallbackWindow and a session it created, whose model asks `asks`
     questions in one step, then says ok."""
     window = CallbackWindow()
     client = env.host.attach(window, {})  # type: ignore[arg-type]
-    return window, env.host.new_session(client, model=script(many_asks(asks), text_step("ok")))
+    return window, await env.host.new_session(
+        client, model=script(many_asks(asks), text_step("ok"))
+    )
 
 
 async def test_M2_a_step_of_asks_waits_as_records_not_tasks() -> None:
     async with host_env(mode="timed", timeout_s=60) as env:
-        window, s = window_session(env, 50)
+        window, s = await window_session(env, 50)
         await settle()
         before = len(asyncio.all_tasks())
         run = env.prompt(s.id, "go")
@@ -84,27 +86,27 @@ async def test_M2_a_step_of_asks_waits_as_records_not_tasks() -> None:
             window.answer(f"call-{i}", "y")
         await settle()
         assert run.stop == "end_turn"
-        log = env.log(s.id)
+        log = await env.log(s.id)
         assert all(result_of(log, f"call-{i}")["outcome"] == "answered" for i in range(50))
 
 
 async def test_A9_cancelling_the_turn_withdraws_every_card_and_records_the_abort() -> None:
     async with host_env(mode="legacy") as env:
-        window, s = window_session(env, 3)
+        window, s = await window_session(env, 3)
         run = env.prompt(s.id, "go")
         await settle()
         assert len(window.cards) == 3
-        env.host.cancel(s.id)
+        await env.host.cancel(s.id)
         await settle()
         assert run.stop == "cancelled"
         assert sorted(window.withdrawn) == ["call-0", "call-1", "call-2"]
-        results = [e for e in env.log(s.id) if e["type"] == ev.TOOL_RESULT]
+        results = [e for e in await env.log(s.id) if e["type"] == ev.TOOL_RESULT]
         assert [r["error"]["code"] for r in results] == ["ASK_ABORTED"] * 3
 
 
 async def test_TW6_the_deadline_makes_a_record_pending_and_withdraws_its_card() -> None:
     async with host_env(mode="timed", timeout_s=5) as env:
-        window, s = window_session(env, 2)
+        window, s = await window_session(env, 2)
         run = env.prompt(s.id, "go")
         await settle()
         window.answer("call-0", "x")  # one answered before the deadline, one not
@@ -112,7 +114,7 @@ async def test_TW6_the_deadline_makes_a_record_pending_and_withdraws_its_card() 
         await settle()
         assert run.stop == "end_turn"
         assert "call-1" in window.withdrawn
-        log = env.log(s.id)
+        log = await env.log(s.id)
         assert result_of(log, "call-0")["outcome"] == "answered"
         assert result_of(log, "call-1")["outcome"] == "pending"
         assert env.host.service.find_wait(s.agent.id, "call-1") is None
@@ -120,7 +122,7 @@ async def test_TW6_the_deadline_makes_a_record_pending_and_withdraws_its_card() 
 
 async def test_TW10_stopping_the_host_withdraws_what_still_waits() -> None:
     async with host_env(mode="timed", timeout_s=60) as env:
-        window, s = window_session(env, 2)
+        window, s = await window_session(env, 2)
         env.prompt(s.id, "go")
         await settle()
         assert len(window.cards) == 2
@@ -140,7 +142,7 @@ async def test_V8_an_answer_is_checked_once(monkeypatch: Any) -> None:
     monkeypatch.setattr(fanout, "check_answer", counted)
     monkeypatch.setattr(open_question, "check_answer", counted)
     async with host_env(mode="timed", timeout_s=60) as env:
-        window, s = window_session(env, 1)
+        window, s = await window_session(env, 1)
         run = env.prompt(s.id, "go")
         await settle()
         window.answer("call-0", "y")

@@ -49,15 +49,15 @@ UNKNOWN_TEXT = "Error: " + FIXED_MESSAGES[ErrorCode.TOOL_OUTCOME_UNKNOWN]
 UNKNOWN_DATA = {"name": "ToolError", "code": "TOOL_OUTCOME_UNKNOWN"}
 
 
-def crashed_copy(
+async def crashed_copy(
     store: EventStore, session_id: str, last: Callable[[ev.Event], bool]
 ) -> MemoryEventStore:
     """A store holding the session's log up to and including the last event matching `last`."""
-    events = store.load(session_id)
+    events = await store.load(session_id)
     cut = max(i for i, e in enumerate(events) if last(e))
     copy = MemoryEventStore()
-    copy.create_session(events[0])
-    copy.append(session_id, events[1 : cut + 1])
+    await copy.create_session(events[0])
+    await copy.append(session_id, events[1 : cut + 1])
     return copy
 
 
@@ -68,11 +68,11 @@ def is_call(call_id: str) -> Callable[[ev.Event], bool]:
 async def open_question_crash(steps: list[dict]) -> tuple[str, MemoryEventStore]:
     """Run until call-1 is asked (its timed wait open), then 'crash' right there."""
     async with host_env() as env:
-        s = env.host.new_session(model=script(*steps))
+        s = await env.host.new_session(model=script(*steps))
         env.prompt(s.id, "go")
         await settle()
         assert env.desk.calls() == ["call-1"]
-        return s.id, crashed_copy(env.store, s.id, is_call("call-1"))
+        return s.id, await crashed_copy(env.store, s.id, is_call("call-1"))
 
 
 # -- P7 repair ------------------------------------------------------------------------------
@@ -80,12 +80,12 @@ async def open_question_crash(steps: list[dict]) -> tuple[str, MemoryEventStore]
 
 async def test_P7_resume_repairs_an_open_timed_question_into_continued() -> None:
     sid, crashed = await open_question_crash([ask_step("call-1"), text_step("got it")])
-    before = crashed.load(sid)
+    before = await crashed.load(sid)
     assert types(before)[-1] == ev.TOOL_CALL
     async with host_env(crashed) as env:
-        session = env.host.load_session(sid)
+        session = await env.host.load_session(sid)
         await settle()
-        log = env.log(sid)
+        log = await env.log(sid)
         repairs = log[len(before) :]
         assert repairs == [
             {
@@ -98,19 +98,19 @@ async def test_P7_resume_repairs_an_open_timed_question_into_continued() -> None
             },
             {"type": ev.TURN_END, "turnId": "t-1", "stopReason": "cancelled"},
         ]
-        assert state_of(env.host.view(sid), "call-1") == "continued"
+        assert state_of(await env.host.view(sid), "call-1") == "continued"
         assert env.rec.changes == []  # nobody follows it yet: its loader gets the snapshot
         assert env.desk.requests == []  # an interrupted turn is not re-run
         # The continued question accepts a late reply, which wakes the agent (L1, L4).
         assert await env.host.late_answers.answer_reply(sid, "call-1", answer(db="y")) is True
         await settle()
-        log = env.log(sid)
+        log = await env.log(sid)
         assert [t["cause"] for t in of_type(log, ev.TURN_START)] == ["prompt", "inbox"]
         assert [t["turnId"] for t in of_type(log, ev.TURN_START)] == ["t-1", "t-2"]
         assert of_type(log, ev.ASSISTANT_MESSAGE)[-1]["text"] == "got it"  # next unused step
-        assert state_of(env.host.view(sid), "call-1") == "settled"
-        assert session is env.host.load_session(sid)  # loading again changes nothing
-        assert env.log(sid) == log
+        assert state_of(await env.host.view(sid), "call-1") == "settled"
+        assert session is await env.host.load_session(sid)  # loading again changes nothing
+        assert await env.log(sid) == log
 
 
 async def test_P7_every_unanswered_call_is_repaired_before_the_turn_is_closed() -> None:
@@ -121,15 +121,15 @@ async def test_P7_every_unanswered_call_is_repaired_before_the_turn_is_closed() 
         ]
     }
     async with host_env() as env:
-        s = env.host.new_session(model=script(both))
+        s = await env.host.new_session(model=script(both))
         env.prompt(s.id, "go")
         await settle()
         # Cut where both calls are logged and neither has a result.
-        crashed = crashed_copy(env.store, s.id, lambda e: e["type"] == ev.TOOL_CALL)
+        crashed = await crashed_copy(env.store, s.id, lambda e: e["type"] == ev.TOOL_CALL)
     async with host_env(crashed) as env:
-        n = len(crashed.load(s.id))
-        env.host.load_session(s.id)
-        repairs = env.log(s.id)[n:]
+        n = len(await crashed.load(s.id))
+        await env.host.load_session(s.id)
+        repairs = (await env.log(s.id))[n:]
         assert [(e["type"], e.get("callId")) for e in repairs] == [
             (ev.TOOL_RESULT, "call-1"),
             (ev.TOOL_RESULT, "call-d"),
@@ -142,14 +142,14 @@ async def test_P7_every_unanswered_call_is_repaired_before_the_turn_is_closed() 
 async def test_P7_a_balanced_log_is_resumed_without_new_events() -> None:
     store = MemoryEventStore()
     async with host_env(store) as env:
-        s = env.host.new_session(model=script(text_step("hello")))
+        s = await env.host.new_session(model=script(text_step("hello")))
         env.prompt(s.id, "go")
         await settle()
-    before = store.load(s.id)
+    before = await store.load(s.id)
     async with host_env(store) as env:
-        env.host.load_session(s.id)
+        await env.host.load_session(s.id)
         await settle()
-        assert env.log(s.id) == before
+        assert await env.log(s.id) == before
 
 
 async def test_A4_resumed_root_agent_asks_normally() -> None:
@@ -162,25 +162,25 @@ async def test_A4_resumed_root_agent_asks_normally() -> None:
         )  # lazy load
         await settle()
         (request,) = env.desk.requests
-        session = env.host.get_session(sid)
+        session = await env.host.get_session(sid)
         assert request.agent is session.agent and session.agent.origin == "root"
         assert request.agent.id == session.header["agentId"]  # the stored agent, resumed
-        result = result_of(env.log(sid), "call-2")
+        result = result_of(await env.log(sid), "call-2")
         assert result["content"] == '{"answers":[{"id":"os","selected":["x"]}]}'
 
 
 async def test_P7_delegated_child_sessions_are_not_loadable() -> None:
     store = MemoryEventStore()
     async with host_env(store) as env:
-        s = env.host.new_session(model=script(call_step("d-1", "delegate", {"prompt": "p"})))
+        s = await env.host.new_session(model=script(call_step("d-1", "delegate", {"prompt": "p"})))
         env.prompt(s.id, "go")
         await settle()
-    (child,) = [i for i in store.list_sessions() if i.origin == "subagent"]
+    (child,) = [i for i in await store.list_sessions() if i.origin == "subagent"]
     async with host_env(store) as env:
         with pytest.raises(SessionError) as info:
-            env.host.load_session(child.session_id)
+            await env.host.load_session(child.session_id)
         assert info.value.code == ErrorCode.UNKNOWN_SESSION
-        assert [i.session_id for i in env.host.list_sessions()] == [s.id]
+        assert [i.session_id for i in await env.host.list_sessions()] == [s.id]
 
 
 # -- L2/L5 across a restart (SQLite) --------------------------------------------------------
@@ -188,7 +188,7 @@ async def test_P7_delegated_child_sessions_are_not_loadable() -> None:
 
 async def queue_reply_in_a_busy_turn(env: Env) -> str:
     """call-1 pending, a reply to it queued while the turn is blocked in call-2."""
-    s = env.host.new_session(
+    s = await env.host.new_session(
         model=script(
             ask_step("call-1"),
             ask_step("call-2", [q("os")], timeout=-1),
@@ -208,13 +208,13 @@ async def test_L2_queued_reply_guard_survives_a_host_restart(tmp_path: Path) -> 
     store = open_store(tmp_path)
     async with host_env(store) as env:
         sid = await queue_reply_in_a_busy_turn(env)
-    store.close()
+    await store.close()
 
     store = open_store(tmp_path)
     try:
         # The guard is a fold of the durable log: the reply is still queued, not admitted.
         inbox = Inbox()
-        inbox.apply(store.load(sid))
+        inbox.apply(await store.load(sid))
         assert inbox.queued_reply("call-1") is not None
         async with host_env(store) as env:
             # The lazy load below re-admits the reply (L5), but only once this task yields:
@@ -223,34 +223,34 @@ async def test_L2_queued_reply_guard_survives_a_host_restart(tmp_path: Path) -> 
                 await env.host.late_answers.answer_reply(sid, "call-1", answer(db="x"))
             assert info.value.code == ErrorCode.REPLY_QUEUED
             await settle()
-            log = env.log(sid)
+            log = await env.log(sid)
             # L5: the restart did not drop it; it was admitted at once (the agent was idle).
             assert replies_admitted(log) == [("call-1", [{"id": "db", "selected": ["y"]}])]
             assert of_type(log, ev.TURN_START)[-1]["cause"] == "inbox"
             # call-2 was cut off by the shutdown: repaired, so it is answerable too (P7).
             assert result_of(log, "call-2")["error"] == UNKNOWN_DATA
-            assert state_of(env.host.view(sid), "call-2") == "continued"
+            assert state_of(await env.host.view(sid), "call-2") == "continued"
             assert await env.host.late_answers.answer_reply(sid, "call-2", answer(os="x")) is True
     finally:
-        store.close()
+        await store.close()
 
 
 async def test_L5_queued_reply_can_be_withdrawn_after_a_restart(tmp_path: Path) -> None:
     store = open_store(tmp_path)
     async with host_env(store) as env:
         sid = await queue_reply_in_a_busy_turn(env)
-    store.close()
+    await store.close()
     store = open_store(tmp_path)
     try:
         async with host_env(store) as env:
-            assert env.host.withdraw_reply(sid, "call-1") is True  # lazy load, then withdraw
+            assert await env.host.withdraw_reply(sid, "call-1") is True  # lazy load, then withdraw
             await settle()
-            log = env.log(sid)
+            log = await env.log(sid)
             assert replies_admitted(log) == []
             assert of_type(log, ev.INBOX_DISCARDED)[0]["reason"] == "withdrawn"
-            assert state_of(env.host.view(sid), "call-1") == "continued"
+            assert state_of(await env.host.view(sid), "call-1") == "continued"
     finally:
-        store.close()
+        await store.close()
 
 
 # -- D1 commit before telling ---------------------------------------------------------------
@@ -280,11 +280,11 @@ async def test_D1_session_header_is_committed_before_new_session_returns(tmp_pat
     reader = Reader(tmp_path)
     try:
         async with host_env(store) as env:
-            s = env.host.new_session(model=script())
+            s = await env.host.new_session(model=script())
             assert reader.types(s.id) == [ev.SESSION_HEADER]
     finally:
         reader.close()
-        store.close()
+        await store.close()
 
 
 async def test_D1_accepted_reply_is_committed_before_answer_returns_true(tmp_path: Path) -> None:
@@ -292,7 +292,7 @@ async def test_D1_accepted_reply_is_committed_before_answer_returns_true(tmp_pat
     reader = Reader(tmp_path)
     try:
         async with host_env(store) as env:
-            s = env.host.new_session(model=script(ask_step("call-1"), text_step("ok")))
+            s = await env.host.new_session(model=script(ask_step("call-1"), text_step("ok")))
             env.prompt(s.id, "go")
             await settle()
             env.clock.advance(5000)
@@ -302,7 +302,7 @@ async def test_D1_accepted_reply_is_committed_before_answer_returns_true(tmp_pat
             assert reader.types(s.id)[-1] == ev.INBOX_INSERTED  # before anything else ran
     finally:
         reader.close()
-        store.close()
+        await store.close()
 
 
 async def test_D1_call_is_committed_before_the_ask_and_result_before_its_update(
@@ -327,14 +327,14 @@ async def test_D1_call_is_committed_before_the_ask_and_result_before_its_update(
         async with host_env(store) as env:
             env.host.service.register(committed_then_desk, prepend=True)
             env.host.publisher.add_listener(CommittedRecorder())
-            s = env.host.new_session(model=script(ask_step("call-1"), text_step("ok")))
+            s = await env.host.new_session(model=script(ask_step("call-1"), text_step("ok")))
             session_id = s.id
             desk.reply("call-1", answer(db="x"))
             env.prompt(s.id, "go")
             await settle()
     finally:
         reader.close()
-        store.close()
+        await store.close()
     (at_ask,) = seen_at_ask
     assert at_ask[-3:] == [ev.REQUEST_HEADER, ev.ASSISTANT_MESSAGE, ev.TOOL_CALL]
     (at_update,) = seen_at_update

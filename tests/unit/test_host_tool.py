@@ -37,14 +37,14 @@ BAD_TIMEOUT_TEXT = "timeout must be -1 or a positive integer up to 2147483 secon
 
 async def run_one_ask(env: Env, step: dict[str, Any], *, then: str = "done") -> str:
     """Start a session whose model makes `step`, then says `then`; returns the session id."""
-    s = env.host.new_session(model=script(step, text_step(then)))
+    s = await env.host.new_session(model=script(step, text_step(then)))
     env.prompt(s.id, "go")
     await settle()
     return s.id
 
 
-def ask_tools(env: Env, session_id: str) -> list[dict[str, Any]]:
-    (header, *_) = of_type(env.log(session_id), ev.REQUEST_HEADER)
+async def ask_tools(env: Env, session_id: str) -> list[dict[str, Any]]:
+    (header, *_) = of_type(await env.log(session_id), ev.REQUEST_HEADER)
     return [t for t in header["tools"] if t["name"] == "ask_user_question"]
 
 
@@ -58,34 +58,34 @@ async def test_T1_invalid_configured_timeout_fails_when_the_tool_is_registered(
     store = MemoryEventStore()
     async with Host(store) as host:
         with pytest.raises(ValueError, match="timeout"):
-            host.new_session(
+            await host.new_session(
                 model=script(), ask_user_question={"mode": "timed", "timeout": seconds}
             )
         with pytest.raises(ValueError, match="timeout"):
-            host.new_session(
+            await host.new_session(
                 model=script(), ask_user_question={"mode": "legacy", "timeout": seconds}
             )
-        assert store.list_sessions() == []  # nothing registered, nothing stored
+        assert await store.list_sessions() == []  # nothing registered, nothing stored
 
 
 async def test_T1_invalid_mode_fails_and_valid_bounds_are_accepted() -> None:
     store = MemoryEventStore()
     async with Host(store) as host:
         with pytest.raises(ValueError, match="mode"):
-            host.new_session(model=script(), ask_user_question={"mode": "eager"})
+            await host.new_session(model=script(), ask_user_question={"mode": "eager"})
         for timeout in (-1, 1, 2147483):
-            s = host.new_session(
+            s = await host.new_session(
                 model=script(), ask_user_question={"mode": "timed", "timeout": timeout}
             )
             assert s.header["askUserQuestion"] == {"mode": "timed", "timeout": timeout}
-        assert len(store.list_sessions()) == 3
+        assert len(await store.list_sessions()) == 3
 
 
 async def test_T1_defaults_are_legacy_and_120_seconds() -> None:
     async with Host(MemoryEventStore()) as host:
-        s = host.new_session(model=script())
+        s = await host.new_session(model=script())
         assert s.header["askUserQuestion"] == {"mode": "legacy", "timeout": 120}
-        timed = host.new_session(model=script(), ask_user_question={"mode": "timed"})
+        timed = await host.new_session(model=script(), ask_user_question={"mode": "timed"})
         assert timed.header["askUserQuestion"] == {"mode": "timed", "timeout": 120}
         assert "120 seconds" in timed.ask_tool.schema()["description"]
 
@@ -96,7 +96,7 @@ async def test_T1_defaults_are_legacy_and_120_seconds() -> None:
 async def test_T2_timed_schema_adds_integer_timeout_mentions_default_and_pending() -> None:
     async with host_env(mode="timed", timeout_s=7) as env:
         sid = await run_one_ask(env, text_step("hello"))
-        (tool,) = ask_tools(env, sid)  # the model saw exactly one definition
+        (tool,) = await ask_tools(env, sid)  # the model saw exactly one definition
         params = tool["parameters"]
         assert params["required"] == ["questions"]
         assert params["properties"]["timeout"]["type"] == "integer"
@@ -116,14 +116,14 @@ async def test_T2_timed_schema_adds_integer_timeout_mentions_default_and_pending
 async def test_T2_timed_schema_without_a_default_timeout_says_so() -> None:
     async with host_env(mode="timed", timeout_s=-1) as env:
         sid = await run_one_ask(env, text_step("hello"))
-        (tool,) = ask_tools(env, sid)
+        (tool,) = await ask_tools(env, sid)
         assert "no timeout" in tool["description"]
 
 
 async def test_T2_legacy_schema_has_no_timeout_and_no_pending() -> None:
     async with host_env(mode="legacy") as env:
         sid = await run_one_ask(env, text_step("hello"))
-        (tool,) = ask_tools(env, sid)
+        (tool,) = await ask_tools(env, sid)
         assert "timeout" not in tool["parameters"]["properties"]
         assert "pending" not in tool["description"]
         assert set(tool["parameters"]["properties"]) == {"questions"}
@@ -152,7 +152,7 @@ async def test_T2_extra_keys_from_the_model_are_not_passed_on(mode: str) -> None
             "options": [{"label": "x"}, {"label": "y"}],
             "multiSelect": True,
         }
-        assert result_of(env.log(sid), "call-1")["isError"] is False
+        assert result_of(await env.log(sid), "call-1")["isError"] is False
 
 
 # -- T3 legacy execution --------------------------------------------------------------------
@@ -164,12 +164,12 @@ async def test_T3_legacy_asks_without_wait_and_returns_compact_answer_json() -> 
         sid = await run_one_ask(env, ask_step("call-1", timeout=0))  # legacy ignores timeout
         (request,) = env.desk.requests
         assert request.wait is None
-        assert request.agent is env.host.get_session(sid).agent
+        assert request.agent is (await env.host.get_session(sid)).agent
         assert request.signal is not None
-        result = result_of(env.log(sid), "call-1")
+        result = result_of(await env.log(sid), "call-1")
         assert result["content"] == '{"answers":[{"id":"db","selected":["y"]}]}'
         assert result["isError"] is False
-        assert env.host.view(sid).active == []  # P1: legacy calls never appear
+        assert (await env.host.view(sid)).active == []  # P1: legacy calls never appear
 
 
 async def test_T3_custom_is_present_only_when_given() -> None:
@@ -178,7 +178,7 @@ async def test_T3_custom_is_present_only_when_given() -> None:
         sid = await run_one_ask(env, ask_step("call-1"))
         # Single-select: custom replaces the choice (V4/V8).
         expected = '{"answers":[{"id":"db","selected":[],"custom":"mine"}]}'
-        assert result_of(env.log(sid), "call-1")["content"] == expected
+        assert result_of(await env.log(sid), "call-1")["content"] == expected
 
 
 # -- T4 timed execution ---------------------------------------------------------------------
@@ -189,7 +189,7 @@ async def test_T4_duplicate_ids_fail_before_any_answerer_runs(qid: str) -> None:
     async with host_env(mode="timed") as env:
         sid = await run_one_ask(env, ask_step("call-1", [q(qid), q(qid, labels=None)]))
         assert env.desk.requests == []
-        result = result_of(env.log(sid), "call-1")
+        result = result_of(await env.log(sid), "call-1")
         assert (
             result["content"]
             == f"Error: question id {json.dumps(qid)} must be unique within this call"
@@ -202,7 +202,7 @@ async def test_T4_bad_per_call_timeout_fails_before_any_answerer_runs(seconds: o
     async with host_env(mode="timed") as env:
         sid = await run_one_ask(env, ask_step("call-1", timeout=seconds))
         assert env.desk.requests == []
-        result = result_of(env.log(sid), "call-1")
+        result = result_of(await env.log(sid), "call-1")
         assert result["content"] == f"Error: {BAD_TIMEOUT_TEXT}"
         assert result["isError"] is True
         assert result["error"] == {"name": "ToolInputError", "code": "BAD_TOOL_INPUT"}
@@ -216,10 +216,10 @@ async def test_T4_minus_one_asks_with_an_untimed_wait_keyed_by_the_call() -> Non
         assert request.wait.timed is None
         env.clock.advance(10**9)  # no deadline: it never turns pending
         await settle()
-        assert of_type(env.log(sid), ev.TOOL_RESULT) == []
+        assert of_type(await env.log(sid), ev.TOOL_RESULT) == []
         env.desk.reply("call-1", answer(db="x"))
         await settle()
-        assert result_of(env.log(sid), "call-1")["content"] == (
+        assert result_of(await env.log(sid), "call-1")["content"] == (
             '{"answers":[{"id":"db","selected":["x"]}]}'
         )
 
@@ -231,10 +231,10 @@ async def test_T4_positive_timeout_is_a_timed_wait_of_timeout_seconds() -> None:
         assert request.wait == Wait(call_id="call-1", timed=True)
         env.clock.advance(2999)
         await settle()
-        assert of_type(env.log(sid), ev.TOOL_RESULT) == []
+        assert of_type(await env.log(sid), ev.TOOL_RESULT) == []
         env.clock.advance(1)  # 3 * 1000 ms
         await settle()
-        assert json.loads(result_of(env.log(sid), "call-1")["content"])["pending"] is True
+        assert json.loads(result_of(await env.log(sid), "call-1")["content"])["pending"] is True
         assert env.desk.cancelled == ["call-1"]  # its private signal was aborted (TW6)
 
 
@@ -243,10 +243,10 @@ async def test_T4_default_timeout_applies_when_the_call_gives_none() -> None:
         sid = await run_one_ask(env, ask_step("call-1"))
         env.clock.advance(1999)
         await settle()
-        assert of_type(env.log(sid), ev.TOOL_RESULT) == []
+        assert of_type(await env.log(sid), ev.TOOL_RESULT) == []
         env.clock.advance(1)
         await settle()
-        assert json.loads(result_of(env.log(sid), "call-1")["content"])["pending"] is True
+        assert json.loads(result_of(await env.log(sid), "call-1")["content"])["pending"] is True
 
 
 async def test_T4_timed_questions_require_a_live_agent() -> None:
@@ -266,7 +266,7 @@ async def test_T5_pending_renders_compact_json_with_the_callid_and_the_notice() 
         sid = await run_one_ask(env, ask_step("call-7"))
         env.clock.advance(5000)
         await settle()
-        result = result_of(env.log(sid), "call-7")
+        result = result_of(await env.log(sid), "call-7")
         body = json.loads(result["content"])
         assert list(body) == ["pending", "callId", "message"]
         assert body["pending"] is True and body["callId"] == "call-7"
@@ -314,7 +314,7 @@ async def test_T6_failure_is_error_text_with_name_and_code_in_result_and_update(
     async with host_env(mode=mode) as env:
         env.desk.reply(ANY, failure)
         sid = await run_one_ask(env, ask_step("call-1"))
-        result = result_of(env.log(sid), "call-1")
+        result = result_of(await env.log(sid), "call-1")
         assert result["content"] == f"Error: {text}"
         assert result["isError"] is True
         assert result["error"] == data
@@ -327,7 +327,7 @@ async def test_T6_failure_is_error_text_with_name_and_code_in_result_and_update(
             "error": data,
         }
         # The failure is the tool's result, not the turn's: the model goes on.
-        assert of_type(env.log(sid), ev.TURN_END)[-1]["stopReason"] == "end_turn"
+        assert of_type(await env.log(sid), ev.TURN_END)[-1]["stopReason"] == "end_turn"
 
 
 @pytest.mark.parametrize(

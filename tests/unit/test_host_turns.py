@@ -35,7 +35,7 @@ async def test_cancel_during_an_ask_ends_it_ASK_ABORTED_and_cancels_queued_promp
     mode: str,
 ) -> None:
     async with host_env(mode=mode) as env:
-        s = env.host.new_session(
+        s = await env.host.new_session(
             model=script(ask_step("call-1"), text_step("unused"), text_step("after cancel"))
         )
         first = env.prompt(s.id, "go")
@@ -43,12 +43,12 @@ async def test_cancel_during_an_ask_ends_it_ASK_ABORTED_and_cancels_queued_promp
         queued = [env.prompt(s.id, "second"), env.prompt(s.id, "third")]
         await settle()
         assert len(env.desk.requests) == 1
-        env.host.cancel(s.id)
+        await env.host.cancel(s.id)
         await settle()
         assert first.stop == "cancelled"
         assert [run.stop for run in queued] == ["cancelled", "cancelled"]
         assert len(env.desk.cancelled) == 1  # A9: the answerer was cancelled, not awaited
-        log = env.log(s.id)
+        log = await env.log(s.id)
         result = result_of(log, "call-1")
         assert result["content"] == ABORTED_TEXT
         assert result["error"] == {"name": "UserQuestionError", "code": "ASK_ABORTED"}
@@ -56,7 +56,7 @@ async def test_cancel_during_an_ask_ends_it_ASK_ABORTED_and_cancels_queued_promp
             {"type": ev.TURN_END, "turnId": "t-1", "stopReason": "cancelled"}
         ]
         assert user_texts(log) == ["go"]  # the cancelled prompts never ran
-        assert state_of(env.host.view(s.id), "call-1") is None  # P3: an error drops it
+        assert state_of(await env.host.view(s.id), "call-1") is None  # P3: an error drops it
         assert (
             await env.host.late_answers.answer_reply(s.id, "call-1", answer(db="x")) is False
         )  # L1
@@ -66,13 +66,13 @@ async def test_cancel_during_an_ask_ends_it_ASK_ABORTED_and_cancels_queued_promp
         nxt = env.prompt(s.id, "again")
         await settle()
         assert nxt.stop == "end_turn"
-        assert of_type(env.log(s.id), ev.ASSISTANT_MESSAGE)[-1]["text"] == "unused"
+        assert of_type(await env.log(s.id), ev.ASSISTANT_MESSAGE)[-1]["text"] == "unused"
 
 
 async def test_cancel_while_idle_is_harmless() -> None:
     async with host_env() as env:
-        s = env.host.new_session(model=script(text_step("hello")))
-        env.host.cancel(s.id)
+        s = await env.host.new_session(model=script(text_step("hello")))
+        await env.host.cancel(s.id)
         run = env.prompt(s.id, "go")
         await settle()
         assert run.stop == "end_turn"
@@ -80,7 +80,7 @@ async def test_cancel_while_idle_is_harmless() -> None:
 
 async def test_prompts_sent_during_a_turn_run_in_order_each_with_its_own_turn() -> None:
     async with host_env() as env:
-        s = env.host.new_session(
+        s = await env.host.new_session(
             model=script(ask_step("call-1"), text_step("one"), text_step("two"))
         )
         first = env.prompt(s.id, "first")
@@ -91,7 +91,7 @@ async def test_prompts_sent_during_a_turn_run_in_order_each_with_its_own_turn() 
         env.desk.reply("call-1", answer(db="x"))
         await settle()
         assert (first.stop, second.stop) == ("end_turn", "end_turn")
-        log = env.log(s.id)
+        log = await env.log(s.id)
         assert user_texts(log) == ["first", "second"]
         assert [t["turnId"] for t in of_type(log, ev.TURN_START)] == ["t-1", "t-2"]
 
@@ -99,11 +99,11 @@ async def test_prompts_sent_during_a_turn_run_in_order_each_with_its_own_turn() 
 async def test_max_turn_requests_stops_a_looping_turn() -> None:
     loop = [call_step(f"n-{i}", "noop", {}) for i in range(6)]
     async with host_env(max_turn_requests=3) as env:
-        s = env.host.new_session(model=script(*loop))
+        s = await env.host.new_session(model=script(*loop))
         run = env.prompt(s.id, "go")
         await settle()
         assert run.stop == "max_turn_requests"
-        log = env.log(s.id)
+        log = await env.log(s.id)
         assert len(of_type(log, ev.REQUEST_HEADER)) == 3
         assert [r["callId"] for r in of_type(log, ev.TOOL_RESULT)] == ["n-0", "n-1", "n-2"]
         assert result_of(log, "n-0")["error"] == {"name": "ToolError", "code": "UNKNOWN_TOOL"}
@@ -112,7 +112,7 @@ async def test_max_turn_requests_stops_a_looping_turn() -> None:
         again = env.prompt(s.id, "again")
         await settle()
         assert again.stop == "max_turn_requests"
-        assert len(of_type(env.log(s.id), ev.REQUEST_HEADER)) == 6
+        assert len(of_type(await env.log(s.id), ev.REQUEST_HEADER)) == 6
 
 
 async def test_host_shutdown_answers_every_prompt_cancelled() -> None:
@@ -122,7 +122,7 @@ async def test_host_shutdown_answers_every_prompt_cancelled() -> None:
     async with anyio.create_task_group() as outside:
         async with Host(MemoryEventStore(), clock=ManualClock()) as host:
             host.service.register(Desk())  # never answers
-            s = host.new_session(model=script(ask_step("call-1"), text_step("unused")))
+            s = await host.new_session(model=script(ask_step("call-1"), text_step("unused")))
 
             async def send(run: PromptRun, text: str) -> None:
                 run.stop = await host.prompt(s.id, ev.text_content(text))
@@ -145,13 +145,13 @@ class _WaitingModel:
 
 async def test_cancel_during_a_model_request_logs_its_request_header_once() -> None:
     async with host_env() as env:
-        s = env.host.new_session(model=script(text_step("unused")))
+        s = await env.host.new_session(model=script(text_step("unused")))
         s.model = _WaitingModel()  # type: ignore[assignment]
         run = env.prompt(s.id, "go")
         await settle()
-        env.host.cancel(s.id)
+        await env.host.cancel(s.id)
         await settle()
         assert run.stop == "cancelled"
-        log = env.log(s.id)
+        log = await env.log(s.id)
         assert len(of_type(log, ev.REQUEST_HEADER)) == 1, [e["type"] for e in log]
         assert of_type(log, ev.TURN_END)[-1]["stopReason"] == "cancelled"

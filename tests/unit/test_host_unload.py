@@ -23,9 +23,9 @@ class Now:
         return self.s
 
 
-def stored_session(store: MemoryEventStore) -> str:
+async def stored_session(store: MemoryEventStore) -> str:
     """A session in `store`, as a host that has stopped leaves it."""
-    session = Host(store).new_session(model={"kind": "script", "steps": []})
+    session = await Host(store).new_session(model={"kind": "script", "steps": []})
     return session.id
 
 
@@ -37,10 +37,10 @@ def fake_time(host: Host) -> Now:
 
 async def test_S10_a_session_nobody_follows_is_unloaded_after_its_idle_time() -> None:
     store = MemoryEventStore()
-    session_id = stored_session(store)
+    session_id = await stored_session(store)
     async with Host(store) as host:
         now = fake_time(host)
-        loaded = host.load_session(session_id)  # loaded with nobody to follow it: idle
+        loaded = await host.load_session(session_id)  # loaded with nobody to follow it: idle
         now.s = AFTER_S - 1
         host.unloader.sweep()
         assert host.sessions.get(session_id) is loaded
@@ -48,18 +48,18 @@ async def test_S10_a_session_nobody_follows_is_unloaded_after_its_idle_time() ->
         host.unloader.sweep()
         assert session_id not in host.sessions
         assert not host.registry.is_live(loaded.agent)  # its agent is gone with it
-        again = host.get_session(session_id)  # loaded again from its log
+        again = await host.get_session(session_id)  # loaded again from its log
         assert again is not loaded and host.sessions[session_id] is again
 
 
 async def test_S10_M1_a_followed_session_stays_until_its_last_follower_left() -> None:
     store = MemoryEventStore()
-    session_id = stored_session(store)
+    session_id = await stored_session(store)
     async with Host(store) as host:
         now = fake_time(host)
-        host.load_session(session_id)
+        await host.load_session(session_id)
         client = host.attach(FakeLink(), {})
-        host.get_session(session_id, client)  # followed: in use again
+        await host.get_session(session_id, client)  # followed: in use again
         now.s = 10 * AFTER_S
         host.unloader.sweep()
         assert session_id in host.sessions

@@ -166,7 +166,9 @@ async def test_M2_a_card_in_two_windows_is_the_same_params_each_with_its_own_id(
         # Window two has one request of its own out already: its card's id is its next.
         two.relay.conn.request_soon("window/workDoneProgress/create", {"token": "t"}, print)
         assert json.loads(await two.next_body("window/workDoneProgress/create"))["id"] == "ab-1"
-        s = env.host.new_session(one.relay.client, model=script(ask_step("c1"), text_step("ok")))
+        s = await env.host.new_session(
+            one.relay.client, model=script(ask_step("c1"), text_step("ok"))
+        )
         env.host.subscribe(two.relay.client, s)
         env.prompt(s.id, "go")
         card_one = await one.next_body("userQuestions/ask")
@@ -192,7 +194,7 @@ async def test_M2_a_card_in_two_windows_is_the_same_params_each_with_its_own_id(
 
 async def test_D1_an_update_reaches_every_follower_as_the_same_bytes() -> None:
     async with host_env(mode="legacy") as env, window(env.host) as one, window(env.host) as two:
-        s = env.host.new_session(one.relay.client, model=script(text_step("hello")))
+        s = await env.host.new_session(one.relay.client, model=script(text_step("hello")))
         env.host.subscribe(two.relay.client, s)
         env.prompt(s.id, "go")
         update_one = await one.next_body("session/update")

@@ -81,10 +81,10 @@ def test_T3_T5_T6_each_outcome_renders_its_text_once_and_logs_its_kind() -> None
 async def test_T3_the_logged_result_carries_the_answer_the_model_read() -> None:
     async with host_env(mode="timed") as env:
         env.desk.reply(ANY, answer(db="y"))
-        s = env.host.new_session(model=script(ask_step("call-1", [q("db")]), text_step("ok")))
+        s = await env.host.new_session(model=script(ask_step("call-1", [q("db")]), text_step("ok")))
         env.prompt(s.id, "go")
         await settle()
-        result = result_of(env.log(s.id), "call-1")
+        result = result_of(await env.log(s.id), "call-1")
         assert result["outcome"] == "answered" and result["answers"] == CHOSEN
         assert result["content"] == '{"answers":[{"id":"db","selected":["y"]}]}'
 
@@ -100,10 +100,10 @@ async def test_S1_a_model_call_is_checked_against_the_limits_once(monkeypatch: A
     monkeypatch.setattr(core_limits, "check_question_limits", counted)
     async with host_env(mode="legacy") as env:
         env.desk.reply(ANY, answer(db="y"))
-        s = env.host.new_session(model=script(ask_step("call-1", [q("db")]), text_step("ok")))
+        s = await env.host.new_session(model=script(ask_step("call-1", [q("db")]), text_step("ok")))
         env.prompt(s.id, "go")
         await settle()
-        assert result_of(env.log(s.id), "call-1")["outcome"] == "answered"
+        assert result_of(await env.log(s.id), "call-1")["outcome"] == "answered"
     assert checks == [1]
 
 
@@ -154,14 +154,14 @@ def test_P4_L4_askbridge_sessions_shows_the_typed_answers_of_a_reply() -> None:
 
 async def test_L4_a_taken_reply_is_logged_with_the_batch_its_text_renders() -> None:
     async with host_env(mode="timed") as env:
-        s = env.host.new_session(model=script(ask_step("call-1", [q("db")]), text_step("ok")))
+        s = await env.host.new_session(model=script(ask_step("call-1", [q("db")]), text_step("ok")))
         env.prompt(s.id, "go")
         await settle()
         env.clock.advance(5000)  # the timed wait ends: call-1 went pending
         await settle()
         assert await env.host.late_answers.answer_reply(s.id, "call-1", answer(db="y"))
         await settle()
-        log = env.log(s.id)
+        log = await env.log(s.id)
         (inserted,) = [e for e in log if e["type"] == ev.INBOX_INSERTED]
         (admitted,) = [e for e in log if e["type"] == ev.USER_MESSAGE and "source" in e]
         for message in (inserted["message"], admitted):
@@ -177,12 +177,13 @@ async def test_X4_P4_get_answers_gives_a_replys_typed_batch_not_its_text() -> No
     says_x = OLD_REPLY_TEXT.replace('["y"]', '["x"]')
     for typed, text in (({"answers": CHOSEN}, says_x), ({}, OLD_REPLY_TEXT)):
         async with host_env() as env:
-            s = env.host.new_session(model=script(text_step("ok")))
-            external = ExternalSession(s, object(), TIMED["tools"])  # a timed ask
+            s = await env.host.new_session(model=script(text_step("ok")))
+            await s.log(ev.request_header(TIMED["tools"]))  # a timed ask
+            external = ExternalSession(s, object())
             queued = reply(text, **typed)[:2]  # pending, then queued: not yet admitted
-            s.log(ev.tool_call("call-1", ASK, {"questions": [DB]}), *queued)
-            [entry] = external.take_replies()
+            await s.log(ev.tool_call("call-1", ASK, {"questions": [DB]}), *queued)
+            [entry] = await external.take_replies()
             assert (entry["callId"], entry["answers"]) == ("call-1", CHOSEN)
             if typed:
                 assert [question["id"] for question in entry["questions"]] == ["db"]
-            assert external.take_replies() == []  # delivered once (L6)
+            assert await external.take_replies() == []  # delivered once (L6)

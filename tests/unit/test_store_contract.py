@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import math
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +48,7 @@ def make_store(kind: str, directory: Path) -> EventStore:
 
 
 @pytest.fixture(params=["memory", "sqlite"])
-def new_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StoreFactory]:
+async def new_store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[StoreFactory]:
     opened: list[EventStore] = []
     counter = itertools.count()
 
@@ -59,64 +59,64 @@ def new_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StoreF
 
     yield factory
     for store in opened:
-        store.close()
+        await store.close()
 
 
-def test_new_session_loads_as_its_header(new_store: StoreFactory) -> None:
+async def test_new_session_loads_as_its_header(new_store: StoreFactory) -> None:
     store = new_store()
     first = header("s1", title="Fix the build")
-    store.create_session(first)
-    assert store.exists("s1")
-    assert not store.exists("s2")
-    assert store.load("s1") == [first]
+    await store.create_session(first)
+    assert await store.exists("s1")
+    assert not await store.exists("s2")
+    assert await store.load("s1") == [first]
 
 
-def test_D1_appended_events_load_in_order_across_batches(new_store: StoreFactory) -> None:
+async def test_D1_appended_events_load_in_order_across_batches(new_store: StoreFactory) -> None:
     """D1/D2: batches are appended whole and `load` returns every event in order."""
     store = new_store()
-    store.create_session(header("s1"))
+    await store.create_session(header("s1"))
     turn = [ev.turn_start("t1", "prompt"), ev.assistant_message("hi", [])]
     tools = [ev.tool_call("c1", "read", {"path": "a"}), ev.tool_result("c1", "read", "body")]
-    store.append("s1", turn)
-    store.append("s1", [])
-    store.append("s1", tools)
-    store.append("s1", [ev.turn_end("t1", "end_turn")])
-    assert store.load("s1")[1:] == [*turn, *tools, ev.turn_end("t1", "end_turn")]
+    await store.append("s1", turn)
+    await store.append("s1", [])
+    await store.append("s1", tools)
+    await store.append("s1", [ev.turn_end("t1", "end_turn")])
+    assert (await store.load("s1"))[1:] == [*turn, *tools, ev.turn_end("t1", "end_turn")]
 
 
-def test_sessions_keep_separate_logs(new_store: StoreFactory) -> None:
+async def test_sessions_keep_separate_logs(new_store: StoreFactory) -> None:
     store = new_store()
-    store.create_session(header("a"))
-    store.create_session(header("b"))
+    await store.create_session(header("a"))
+    await store.create_session(header("b"))
     for n in range(5):
-        store.append("a", [ev.turn_start(f"a{n}", "prompt")])
-        store.append("b", [ev.turn_start(f"b{n}", "inbox")])
-    assert [e["turnId"] for e in store.load("a")[1:]] == [f"a{n}" for n in range(5)]
-    assert [e["turnId"] for e in store.load("b")[1:]] == [f"b{n}" for n in range(5)]
+        await store.append("a", [ev.turn_start(f"a{n}", "prompt")])
+        await store.append("b", [ev.turn_start(f"b{n}", "inbox")])
+    assert [e["turnId"] for e in (await store.load("a"))[1:]] == [f"a{n}" for n in range(5)]
+    assert [e["turnId"] for e in (await store.load("b"))[1:]] == [f"b{n}" for n in range(5)]
 
 
-def test_unknown_session_is_a_key_error(new_store: StoreFactory) -> None:
+async def test_unknown_session_is_a_key_error(new_store: StoreFactory) -> None:
     store = new_store()
     with pytest.raises(KeyError):
-        store.load("nope")
+        await store.load("nope")
     with pytest.raises(KeyError):
-        store.append("nope", [ev.turn_start("t", "prompt")])
+        await store.append("nope", [ev.turn_start("t", "prompt")])
     with pytest.raises(KeyError):
-        store.append("nope", [])
-    assert not store.exists("nope")
-    assert store.list_sessions() == []
+        await store.append("nope", [])
+    assert not await store.exists("nope")
+    assert await store.list_sessions() == []
 
 
-def test_creating_an_existing_session_is_refused_and_keeps_the_log(
+async def test_creating_an_existing_session_is_refused_and_keeps_the_log(
     new_store: StoreFactory,
 ) -> None:
     store = new_store()
-    store.create_session(header("s1"))
-    store.append("s1", [ev.turn_start("t1", "prompt")])
+    await store.create_session(header("s1"))
+    await store.append("s1", [ev.turn_start("t1", "prompt")])
     with pytest.raises(ValueError, match="already exists"):
-        store.create_session(header("s1", created_at="2030-01-01T00:00:00Z"))
-    assert store.load("s1") == [header("s1"), ev.turn_start("t1", "prompt")]
-    assert len(store.list_sessions()) == 1
+        await store.create_session(header("s1", created_at="2030-01-01T00:00:00Z"))
+    assert await store.load("s1") == [header("s1"), ev.turn_start("t1", "prompt")]
+    assert len(await store.list_sessions()) == 1
 
 
 @pytest.mark.parametrize(
@@ -128,13 +128,13 @@ def test_creating_an_existing_session_is_refused_and_keeps_the_log(
         {"type": ev.SESSION_HEADER, "sessionId": 7, "createdAt": "2025", "origin": "root"},
     ],
 )
-def test_a_session_must_start_with_a_complete_header(
+async def test_a_session_must_start_with_a_complete_header(
     new_store: StoreFactory, bad_header: ev.Event
 ) -> None:
     store = new_store()
     with pytest.raises(ValueError):
-        store.create_session(bad_header)
-    assert store.list_sessions() == []
+        await store.create_session(bad_header)
+    assert await store.list_sessions() == []
 
 
 def _nested(depth: int) -> list[Any]:
@@ -161,47 +161,47 @@ def _nested(depth: int) -> list[Any]:
         ({"type": "x", "deep": _nested(100_000)}, "deep[0][0][0][0][0][0][0]… nests deeper than"),
     ],
 )
-def test_S4_D2_an_event_that_cannot_be_stored_is_one_store_error_and_writes_nothing(
+async def test_S4_D2_an_event_that_cannot_be_stored_is_one_store_error_and_writes_nothing(
     new_store: StoreFactory, bad_event: ev.Event, where: str
 ) -> None:
     """S3/S4/D2: a batch is all or nothing, also when one of its events cannot be stored;
     the refusal is one StoreError (STORE_ERROR) saying which key holds what, and its
     message can itself be stored and sent (no lone surrogate in it)."""
     store = new_store()
-    store.create_session(header("s1"))
+    await store.create_session(header("s1"))
     batch = [ev.turn_start("t1", "prompt"), bad_event]
     with pytest.raises(StoreError) as caught:
-        store.append("s1", batch)
+        await store.append("s1", batch)
     assert caught.value.code == "STORE_ERROR"
     assert str(caught.value).startswith(f"cannot store a {bad_event['type']} event: {where}")
     str(caught.value).encode("utf-8")  # printable, sendable
-    assert store.load("s1") == [header("s1")]
+    assert await store.load("s1") == [header("s1")]
     with pytest.raises(StoreError, match="holds nan"):
-        store.create_session({**header("s2"), "title": math.nan})
-    assert [info.session_id for info in store.list_sessions()] == ["s1"]
-    store.append("s1", [ev.turn_end("t1", "end_turn")])  # the store is still usable
-    assert store.load("s1")[1:] == [ev.turn_end("t1", "end_turn")]
+        await store.create_session({**header("s2"), "title": math.nan})
+    assert [info.session_id for info in await store.list_sessions()] == ["s1"]
+    await store.append("s1", [ev.turn_end("t1", "end_turn")])  # the store is still usable
+    assert (await store.load("s1"))[1:] == [ev.turn_end("t1", "end_turn")]
 
 
-def test_loaded_events_are_fresh_copies(new_store: StoreFactory) -> None:
+async def test_loaded_events_are_fresh_copies(new_store: StoreFactory) -> None:
     store = new_store()
     first = header("s1")
-    store.create_session(first)
+    await store.create_session(first)
     appended = ev.tool_call("c1", "read", {"path": "a"})
-    store.append("s1", [appended])
+    await store.append("s1", [appended])
     appended["arguments"]["path"] = "changed after append"
     first["cwd"] = "changed after create"
-    loaded = store.load("s1")
+    loaded = await store.load("s1")
     loaded[1]["arguments"]["path"] = "changed after load"
-    again = store.load("s1")
+    again = await store.load("s1")
     assert again[0]["cwd"] == "/tmp/project"
     assert again[1]["arguments"] == {"path": "a"}
 
 
-def test_list_sessions_oldest_first_with_header_fields(new_store: StoreFactory) -> None:
+async def test_list_sessions_oldest_first_with_header_fields(new_store: StoreFactory) -> None:
     store = new_store()
-    store.create_session(header("late", "2025-03-01T00:00:00Z", title="Late"))
-    store.create_session(
+    await store.create_session(header("late", "2025-03-01T00:00:00Z", title="Late"))
+    await store.create_session(
         header(
             "child",
             "2025-01-01T00:00:00Z",
@@ -211,31 +211,32 @@ def test_list_sessions_oldest_first_with_header_fields(new_store: StoreFactory) 
         )
     )
     # Same timestamp as `child`: creation order breaks the tie.
-    store.create_session(header("twin", "2025-01-01T00:00:00Z"))
-    infos = store.list_sessions()
+    await store.create_session(header("twin", "2025-01-01T00:00:00Z"))
+    infos = await store.list_sessions()
     assert [i.session_id for i in infos] == ["child", "twin", "late"]
     child, _, late = infos
     assert (child.origin, child.parent_session_id, child.title) == ("subagent", "late", None)
     assert (late.origin, late.title, late.created_at) == ("root", "Late", "2025-03-01T00:00:00Z")
 
 
-def test_a_closed_store_refuses_every_call(new_store: StoreFactory) -> None:
+async def test_a_closed_store_refuses_every_call(new_store: StoreFactory) -> None:
     store = new_store()
-    store.create_session(header("s1"))
+    await store.create_session(header("s1"))
     store.check_not_lost()  # an open store in a present directory is not lost
-    store.close()
-    store.close()  # closing twice is harmless
-    calls: list[Callable[[], object]] = [
+    await store.close()
+    await store.close()  # closing twice is harmless
+    calls: list[Callable[[], Awaitable[object]]] = [
         lambda: store.load("s1"),
         lambda: store.append("s1", []),
         lambda: store.exists("s1"),
         lambda: store.list_sessions(),
         lambda: store.create_session(header("s2")),
-        lambda: store.check_not_lost(),
     ]
     for call in calls:
         with pytest.raises(StoreError, match="closed"):
-            call()
+            await call()
+    with pytest.raises(StoreError, match="closed"):
+        store.check_not_lost()
 
 
 json_values = st.recursive(
@@ -257,14 +258,16 @@ json_events = st.dictionaries(st.text(max_size=8), json_values, max_size=5).map(
 @pytest.mark.parametrize("kind", ["memory", "sqlite"])
 @settings(max_examples=25, deadline=None)
 @given(batches=st.lists(st.lists(json_events, max_size=5), max_size=6))
-def test_D2_any_json_events_round_trip_exactly(kind: str, batches: list[list[ev.Event]]) -> None:
+async def test_D2_any_json_events_round_trip_exactly(
+    kind: str, batches: list[list[ev.Event]]
+) -> None:
     """D2: what `load` returns is exactly what was appended — text, numbers, nesting."""
     with tempfile.TemporaryDirectory() as directory:
         store = make_store(kind, Path(directory))
         try:
-            store.create_session(header("s1"))
+            await store.create_session(header("s1"))
             for batch in batches:
-                store.append("s1", batch)
-            assert store.load("s1")[1:] == [event for batch in batches for event in batch]
+                await store.append("s1", batch)
+            assert (await store.load("s1"))[1:] == [event for batch in batches for event in batch]
         finally:
-            store.close()
+            await store.close()

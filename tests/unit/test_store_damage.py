@@ -22,13 +22,13 @@ from askbridge.host.store.store_api import StoreDamaged
 from askbridge.testing.wire import RawServer
 
 
-def written_store(data_dir: Path, events: int = 5, pad: int = 0) -> Path:
+async def written_store(data_dir: Path, events: int = 5, pad: int = 0) -> Path:
     """A closed store with session s1 of `events` events after its header, and s2 intact."""
     store = open_store(data_dir)
-    store.create_session(header("s1"))
-    store.append("s1", [{"type": "x", "n": n, "pad": "p" * pad} for n in range(events)])
-    store.create_session(header("s2"))
-    store.close()
+    await store.create_session(header("s1"))
+    await store.append("s1", [{"type": "x", "n": n, "pad": "p" * pad} for n in range(events)])
+    await store.create_session(header("s2"))
+    await store.close()
     return data_dir / DB_FILE_NAME
 
 
@@ -61,43 +61,43 @@ def tamper(db: Path, *statements: str) -> None:
         (["UPDATE events SET body = '[' WHERE seq = 1"], "event 1 is not a JSON object"),
     ],
 )
-def test_S6_a_session_whose_events_cannot_be_read_is_damaged_not_unknown(
+async def test_S6_a_session_whose_events_cannot_be_read_is_damaged_not_unknown(
     tmp_path: Path, statements: list[str], problem: str
 ) -> None:
-    db = written_store(tmp_path / "data")
+    db = await written_store(tmp_path / "data")
     tamper(db, *statements)
     store = open_store(tmp_path / "data")
     try:
-        assert store.exists("s1")  # known, so the host will not call it UNKNOWN_SESSION
+        assert await store.exists("s1")  # known, so the host will not call it UNKNOWN_SESSION
         with pytest.raises(StoreDamaged) as caught:
-            store.load("s1")
+            await store.load("s1")
         assert caught.value.code == "STORE_DAMAGED"
         assert caught.value.name == "StoreError"
         assert str(caught.value).startswith(f"{db} is damaged: session 's1': {problem}")
         # The rest of the store is untouched and usable; the unknown stays unknown.
-        assert store.load("s2") == [header("s2")]
-        store.append("s2", [ev.turn_start("t1", "prompt")])
-        assert not store.exists("nope")
+        assert await store.load("s2") == [header("s2")]
+        await store.append("s2", [ev.turn_start("t1", "prompt")])
+        assert not await store.exists("nope")
         with pytest.raises(KeyError):
-            store.load("nope")
+            await store.load("nope")
     finally:
-        store.close()
+        await store.close()
 
 
-def test_S6_appending_to_a_listed_session_without_events_is_damaged(tmp_path: Path) -> None:
-    db = written_store(tmp_path / "data")
+async def test_S6_appending_to_a_listed_session_without_events_is_damaged(tmp_path: Path) -> None:
+    db = await written_store(tmp_path / "data")
     tamper(db, "DELETE FROM events WHERE session_id = 's1'")
     store = open_store(tmp_path / "data")
     try:
         with pytest.raises(StoreDamaged, match="'s1': it is listed but has no events"):
-            store.append("s1", [ev.turn_start("t1", "prompt")])
+            await store.append("s1", [ev.turn_start("t1", "prompt")])
     finally:
-        store.close()
+        await store.close()
 
 
 @pytest.mark.parametrize("keep", [0.5, 0.9, 0.25])
-def test_S6_a_truncated_database_file_is_damaged_at_open(tmp_path: Path, keep: float) -> None:
-    db = written_store(tmp_path / "data", events=300, pad=2000)
+async def test_S6_a_truncated_database_file_is_damaged_at_open(tmp_path: Path, keep: float) -> None:
+    db = await written_store(tmp_path / "data", events=300, pad=2000)
     data = db.read_bytes()
     assert not db.with_name(DB_FILE_NAME + "-wal").exists()  # a clean close checkpointed it
     db.write_bytes(data[: int(len(data) * keep)])
@@ -120,9 +120,9 @@ def test_S6_garbage_bytes_are_damaged_at_open(tmp_path: Path) -> None:
     assert str(caught.value).startswith(f"{data_dir / DB_FILE_NAME} is damaged")
 
 
-def test_S6_corrupt_event_pages_name_the_file_and_the_session(tmp_path: Path) -> None:
+async def test_S6_corrupt_event_pages_name_the_file_and_the_session(tmp_path: Path) -> None:
     """Pages smashed inside a file of the right length: SQLite finds it when reading."""
-    db = written_store(tmp_path / "data", events=300, pad=2000)
+    db = await written_store(tmp_path / "data", events=300, pad=2000)
     data = bytearray(db.read_bytes())
     page_size = int.from_bytes(data[16:18], "big")
     # The schema and the small tables sit in the first pages; s1's bodies fill the rest.
@@ -131,9 +131,9 @@ def test_S6_corrupt_event_pages_name_the_file_and_the_session(tmp_path: Path) ->
     store = open_store(tmp_path / "data")
     try:
         with pytest.raises(StoreDamaged) as caught:
-            store.load("s1")
+            await store.load("s1")
     finally:
-        store.close()
+        await store.close()
     message = str(caught.value)
     assert message.startswith(f"{db} is damaged")
     assert "session 's1'" in message
@@ -174,8 +174,8 @@ async def test_S6_a_damaged_message_body_is_store_damaged_at_session_load(tmp_pa
         assert await server.shutdown_and_exit() == 0
     db = data_dir / DB_FILE_NAME
     store = open_store(data_dir)
-    store.append(sid, [ev.user_message(ev.text_content("hello"))])
-    store.close()
+    await store.append(sid, [ev.user_message(ev.text_content("hello"))])
+    await store.close()
     tamper(db, f"UPDATE events SET body = '[' WHERE session_id = '{sid}' AND seq = 1")
     async with RawServer.start(data_dir) as server:
         await server.initialize()

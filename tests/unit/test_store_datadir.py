@@ -26,6 +26,7 @@ from askbridge.host.store.store_api import StoreError
 # Opens the store at argv[1]; prints the StoreError and exits 3 if refused,
 # else says "ready" and keeps the store open until its stdin closes.
 OPENER = """
+import asyncio
 import sys
 from askbridge.host.store.datadir import open_store
 from askbridge.host.store.store_api import StoreError
@@ -36,7 +37,7 @@ except StoreError as exc:
     sys.exit(3)
 print("ready", flush=True)
 sys.stdin.read()
-store.close()
+asyncio.run(store.close())
 """
 
 
@@ -77,7 +78,7 @@ def test_data_dir_falls_back_to_local_state(
     assert resolve_data_dir(None) == tmp_path / ".local" / "state" / "askbridge"
 
 
-def test_open_store_creates_the_directory_and_names_its_holder(tmp_path: Path) -> None:
+async def test_open_store_creates_the_directory_and_names_its_holder(tmp_path: Path) -> None:
     data_dir = tmp_path / "a" / "b"
     store = open_store(data_dir)
     try:
@@ -86,35 +87,35 @@ def test_open_store_creates_the_directory_and_names_its_holder(tmp_path: Path) -
         assert pid == str(os.getpid())
         assert command
     finally:
-        store.close()
+        await store.close()
     assert (data_dir / LOCK_FILE_NAME).read_text() == ""
 
 
-def test_a_second_opener_in_this_process_is_refused_until_close(tmp_path: Path) -> None:
+async def test_a_second_opener_in_this_process_is_refused_until_close(tmp_path: Path) -> None:
     store = open_store(tmp_path)
     with pytest.raises(StoreError) as caught:
         open_store(tmp_path)
     assert str(caught.value).startswith(
         f"data directory {tmp_path} is in use by process {os.getpid()} ("
     )
-    store.close()
-    open_store(tmp_path).close()
+    await store.close()
+    await open_store(tmp_path).close()
 
 
-def test_another_process_is_refused_while_we_hold_the_store(tmp_path: Path) -> None:
+async def test_another_process_is_refused_while_we_hold_the_store(tmp_path: Path) -> None:
     store = open_store(tmp_path)
     try:
         child = run_opener(tmp_path)
         out, err = child.communicate(timeout=30)
     finally:
-        store.close()
+        await store.close()
     assert child.returncode == 3, err
     assert out == ""
     assert err.strip().startswith(f"data directory {tmp_path} is in use by process {os.getpid()} (")
     assert "Traceback" not in err
 
 
-def test_we_are_refused_while_another_process_holds_the_store(tmp_path: Path) -> None:
+async def test_we_are_refused_while_another_process_holds_the_store(tmp_path: Path) -> None:
     child = run_opener(tmp_path)
     try:
         assert child.stdout is not None
@@ -129,7 +130,7 @@ def test_we_are_refused_while_another_process_holds_the_store(tmp_path: Path) ->
         child.communicate(input="", timeout=30)
     assert child.returncode == 0
     # The child closed its store, so the directory is free again.
-    open_store(tmp_path).close()
+    await open_store(tmp_path).close()
 
 
 def test_a_data_dir_that_is_a_file_is_reported(tmp_path: Path) -> None:

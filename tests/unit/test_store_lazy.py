@@ -17,7 +17,6 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -89,41 +88,43 @@ def a_log() -> list[ev.Event]:
     ]
 
 
-def written(data_dir: Path, events: list[ev.Event]) -> EventStore:
+async def written(data_dir: Path, events: list[ev.Event]) -> EventStore:
     store = open_store(data_dir)
-    store.create_session(header("s1"))
-    store.append("s1", events)
+    await store.create_session(header("s1"))
+    await store.append("s1", events)
     return store
 
 
-def test_D2_lazily_loaded_events_are_the_stored_events(tmp_path: Path) -> None:
-    store = written(tmp_path / "data", a_log())
+async def test_D2_lazily_loaded_events_are_the_stored_events(tmp_path: Path) -> None:
+    store = await written(tmp_path / "data", a_log())
     try:
-        plain = store.load("s1")
-        lazy = store.load_lazily("s1")
+        plain = await store.load("s1")
+        lazy = await store.load_lazily("s1")
         assert sum(type(event) is LazyEvent for event in lazy) == 12  # 2 more: c5 and its reply
         assert [event.get("type") for event in lazy] == [event["type"] for event in plain]
         assert lazy == plain and plain == lazy  # a whole-event read decodes (both sides)
         assert not any(isinstance(event, LazyEvent) and event._read for event in lazy)
-        for fresh, event in zip(store.load_lazily("s1"), plain, strict=True):
+        for fresh, event in zip(await store.load_lazily("s1"), plain, strict=True):
             assert json.dumps(fresh) == json.dumps(event)  # same keys, same order
-        for fresh, event in zip(store.load_lazily("s1"), plain, strict=True):
+        for fresh, event in zip(await store.load_lazily("s1"), plain, strict=True):
             assert dict(fresh) == event and list(fresh.items()) == list(event.items())
     finally:
-        store.close()
+        await store.close()
 
 
-def test_P1_P7_L2_folds_over_a_lazy_load_equal_folds_over_the_whole_log(tmp_path: Path) -> None:
+async def test_P1_P7_L2_folds_over_a_lazy_load_equal_folds_over_the_whole_log(
+    tmp_path: Path,
+) -> None:
     """What a loaded session keeps (S10) is the same from either load: the view, the inbox,
     the calls without a result and the open turn (P7), the counters and the last text."""
-    store = written(tmp_path / "data", a_log())
+    store = await written(tmp_path / "data", a_log())
     memory = MemoryEventStore()
-    memory.create_session(header("s1"))
-    memory.append("s1", a_log())
+    await memory.create_session(header("s1"))
+    await memory.append("s1", a_log())
 
     async def folded(source: EventStore) -> tuple[Any, ...]:
         async with Host(source) as host:
-            session = host.load_session("s1")
+            session = await host.load_session("s1")
             return (
                 session.projection.view_dict(),
                 list(session.inbox.items.values()),
@@ -132,33 +133,35 @@ def test_P1_P7_L2_folds_over_a_lazy_load_equal_folds_over_the_whole_log(tmp_path
                 session.turns,
                 session.request_index,
                 session.last_text,
-                source.load("s1")[len(a_log()) + 1 :],  # P7's repairs
+                (await source.load("s1"))[len(a_log()) + 1 :],  # P7's repairs
             )
 
     try:
-        lazy_state = anyio.run(folded, store)
-        plain_state = anyio.run(folded, memory)
+        lazy_state = await folded(store)
+        plain_state = await folded(memory)
         assert lazy_state == plain_state
         view, _, open_calls, open_turn, *_ = lazy_state
         assert [entry["callId"] for entry in view["active"]] == ["c3"]
         assert [entry["callId"] for entry in view["settled"]] == ["c2", "c1", "c5"]
         assert open_calls == {} and open_turn is None  # repaired on the first load
-        events = store.load_lazily("s1")
-        assert Projection(events).view_dict() == Projection(store.load("s1")).view_dict()
+        events = await store.load_lazily("s1")
+        assert Projection(events).view_dict() == Projection(await store.load("s1")).view_dict()
         inbox = Inbox()
-        inbox.apply(store.load_lazily("s1"))
+        inbox.apply(await store.load_lazily("s1"))
         assert len(inbox) == 0
     finally:
-        store.close()
+        await store.close()
 
 
-def test_S6_a_damaged_lazy_body_is_store_damaged_at_load_or_when_first_read(tmp_path: Path) -> None:
+async def test_S6_a_damaged_lazy_body_is_store_damaged_at_load_or_when_first_read(
+    tmp_path: Path,
+) -> None:
     """The folds' keys come from the columns; any other read reads the body, and a bad
     one is named as `load` names it. An eager body is checked at once."""
-    store = written(tmp_path / "data", a_log())
+    store = await written(tmp_path / "data", a_log())
     db = tmp_path / "data" / DB_FILE_NAME
     try:
-        events = store.load_lazily("s1")
+        events = await store.load_lazily("s1")
         with sqlite3.connect(db, isolation_level=None) as conn:
             conn.execute("UPDATE events SET body = '[' WHERE session_id = 's1' AND seq = 4")
         conn.close()
@@ -171,16 +174,16 @@ def test_S6_a_damaged_lazy_body_is_store_damaged_at_load_or_when_first_read(tmp_
         with pytest.raises(StoreDamaged):
             len(call)  # still damaged, every time
         with pytest.raises(StoreDamaged, match="event 4 is not a JSON object"):
-            store.load("s1")
+            await store.load("s1")
         with pytest.raises(StoreDamaged, match="event 4 is not a JSON object"):
-            store.load_lazily("s1")  # damaged before the load: S6 at load, as `load`
+            await store.load_lazily("s1")  # damaged before the load: S6 at load, as `load`
         with sqlite3.connect(db, isolation_level=None) as conn:
             conn.execute("UPDATE events SET body = 'null' WHERE session_id = 's1' AND seq = 2")
         conn.close()
         with pytest.raises(StoreDamaged, match="'s1': event 2 is not a JSON object"):
-            store.load_lazily("s1")  # a request/header: decoded at load
+            await store.load_lazily("s1")  # a request/header: decoded at load
     finally:
-        store.close()
+        await store.close()
 
 
 leading_values = st.one_of(
@@ -195,7 +198,7 @@ leading_values = st.one_of(
     name=leading_values,
     rest=st.dictionaries(st.sampled_from(["content", "arguments", "name"]), leading_values),
 )
-def test_D2_columns_never_say_what_the_body_does_not(
+async def test_D2_columns_never_say_what_the_body_does_not(
     kind: str, call_id: Any, name: Any, rest: dict[str, Any]
 ) -> None:
     """Whatever the leading keys hold (escapes, non-strings, absent), a lazy event reads
@@ -210,14 +213,14 @@ def test_D2_columns_never_say_what_the_body_does_not(
     for key, value in zip(("type", "callId", "name"), json.loads(head), strict=True):
         assert value is None or event[key] == value
     with tempfile.TemporaryDirectory() as directory:
-        store = written(Path(directory) / "data", [event])
+        store = await written(Path(directory) / "data", [event])
         try:
             for key in ("type", "callId", "name", "content", "nope"):
-                assert store.load_lazily("s1")[1].get(key) == event.get(key)
-                assert (key in store.load_lazily("s1")[1]) == (key in event)
-            assert store.load_lazily("s1") == [header("s1"), event]
+                assert (await store.load_lazily("s1"))[1].get(key) == event.get(key)
+                assert (key in (await store.load_lazily("s1"))[1]) == (key in event)
+            assert await store.load_lazily("s1") == [header("s1"), event]
         finally:
-            store.close()
+            await store.close()
 
 
 # The previous release's schema (version 2), spelled out here on purpose: this test must
@@ -233,7 +236,7 @@ CREATE INDEX sessions_by_created_at ON sessions (created_at);
 """
 
 
-def test_a_version_2_data_directory_opens_with_every_row_given_its_columns(
+async def test_a_version_2_data_directory_opens_with_every_row_given_its_columns(
     tmp_path: Path,
 ) -> None:
     """An existing store (more rows than one migration slice, a damaged body among them)
@@ -259,13 +262,13 @@ def test_a_version_2_data_directory_opens_with_every_row_given_its_columns(
 
     store = open_store(data_dir)
     try:
-        assert store.load("s1") == store.load_lazily("s1") == [header("s1"), *log]
+        assert await store.load("s1") == await store.load_lazily("s1") == [header("s1"), *log]
         with pytest.raises(StoreDamaged, match="'s2': event 7 is not a JSON object"):
-            store.load_lazily("s2")
-        store.append("s1", [ev.turn_end("t9", "end_turn")])
-        assert store.load_lazily("s1")[-1] == ev.turn_end("t9", "end_turn")
+            await store.load_lazily("s2")
+        await store.append("s1", [ev.turn_end("t9", "end_turn")])
+        assert (await store.load_lazily("s1"))[-1] == ev.turn_end("t9", "end_turn")
     finally:
-        store.close()
+        await store.close()
     with sqlite3.connect(data_dir / DB_FILE_NAME, isolation_level=None) as conn:
         (version,) = conn.execute("SELECT version FROM schema_version").fetchone()
         rows = conn.execute("SELECT session_id, seq, body, type, head FROM events ORDER BY rowid")

@@ -29,31 +29,31 @@ def schema_version(path: Path) -> int:
     return int(version)
 
 
-def test_D1_events_survive_close_and_reopen(tmp_path: Path) -> None:
+async def test_D1_events_survive_close_and_reopen(tmp_path: Path) -> None:
     """D1: what `append` returned for is on disk for the next process."""
     store = open_store(tmp_path)
-    store.create_session(header("s1", title="Title"))
-    store.append("s1", [ev.turn_start("t1", "prompt"), ev.turn_end("t1", "end_turn")])
-    store.close()
+    await store.create_session(header("s1", title="Title"))
+    await store.append("s1", [ev.turn_start("t1", "prompt"), ev.turn_end("t1", "end_turn")])
+    await store.close()
     reopened = open_store(tmp_path)
     try:
-        assert reopened.load("s1")[1:] == [
+        assert (await reopened.load("s1"))[1:] == [
             ev.turn_start("t1", "prompt"),
             ev.turn_end("t1", "end_turn"),
         ]
-        assert [s.title for s in reopened.list_sessions()] == ["Title"]
+        assert [s.title for s in await reopened.list_sessions()] == ["Title"]
     finally:
-        reopened.close()
+        await reopened.close()
 
 
-def test_D1_append_is_one_transaction_visible_to_other_readers(tmp_path: Path) -> None:
+async def test_D1_append_is_one_transaction_visible_to_other_readers(tmp_path: Path) -> None:
     """D1 group commit: one append of many events is exactly one BEGIN…COMMIT, and a
     separate connection sees all of it as soon as `append` returns."""
     store = SQLiteEventStore(tmp_path / DB_FILE_NAME)
-    store.create_session(header("s1"))
+    await store.create_session(header("s1"))
     statements: list[str] = []
     store._conn.set_trace_callback(statements.append)
-    store.append("s1", [ev.turn_start(f"t{n}", "prompt") for n in range(50)])
+    await store.append("s1", [ev.turn_start(f"t{n}", "prompt") for n in range(50)])
     store._conn.set_trace_callback(None)
     assert [s for s in statements if s.startswith(("BEGIN", "COMMIT"))] == [
         "BEGIN IMMEDIATE",
@@ -62,19 +62,19 @@ def test_D1_append_is_one_transaction_visible_to_other_readers(tmp_path: Path) -
     with raw(tmp_path / DB_FILE_NAME) as reader:
         seqs = [s for (s,) in reader.execute("SELECT seq FROM events ORDER BY seq")]
     assert seqs == list(range(51))
-    store.close()
+    await store.close()
 
 
-def test_D2_journal_is_wal_with_normal_sync(tmp_path: Path) -> None:
+async def test_D2_journal_is_wal_with_normal_sync(tmp_path: Path) -> None:
     """D2: WAL + synchronous=NORMAL is what makes a commit survive kill -9."""
     store = SQLiteEventStore(tmp_path / DB_FILE_NAME)
     assert store._conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
     assert store._conn.execute("PRAGMA synchronous").fetchone() == (1,)  # 1 = NORMAL
-    store.close()
+    await store.close()
 
 
-def test_a_new_file_gets_the_current_schema(tmp_path: Path) -> None:
-    SQLiteEventStore(tmp_path / DB_FILE_NAME).close()
+async def test_a_new_file_gets_the_current_schema(tmp_path: Path) -> None:
+    await SQLiteEventStore(tmp_path / DB_FILE_NAME).close()
     assert schema_version(tmp_path / DB_FILE_NAME) == SCHEMA_VERSION == 3
     with raw(tmp_path / DB_FILE_NAME) as conn:
         columns = [row[1] for row in conn.execute("PRAGMA table_info(sessions)")]
@@ -95,7 +95,7 @@ CREATE TABLE events (session_id TEXT NOT NULL REFERENCES sessions(id),
 """
 
 
-def test_a_version_1_file_is_migrated_to_the_current_schema(tmp_path: Path) -> None:
+async def test_a_version_1_file_is_migrated_to_the_current_schema(tmp_path: Path) -> None:
     path = tmp_path / DB_FILE_NAME
     titled, untitled = header("old", title="Old work"), header("older")
     with raw(path) as conn:
@@ -113,17 +113,17 @@ def test_a_version_1_file_is_migrated_to_the_current_schema(tmp_path: Path) -> N
         )
 
     store = SQLiteEventStore(path)
-    assert {s.session_id: s.title for s in store.list_sessions()} == {
+    assert {s.session_id: s.title for s in await store.list_sessions()} == {
         "old": "Old work",
         "older": None,
     }
-    store.append("old", [ev.turn_end("t1", "end_turn")])
-    assert store.load("old") == [
+    await store.append("old", [ev.turn_end("t1", "end_turn")])
+    assert await store.load("old") == [
         titled,
         ev.turn_start("t1", "prompt"),
         ev.turn_end("t1", "end_turn"),
     ]
-    store.close()
+    await store.close()
 
     assert schema_version(path) == SCHEMA_VERSION
     with raw(path) as conn:
@@ -133,9 +133,9 @@ def test_a_version_1_file_is_migrated_to_the_current_schema(tmp_path: Path) -> N
     assert "sessions_by_created_at" in indexes
 
 
-def test_a_newer_schema_version_is_refused_and_left_alone(tmp_path: Path) -> None:
+async def test_a_newer_schema_version_is_refused_and_left_alone(tmp_path: Path) -> None:
     path = tmp_path / DB_FILE_NAME
-    SQLiteEventStore(path).close()
+    await SQLiteEventStore(path).close()
     with raw(path) as conn:
         conn.execute("UPDATE schema_version SET version = 99")
     with pytest.raises(StoreError) as caught:
@@ -157,12 +157,12 @@ def test_garbage_bytes_are_reported_as_a_damaged_file(tmp_path: Path) -> None:
         pass
 
 
-def test_damaged_pages_inside_a_valid_file_are_reported(tmp_path: Path) -> None:
+async def test_damaged_pages_inside_a_valid_file_are_reported(tmp_path: Path) -> None:
     path = tmp_path / DB_FILE_NAME
     store = SQLiteEventStore(path)
-    store.create_session(header("s1"))
-    store.append("s1", [{"type": "x", "pad": "p" * 3000, "n": n} for n in range(200)])
-    store.close()
+    await store.create_session(header("s1"))
+    await store.append("s1", [{"type": "x", "pad": "p" * 3000, "n": n} for n in range(200)])
+    await store.close()
     data = bytearray(path.read_bytes())
     # Keep the 100-byte file header and the first page (schema); smash everything after.
     page_size = int.from_bytes(data[16:18], "big")
@@ -171,9 +171,9 @@ def test_damaged_pages_inside_a_valid_file_are_reported(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="damaged") as caught:
         reopened = SQLiteEventStore(path)
         try:
-            reopened.load("s1")
+            await reopened.load("s1")
         finally:
-            reopened.close()
+            await reopened.close()
     assert str(path) in str(caught.value)
 
 
@@ -200,17 +200,17 @@ def test_an_unreadable_schema_version_is_reported(
 
 
 @pytest.mark.parametrize("bad_body", ['{"type": "x"', "[1, 2]", '{"a": 1}, {"b": 2}', "7"])
-def test_S6_a_stored_event_that_is_not_one_json_object_is_named(
+async def test_S6_a_stored_event_that_is_not_one_json_object_is_named(
     tmp_path: Path, bad_body: str
 ) -> None:
     path = tmp_path / DB_FILE_NAME
     store = SQLiteEventStore(path)
-    store.create_session(header("s1"))
-    store.append("s1", [ev.turn_start("t1", "prompt"), ev.turn_end("t1", "end_turn")])
+    await store.create_session(header("s1"))
+    await store.append("s1", [ev.turn_start("t1", "prompt"), ev.turn_end("t1", "end_turn")])
     with raw(path) as conn:
         conn.execute("UPDATE events SET body = ? WHERE seq = 1", (bad_body,))
     with pytest.raises(StoreDamaged) as caught:
-        store.load("s1")
+        await store.load("s1")
     assert str(caught.value) == f"{path} is damaged: session 's1': event 1 is not a JSON object"
     assert caught.value.code == "STORE_DAMAGED"
-    store.close()
+    await store.close()

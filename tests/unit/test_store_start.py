@@ -24,7 +24,7 @@ def test_the_schema_version_checked_at_start_counts_the_migrations() -> None:
     assert len(MIGRATIONS) == SCHEMA_VERSION
 
 
-def test_H3_a_checked_directory_is_held_until_closed(tmp_path: Path) -> None:
+async def test_H3_a_checked_directory_is_held_until_closed(tmp_path: Path) -> None:
     checked = open_checked(tmp_path)
     with pytest.raises(StoreError, match="is in use by process"):
         open_checked(tmp_path)
@@ -32,7 +32,7 @@ def test_H3_a_checked_directory_is_held_until_closed(tmp_path: Path) -> None:
     open_checked(tmp_path).close()
 
 
-def test_the_store_is_built_on_the_checked_connection_and_its_close_unlocks(
+async def test_the_store_is_built_on_the_checked_connection_and_its_close_unlocks(
     tmp_path: Path,
 ) -> None:
     header = ev.session_header(
@@ -45,10 +45,10 @@ def test_the_store_is_built_on_the_checked_connection_and_its_close_unlocks(
         created_at="2025-01-01T00:00:00Z",
     )
     store = open_checked(tmp_path).store()
-    store.create_session(header)
-    store.close()
+    await store.create_session(header)
+    await store.close()
     again = open_store(tmp_path)
     try:
-        assert [info.session_id for info in again.list_sessions()] == ["s"]
+        assert [info.session_id for info in await again.list_sessions()] == ["s"]
     finally:
-        again.close()
+        await again.close()

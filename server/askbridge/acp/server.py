@@ -151,10 +151,10 @@ class AcpServer:
             "agentInfo": {"name": SERVER_NAME, "version": __version__},
         }
 
-    def _session(self, session_id: str) -> Session:
+    async def _session(self, session_id: str) -> Session:
         """Session-scoped methods load a stored session first (no replay); this client
         follows it from now on (M1)."""
-        return self.host.get_session(session_id, self.client)
+        return await self.host.get_session(session_id, self.client)
 
     async def session_new(self, params: Any) -> Any:
         request = NewSessionRequest.model_validate(params)
@@ -163,7 +163,7 @@ class AcpServer:
             self._flags, session_settings(given.model, given.ask_user_question)
         )
         try:
-            session = self.host.new_session(self.client, cwd=request.cwd, **settings)
+            session = await self.host.new_session(self.client, cwd=request.cwd, **settings)
         except ValueError as exc:  # a model spec the factory refuses
             raise InvalidParams([{"field": "_meta.askbridge.model", "message": str(exc)}]) from exc
         return {"sessionId": session.id}
@@ -172,8 +172,8 @@ class AcpServer:
         request = LoadSessionRequest.model_validate(params)
         # P7 repair and L5 re-admission happen in the load; the replay and then the
         # view's snapshot (subscribe) go out before `{}`.
-        session = self.host.load_session(request.session_id, self.client, subscribe=False)
-        for method, body in replay(session.id, list(session.history())):
+        session = await self.host.load_session(request.session_id, self.client, subscribe=False)
+        for method, body in replay(session.id, await session.history()):
             self.conn.notify(method, body)
         self.host.subscribe(self.client, session)
         return {}
@@ -187,7 +187,7 @@ class AcpServer:
         try:
             request = CancelNotification.model_validate(params)
             self.relay.withdraw_forms(request.session_id)  # F4
-            self._session(request.session_id).cancel()
+            (await self._session(request.session_id)).cancel()
         except (ValidationError, HarnessError) as exc:  # a notification has no reply
             log.warning("session/cancel ignored: %s", exc)
 
@@ -195,7 +195,7 @@ class AcpServer:
 
     async def attach_wait(self, params: Any) -> Any:
         p = parse_params(AcpAttachWaitParams, params)
-        session = self._session(p.session_id)
+        session = await self._session(p.session_id)
         remaining = await self.claims.attach(session.agent.id, p.call_id)
         if remaining is not None:  # S12: who holds the wait
             log_claim(p.call_id, self.client.id, claimed=True)
@@ -203,7 +203,7 @@ class AcpServer:
 
     async def release_wait(self, params: Any) -> Any:
         p = parse_params(ReleaseWaitParams, params)
-        session = self._session(p.session_id)
+        session = await self._session(p.session_id)
         released = self.claims.release(session.agent.id, p.call_id)
         if released:
             log_claim(p.call_id, self.client.id, claimed=False)
@@ -218,9 +218,9 @@ class AcpServer:
 
     async def withdraw_reply(self, params: Any) -> Any:
         p = parse_params(AcpWithdrawReplyParams, params)
-        withdrawn = self.host.withdraw_reply(p.session_id, p.call_id, self.client)
+        withdrawn = await self.host.withdraw_reply(p.session_id, p.call_id, self.client)
         return WithdrawReplyResult(withdrawn=withdrawn).dump()
 
     async def list_view(self, params: Any) -> Any:
         p = parse_params(AcpListParams, params)
-        return self._session(p.session_id).projection.view_dict()
+        return (await self._session(p.session_id)).projection.view_dict()

@@ -11,7 +11,8 @@ admitted), other tool calls and results, and turn ends.
 
 It reads through `open_store_read_only`: no lock, nothing written, so it works
 while a server holds the directory and sees everything that server has
-committed. The decoding, damage checks and event vocabulary are the store's
+committed. It reads through the store's API (store_api.py), in an event loop of
+its own, as any store is read. The decoding, damage checks and event vocabulary are the store's
 (store_sqlite.py, host/log/events.py, projection_parse.py, projection_outcomes.py);
 nothing is re-parsed here.
 Exit status 0; 1 with one line on stderr when the directory or the session does
@@ -28,9 +29,12 @@ import json
 import os
 import sys
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from askbridge.log_lines import escaped
+
+if TYPE_CHECKING:
+    from askbridge.host.store.store_api import EventStore
 
 _ELLIPSIS_AT = 300  # characters of a non-question tool's arguments or result shown
 
@@ -59,6 +63,12 @@ def add_sessions_parser(sub: Any) -> None:
 
 
 def run_sessions(args: argparse.Namespace) -> int:
+    import anyio
+
+    return anyio.run(_sessions, args)
+
+
+async def _sessions(args: argparse.Namespace) -> int:
     from askbridge.core.errors import SessionError
     from askbridge.host.store.datadir import open_store_read_only, resolve_data_dir
     from askbridge.host.store.store_api import StoreError
@@ -69,10 +79,10 @@ def run_sessions(args: argparse.Namespace) -> int:
         return _fail(exc.message)
     try:
         if getattr(args, "sessions_action", None) in (None, "list"):
-            return _list(store)
-        if not store.exists(args.session_id):
+            return await _list(store)
+        if not await store.exists(args.session_id):
             return _fail(SessionError.unknown(args.session_id).message)
-        for line in transcript(store.load(args.session_id)):
+        for line in transcript(await store.load(args.session_id)):
             print(escaped(line))  # S17: a model's text never drives the terminal
         return 0
     except StoreError as exc:
@@ -81,7 +91,7 @@ def run_sessions(args: argparse.Namespace) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     finally:
-        store.close()
+        await store.close()
 
 
 def _fail(message: str) -> int:
@@ -89,16 +99,16 @@ def _fail(message: str) -> int:
     return 1
 
 
-def _list(store: Any) -> int:
+async def _list(store: EventStore) -> int:
     from askbridge.host.log.events import ROOT_ORIGINS
     from askbridge.host.store.store_api import StoreDamaged
 
     status = 0
-    for info in store.list_sessions():
+    for info in await store.list_sessions():
         if info.origin not in ROOT_ORIGINS:  # an MCP agent's session is listed too (X1)
             continue
         try:
-            summary = session_status(store.load(info.session_id))
+            summary = session_status(await store.load(info.session_id))
         except StoreDamaged as exc:
             summary, status = f"DAMAGED: {exc.message}", 1
         title = info.title or "(untitled)"

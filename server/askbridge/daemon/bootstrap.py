@@ -54,6 +54,8 @@ async def serve_host(
                 max_turn_requests=settings.max_turn_requests,
                 delegation=settings.delegation,
                 clock=clock,
+                # What a commit tells every door is written in the commit's own loop turn.
+                frames=flushes_of(asyncio.get_running_loop()),
             ) as host,
             anyio.create_task_group() as tg,
         ):
@@ -68,8 +70,6 @@ async def serve_host(
                 asyncio.get_running_loop().call_later(FATAL_GRACE_S, everything.cancel)
 
             host.on_fatal = fatal
-            # What a commit tells every door is written in the commit's own loop turn.
-            host.commits.outbox = flushes_of(asyncio.get_running_loop())
             # `--stop`: an inline host stops everything, its own client's door with it; the
             # host process ends its task group, and the Host closes as at an idle exit.
             on_stop = everything.cancel if inline else tg.cancel_scope.cancel

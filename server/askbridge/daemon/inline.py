@@ -85,13 +85,22 @@ def serve_inline(
 
             settings = HostSettings.over_defaults(defaults)  # the host's: its own client's flags
         if ctrl_c.pressed:
-            raw.close()
             raise KeyboardInterrupt  # the callers' Ctrl-C: status 130 (cli/entry.py, commands.py)
-        return anyio.run(
-            _serve, door, store, settings, Path(data_dir), defaults, early, listening_socket(raw)
-        )
-    finally:
-        store.close()
+    except BaseException:
+        raw.close()
+        close_unserved(store)
+        raise
+    return anyio.run(  # `_serve` closes the store
+        _serve, door, store, settings, Path(data_dir), defaults, early, listening_socket(raw)
+    )
+
+
+def close_unserved(store: Any) -> None:
+    """Close an event store that no event loop ran on: a start stopped before it served.
+    Its `close` is a coroutine; the SQLite store's returns without awaiting anything."""
+    import asyncio
+
+    asyncio.run(store.close())
 
 
 def _open_checked(data_dir: str) -> CheckedStore | None:
@@ -147,8 +156,6 @@ async def _serve(
     from .bootstrap import serve_host
     from .doors import log_start, serve_door
 
-    reader, writer = await open_stdio()
-
     async def own_client(host: Host, listener: HostSocket, tg: TaskGroup) -> int:
         log_start(door, data_dir, "inline", defaults)
         own = {"env": dict(os.environ), "options": defaults}
@@ -162,6 +169,10 @@ async def _serve(
         tg.cancel_scope.cancel()
         return status
 
-    status = await serve_host(store, data_dir, settings, sock, own_client, inline=True)
+    try:
+        reader, writer = await open_stdio()
+        status = await serve_host(store, data_dir, settings, sock, own_client, inline=True)
+    finally:
+        await store.close()
     join_copiers()
     return status

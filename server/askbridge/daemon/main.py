@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
     from askbridge.host.host import Host
-    from askbridge.host.options import HostSettings
 
     from .listener import HostSocket
 
@@ -125,10 +124,10 @@ def _run_host(args: argparse.Namespace) -> int:
     ctrl_c = CtrlCHeld()  # by hand, Ctrl-C while the start imports: ctrl_c.py says why
     with ctrl_c:
         from askbridge.core import StoreError
-        from askbridge.host.options import HostSettings
         from askbridge.host.store.datadir import open_store
 
         from .front import door_defaults
+        from .inline import close_unserved
     if ctrl_c.pressed:
         raise KeyboardInterrupt  # the caller's Ctrl-C: status 130 (cli/entry.py, cli/commands.py)
     try:
@@ -162,29 +161,39 @@ def _run_host(args: argparse.Namespace) -> int:
     log = logging.getLogger("askbridge.daemon")
     if ctrl_c.pressed:
         sock.close()
-        store.close()
+        close_unserved(store)
         raise KeyboardInterrupt  # the caller's Ctrl-C: status 130 (cli/entry.py, cli/commands.py)
     try:
-        settings = HostSettings.over_defaults(door_defaults(args))
-        status = anyio.run(_serve, store, Path(data_dir), settings, args.idle_exit, sock)
+        # `_serve` closes the store
+        status = anyio.run(_serve, store, Path(data_dir), door_defaults(args), args.idle_exit, sock)
     except Exception:
         log.exception("stopping: fatal error")  # H6: host.log says why it stopped
         status = 1
-    finally:
-        store.close()
     log.info("askbridge host pid %d stopped (status %d)", os.getpid(), status)
     return status
 
 
 async def _serve(
-    store: Any, data_dir: Path, settings: HostSettings, idle_exit: float, sock: Any
+    store: Any, data_dir: Path, defaults: dict[str, Any], idle_exit: float, sock: Any
+) -> int:
+    try:
+        return await _serve_store(store, data_dir, defaults, idle_exit, sock)
+    finally:
+        await store.close()
+
+
+async def _serve_store(
+    store: Any, data_dir: Path, defaults: dict[str, Any], idle_exit: float, sock: Any
 ) -> int:
     import logging
 
     from askbridge import __version__
+    from askbridge.host.options import HostSettings
 
     from .bootstrap import serve_host
     from .doors import stop_on_signals
+
+    settings = HostSettings.over_defaults(defaults)
 
     async def until_stopped(host: Host, listener: HostSocket, tg: TaskGroup) -> None:
         logging.getLogger("askbridge.daemon").info(

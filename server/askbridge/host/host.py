@@ -17,9 +17,12 @@ SessionHost, the asking room through the protocols and callables it is given
 (the fan-out's `asks_here` and `requester`, asking/external_followers.py's Subscribes,
 late_answers.py's `take`); neither room imports the other.
 
-Use it as an async context manager: its task group owns every turn. Leaving
-it first ends every turn as if its followers had left (results recorded,
-questions continued), then cancels what is left and closes every wait.
+Use it as an async context manager: its task group owns every turn and the
+group commit's committer (store/commits.py; `frames` are the doors' writers it
+holds while telling a commit, daemon/bootstrap.py). Leaving it first ends every
+turn as if its followers had left (results recorded, questions continued),
+stops the committer once it has committed what is pending, then cancels what is
+left, closes every wait and commits what they logged.
 `publisher.add_listener` registers an observer of every root session's updates and
 view changes (embedders, tests); `on_fatal` is called once with exit status 1 when
 the data directory is lost under the host (S5).
@@ -54,7 +57,7 @@ from .asking.late_answers import LateAnswers
 from .asking.publishing import Publisher
 from .log import events as ev
 from .options import merge_settings
-from .store.commits import GroupCommit
+from .store.commits import FrameBatch, GroupCommit
 from .store.store_api import EventStore, SessionInfo
 
 log = logging.getLogger("askbridge.host")
@@ -73,9 +76,10 @@ class Host:
         max_turn_requests: int = 1000,
         delegation: dict[str, int] | None = None,
         unload_after: float = UNLOAD_AFTER_S,
+        frames: FrameBatch | None = None,
     ) -> None:
         self.store = store
-        self.commits = GroupCommit(store, self.store_lost)
+        self.commits = GroupCommit(store, self.store_lost, frames)
         self.default_model: dict[str, Any] = model or {"kind": "none"}  # UnconfiguredModel
         self.default_ask: dict[str, Any] = ask_user_question or {
             "mode": ASK_MODE_DEFAULT,
@@ -101,6 +105,7 @@ class Host:
         self.unloader = Unloader(self.sessions, self.registry, self.subscribers.count, unload_after)
         self._lost = False
         self.turn_ends = TurnEnds(self.sessions)
+        self._loading: dict[str, anyio.Event] = {}  # sessions being read from the store
         self._tg: TaskGroup | None = None
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -108,6 +113,7 @@ class Host:
     async def __aenter__(self) -> Host:
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
+        self._tg.start_soon(self.commits.run)
         self._tg.start_soon(self._every_second)
         return self
 
@@ -121,6 +127,8 @@ class Host:
         for session in list(self.sessions.values()):
             session.abandon()
         await self.turn_ends.all_done()
+        with anyio.CancelScope(shield=True):  # never cancelled while a commit is awaited
+            await self.commits.close()
         self._tg.cancel_scope.cancel()
         for session in list(self.sessions.values()):
             session.release_prompts()  # callers awaiting `prompt` live outside our task group
@@ -129,7 +137,8 @@ class Host:
             return await self._tg.__aexit__(*exc)
         finally:
             self._tg = None
-            self.commits.flush()  # what the last turns logged is durable before we return
+            with anyio.CancelScope(shield=True):
+                await self.commits.flush()  # what the last turns logged is durable now
 
     def spawn(self, fn: Callable[[], Coroutine[Any, Any, Any]]) -> None:
         if self._tg is None:
@@ -197,7 +206,7 @@ class Host:
 
     # -- sessions -------------------------------------------------------------------------
 
-    def new_session(
+    async def new_session(
         self,
         client: Client | None = None,
         *,
@@ -218,33 +227,41 @@ class Host:
         header = new_header(
             model=spec, ask=ask, cwd=cwd, origin=origin, parent=parent, parent_agent=parent_agent
         )
-        session = create_session(self, header, client.env if client is not None else os.environ)
+        env = client.env if client is not None else os.environ
+        session = await create_session(self, header, env)
         session.max_turn_requests = max_turn_requests or self.max_turn_requests
         if delegation is not None:  # a front door's --delegation-limits
             session.delegation_limits = DelegationLimits.of(delegation)
         self.subscribe(client, session, snapshot=False)  # nothing to show yet
         return session
 
-    def get_session(self, session_id: str, client: Client | None = None) -> Session:
+    async def get_session(self, session_id: str, client: Client | None = None) -> Session:
         """The session, loaded first if needed (lazy loading); `client` follows it (M1)."""
         session = self.sessions.get(session_id)
-        if session is None:
-            session = self.load_session(session_id, client)
-        else:
-            self.subscribe(client, session)
+        if session is None or session_id in self._loading:
+            return await self.load_session(session_id, client)
+        self.subscribe(client, session)
         return session
 
-    def load_session(
+    async def load_session(
         self, session_id: str, client: Client | None = None, *, subscribe: bool = True
     ) -> Session:
-        """Resume a stored root session: P7 repair, then re-admit queued replies (L5)."""
+        """Resume a stored root session: P7 repair, then re-admit queued replies (L5). One
+        load of a session at a time: another caller meanwhile gets the same Session."""
+        while (loading := self._loading.get(session_id)) is not None:
+            await loading.wait()
         loaded = self.sessions.get(session_id)
         if loaded is not None:
             if subscribe:
                 self.subscribe(client, loaded)
             return loaded
         env = client.env if client is not None else os.environ
-        session = open_stored(self, session_id, env, self.default_ask)
+        self._loading[session_id] = loading = anyio.Event()
+        try:
+            session = await open_stored(self, session_id, env, self.default_ask)
+        finally:
+            del self._loading[session_id]
+            loading.set()
         if subscribe:
             self.subscribe(client, session)
         session.wake()
@@ -252,8 +269,9 @@ class Host:
             self.unloader.idle(session)
         return session
 
-    def list_sessions(self) -> list[SessionInfo]:
-        return [info for info in self.store.list_sessions() if info.origin in ev.ROOT_ORIGINS]
+    async def list_sessions(self) -> list[SessionInfo]:
+        stored = await self.store.list_sessions()
+        return [info for info in stored if info.origin in ev.ROOT_ORIGINS]
 
     def session_idle(self, session: Session) -> None:
         """A session's turns are done: unload it later if nobody follows it (S10)."""
@@ -278,25 +296,28 @@ class Host:
     async def prompt(
         self, session_id: str, content: list[dict[str, Any]], client: Client | None = None
     ) -> str:
-        session = self.get_session(session_id, client)
+        session = await self.get_session(session_id, client)
         queued = session.enqueue_prompt(content, client)
         await queued.done.wait()
         if queued.error is not None:
             raise queued.error
         return queued.stop_reason
 
-    def steer(self, session_id: str, text: str, client: Client | None = None) -> None:
+    async def steer(self, session_id: str, text: str, client: Client | None = None) -> None:
         """Steer the running agent: a user message admitted at its next step boundary
         (durable as an inbox event); an idle agent wakes into a new turn for it."""
-        self.get_session(session_id, client).steer(text, client)
+        await (await self.get_session(session_id, client)).steer(text, client)
 
-    def cancel(self, session_id: str, client: Client | None = None) -> None:
-        self.get_session(session_id, client).cancel()
+    async def cancel(self, session_id: str, client: Client | None = None) -> None:
+        (await self.get_session(session_id, client)).cancel()
 
     # -- late replies (L5; taking them: asking/late_answers.py) ---------------------------
 
-    def withdraw_reply(self, session_id: str, call_id: str, client: Client | None = None) -> bool:
-        return self.get_session(session_id, client).withdraw_reply(call_id)  # L5
+    async def withdraw_reply(
+        self, session_id: str, call_id: str, client: Client | None = None
+    ) -> bool:
+        session = await self.get_session(session_id, client)
+        return await session.withdraw_reply(call_id)  # L5
 
-    def view(self, session_id: str, client: Client | None = None) -> ProjectionView:
-        return self.get_session(session_id, client).projection.view()
+    async def view(self, session_id: str, client: Client | None = None) -> ProjectionView:
+        return (await self.get_session(session_id, client)).projection.view()

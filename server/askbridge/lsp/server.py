@@ -126,7 +126,7 @@ class LspServer:
             try:
                 # As when the client goes (M6): the turn ends `cancelled`, its open
                 # questions stay answerable (continued, P3) instead of being aborted.
-                self._session(session_id).abandon()
+                (await self._session(session_id)).abandon()
             except Exception as exc:  # the prompt answers by itself; shutdown still does
                 log.warning("cancelling session %s at shutdown: %s", session_id, exc)
         for _, done in running:
@@ -143,25 +143,25 @@ class LspServer:
 
     # -- sessions -------------------------------------------------------------------------
 
-    def _session(self, session_id: str) -> Session:
+    async def _session(self, session_id: str) -> Session:
         """The session, loaded first if needed; this client follows it from now on (M1)."""
-        return self.host.get_session(session_id, self.client)
+        return await self.host.get_session(session_id, self.client)
 
     async def session_new(self, params: Any) -> Any:
         p = parse_params(SessionNewParams, params if params is not None else {})
         given = session_settings(p.model, p.ask_user_question)
         settings = merge_settings(self._flags, self._defaults, given)
-        session = self.host.new_session(self.client, cwd=p.cwd, **settings)
+        session = await self.host.new_session(self.client, cwd=p.cwd, **settings)
         return {"sessionId": session.id}
 
     async def session_load(self, params: Any) -> Any:
         p = parse_params(SessionLoadParams, params)
-        self.host.load_session(p.session_id, self.client)  # sends the snapshot (S2)
+        await self.host.load_session(p.session_id, self.client)  # sends the snapshot (S2)
         return {}
 
     async def session_list(self, params: Any) -> Any:
         sessions = []
-        for info in self.host.list_sessions():
+        for info in await self.host.list_sessions():
             entry: dict[str, Any] = {
                 "sessionId": info.session_id,
                 "createdAt": info.created_at,
@@ -189,7 +189,7 @@ class LspServer:
     async def session_cancel(self, params: Any) -> None:
         try:
             p = parse_params(SessionCancelParams, params)
-            self._session(p.session_id).cancel()
+            (await self._session(p.session_id)).cancel()
         except Exception as exc:  # a notification has no reply: log and go on
             log.warning("session/cancel ignored: %s", exc)
 
@@ -198,7 +198,7 @@ class LspServer:
     async def attach_wait(self, params: Any) -> None:
         """C1–C5: one `$/progress {remainingMs}`, then held open until the wait ends."""
         p = parse_params(AttachWaitParams, params)
-        session = self._session(p.session_id)
+        session = await self._session(p.session_id)
         stream = self.host.service.attach_wait(session.agent.id, p.call_id, self.client.gone)
         claimed = stream.claimed
         if claimed:  # S12: who holds the wait, and when it lets go
@@ -222,11 +222,11 @@ class LspServer:
 
     async def withdraw_reply(self, params: Any) -> bool:
         p = parse_params(WithdrawReplyParams, params)
-        return self.host.withdraw_reply(p.session_id, p.call_id, self.client)
+        return await self.host.withdraw_reply(p.session_id, p.call_id, self.client)
 
     async def list_view(self, params: Any) -> Any:
         p = parse_params(ListParams, params)
-        return self._session(p.session_id).projection.view_dict()
+        return (await self._session(p.session_id)).projection.view_dict()
 
     def close(self) -> None:
         """The client is gone (exit or end of input): the host lets it go (M4, M6)."""

@@ -79,9 +79,9 @@ class ExternalAgent:
         self.definitions = tool_definitions(AskUserQuestionTool(host.service, "timed", ask_timeout))
         self.session: ExternalSession | None = None
 
-    def _session(self) -> ExternalSession:
+    async def _session(self) -> ExternalSession:
         if self.session is None:
-            external = self.host.externals.open(
+            external = await self.host.externals.open(
                 self.client,
                 self.client.env,
                 client_name=self._client_name(),
@@ -102,10 +102,10 @@ class ExternalAgent:
 
     async def call(self, name: str, arguments: Any, progress: Progress | None) -> ToolResult:
         if name == ASK_TOOL:
-            session = self._session()
+            session = await self._session()
             on_cancel = self._continued if self._timed(arguments) else None
             outcome = await session.run_call(name, arguments, self._asker(progress), on_cancel)
-            return self._result(outcome, ride_along=True)
+            return await self._result_with_late(outcome)
         if name == GET_ANSWERS_TOOL:
             return await self._get_answers(arguments)
         if name == APPROVAL_TOOL:
@@ -128,7 +128,7 @@ class ExternalAgent:
         self, progress: Progress | None
     ) -> Callable[[ToolContext, CheckedCall], Awaitable[ToolOutcome]]:
         async def ask(ctx: ToolContext, call: CheckedCall) -> ToolOutcome:
-            session = self._session()
+            session = await self._session()
             follow_by_renderers(self.host, session.session)
             outcome = await self._waiting(
                 session.ask_tool.run(ctx, call.arguments, call.questions), ctx, progress
@@ -166,27 +166,27 @@ class ExternalAgent:
             not isinstance(call_ids, list) or not all(isinstance(c, str) for c in call_ids)
         ):
             outcome = ToolOutcome.failure(ToolInputError("callIds must be an array of strings"))
-            return self._result(outcome, ride_along=self.session is not None)
+            return await self._result_with_late(outcome)
         if self.session is None:  # nothing was asked on this connection
-            return self._result(ToolOutcome.done(late_replies([], [])), ride_along=False)
+            return self._result(ToolOutcome.done(late_replies([], [])))
         session = self.session
         wanted = set(call_ids) if call_ids is not None else None
         entries: list[dict[str, Any]] = []
 
         async def collect(ctx: ToolContext, call: CheckedCall) -> ToolOutcome:
-            entries.extend(session.take_replies(wanted))
+            entries.extend(await session.take_replies(wanted))
             pending = session.pending_calls()
             if wanted is not None:
                 pending = [c for c in pending if c in wanted]
             return ToolOutcome.done(late_replies(entries, pending))
 
         outcome = await session.run_call(GET_ANSWERS_TOOL, arguments, collect)
-        return self._result(outcome, ride_along=True)
+        return await self._result_with_late(outcome)
 
     # -- approval_prompt (X5) -------------------------------------------------------------
 
     async def _approval(self, arguments: Any, progress: Progress | None) -> ToolResult:
-        session = self._session()
+        session = await self._session()
         tool_name = arguments.get("tool_name") if isinstance(arguments, dict) else None
         tool_input = arguments.get("input") if isinstance(arguments, dict) else None
         name = tool_name if isinstance(tool_name, str) and tool_name else "this"
@@ -223,19 +223,23 @@ class ExternalAgent:
     def failure(self, exc: HarnessError) -> ToolResult:
         """A call that could not even be recorded (a store failure, S4): the agent hears why."""
         log.error("tool call failed: %s", field(exc.message))
-        return self._result(ToolOutcome.failure(exc), ride_along=False)
+        return self._result(ToolOutcome.failure(exc))
 
-    def _result(self, outcome: ToolOutcome, *, ride_along: bool) -> ToolResult:
+    async def _result_with_late(self, outcome: ToolOutcome) -> ToolResult:
+        """`_result`, the late replies queued meanwhile riding along (X4)."""
+        session = self.session
+        late = await session.take_replies() if session is not None else []
+        return self._result(outcome, late)
+
+    def _result(self, outcome: ToolOutcome, late: list[dict[str, Any]] | None = None) -> ToolResult:
         """The MCP result of a typed outcome: its text first, and the object it renders as
-        `structuredContent` (X2, X4)."""
+        `structuredContent` (X2, X4), with the late replies `late` (taken already)."""
         texts, structured = [outcome.content], outcome.data()
         session = self.session
-        if ride_along and session is not None:
-            late = session.take_replies()
-            if late:
-                replies = ToolOutcome.done(late_replies(late, session.pending_calls()))
-                texts.append(replies.content)
-                structured = {**structured, "lateReplies": replies.data()}
+        if late and session is not None:
+            replies = ToolOutcome.done(late_replies(late, session.pending_calls()))
+            texts.append(replies.content)
+            structured = {**structured, "lateReplies": replies.data()}
         if outcome.is_error:
             log.info("tool call failed: %s", field(outcome.content))
         return ToolResult(texts, structured, outcome.is_error)

@@ -42,7 +42,7 @@ async def run_delegate(
         if steps is not None and not isinstance(steps, list):
             raise ToolInputError("delegate steps must be an array of script steps")
         spec = {"kind": "script", "steps": steps or []}
-    child = host.new_session(
+    child = await host.new_session(
         cwd=parent.header.get("cwd"),
         model=spec,
         ask_user_question=parent.header.get("askUserQuestion"),

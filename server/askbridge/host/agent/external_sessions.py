@@ -35,6 +35,8 @@ import os
 from collections.abc import Awaitable, Callable, Collection, Mapping
 from typing import Any
 
+import anyio
+
 from askbridge.core import (
     AbortSignal,
     HarnessError,
@@ -91,7 +93,7 @@ class ExternalSessions:
         self._host = host
         self._by_id: dict[str, ExternalSession] = {}
 
-    def open(
+    async def open(
         self,
         requester: Requester,
         env: Mapping[str, str],
@@ -104,7 +106,9 @@ class ExternalSessions:
         """X1: a new connection's session; its header and the tools its agent sees are
         committed before this returns (D1). Who follows it: the MCP door subscribes them."""
         header = external_header(client_name, cwd, ask_timeout)
-        external = ExternalSession(create_session(self._host, header, env), requester, tools)
+        session = await create_session(self._host, header, env)
+        await session.log(ev.request_header(tools))  # the tools its agent sees (P1)
+        external = ExternalSession(session, requester)
         self._by_id[external.session.id] = external
         log.info("external session %s for %s", external.session.id, field(header["title"]))
         return external
@@ -118,14 +122,14 @@ class ExternalSessions:
 
 
 class ExternalSession:
-    def __init__(self, session: Session, requester: object, tools: list[dict[str, Any]]) -> None:
-        """Start the connection's session: the tools its agent sees are logged (P1), and
-        `requester` (its MCP client) is whose fallback asks when no follower renders (X3)."""
+    def __init__(self, session: Session, requester: object) -> None:
+        """The connection's session, its tools logged (P1); `requester` (its MCP client) is
+        whose fallback asks when no follower renders (X3)."""
         self.session = session
         self.ask_tool = session.ask_tool
         self.connected = True  # its MCP connection is live (new renderers follow it)
         self.connection_lost = False  # set before the connection's calls are cut off (X6)
-        session.log(ev.request_header(tools))
+        self._taking: set[str] = set()  # inbox ids of replies being admitted (L6)
         session.turn_client = requester
 
     def disconnected(self) -> None:
@@ -157,7 +161,7 @@ class ExternalSession:
         when given: a timed ask the agent gave up waiting for stays continued (X3)."""
         session = self.session
         checked = check_call(ToolCallRequest(new_id("call"), name, arguments))
-        session.log(ev.tool_call(checked.id, checked.name, checked.arguments))
+        await session.log(ev.tool_call(checked.id, checked.name, checked.arguments))
         ctx = ToolContext(session.agent, session.id, checked.id, self._signal())
         outcome: ToolOutcome | None = None
         try:
@@ -174,10 +178,11 @@ class ExternalSession:
             outcome = ToolOutcome.failure(tool_failed(exc))
         finally:
             if outcome is None:  # cancelled: by the agent, or the connection or host is gone
-                self._record(checked, self._cut_off(ctx, on_cancel), raising=False)
+                with anyio.CancelScope(shield=True):  # recorded even while being cancelled
+                    await self._record(checked, self._cut_off(ctx, on_cancel), raising=False)
         if ctx.signal.reason == DETACHED and outcome.error == _ABORTED:
             outcome = ToolOutcome.failure(tool_outcome_unknown())  # M6: stays answerable
-        self._record(checked, outcome)
+        await self._record(checked, outcome)
         return outcome
 
     def _cut_off(
@@ -189,9 +194,11 @@ class ExternalSession:
             return on_cancel(ctx.call_id)  # X3: continued, its reply through get_answers
         return ToolOutcome.failure(UserQuestionError.of(ErrorCode.ASK_ABORTED))
 
-    def _record(self, call: CheckedCall, outcome: ToolOutcome, *, raising: bool = True) -> None:
+    async def _record(
+        self, call: CheckedCall, outcome: ToolOutcome, *, raising: bool = True
+    ) -> None:
         try:
-            self.session.log(outcome.event(call.id, call.name))  # with its kind (P3)
+            await self.session.log(outcome.event(call.id, call.name))  # with its kind (P3)
         except StoreError as exc:  # the next load repairs the call (P7)
             log.error("could not record the result of %s in %s: %s", call.id, self.session.id, exc)
             if raising:
@@ -199,19 +206,26 @@ class ExternalSession:
 
     # -- late replies (X4) ----------------------------------------------------------------
 
-    def take_replies(self, call_ids: Collection[str] | None = None) -> list[dict[str, Any]]:
+    async def take_replies(self, call_ids: Collection[str] | None = None) -> list[dict[str, Any]]:
         """Admit the queued late replies (of `call_ids`, or all): `{callId, questions,
-        answers}` each, in arrival order; each is delivered once (L6)."""
+        answers}` each, in arrival order; each is delivered once (L6): a reply being
+        admitted by a call whose commit is awaited is not taken by another meanwhile."""
         items = [
             item
             for item in self.session.inbox.items.values()
             if item.reply_call_id is not None
             and (call_ids is None or item.reply_call_id in call_ids)
+            and item.inbox_id not in self._taking
         ]
         if not items:
             return []
         entries = [self._reply_entry(item) for item in items]  # while their calls are active
-        self.session.log(*[event for item in items for event in item.admission_events()])
+        taking = {item.inbox_id for item in items}
+        self._taking |= taking
+        try:
+            await self.session.log(*[e for item in items for e in item.admission_events()])
+        finally:
+            self._taking -= taking
         return entries
 
     def _reply_entry(self, item: InboxItem) -> dict[str, Any]:

@@ -10,7 +10,7 @@ needed (a reply may come after a restart). S12's log line is the asking room's.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from askbridge.core import UserQuestionError, check_answer
 from askbridge.core.question import questions_from_wire
@@ -22,7 +22,7 @@ from .session import Session
 
 
 class LateReplies:
-    def __init__(self, session: Callable[..., Session]) -> None:
+    def __init__(self, session: Callable[..., Awaitable[Session]]) -> None:
         # host.py's `Host.get_session(session_id, client=None)`: the session of an id,
         # loaded first if needed; a client given follows it (M1).
         self._session = session
@@ -32,13 +32,13 @@ class LateReplies:
     ) -> bool:
         """A reply from `client` (None: a programmatic caller); the turn it wakes asks
         through that client's fallback."""
-        session = self._session(session_id, client)
+        session = await self._session(session_id, client)
         return await self._answer(session, session.agent.id, call_id, answer.answers, client)
 
     async def answer(
         self, agent_id: str, session_id: str, call_id: str, batch: Sequence[AnswerItem]
     ) -> bool:
-        return await self._answer(self._session(session_id), agent_id, call_id, batch, None)
+        return await self._answer(await self._session(session_id), agent_id, call_id, batch, None)
 
     async def _answer(
         self,
@@ -53,11 +53,16 @@ class LateReplies:
         active = session.projection.entry(call_id)
         if active is None or active.state != "continued":
             return False  # L1
-        if session.inbox.queued_reply(call_id) is not None:
+        if session.inbox.queued_reply(call_id) is not None or call_id in session.replies_logging:
             raise UserQuestionError.of(ErrorCode.REPLY_QUEUED)  # L2, before BAD_ANSWER
         questions = questions_from_wire(active.questions)
         checked = check_answer(questions, Answer(answers=list(batch)), call_id)  # L3, V8
         answers = [a.dump() for a in checked.answers]
-        # L4: logged with its answers (and the text rendered from them), committed before True
-        session.enqueue_reply(call_id, [q.dump() for q in questions], answers, client)
+        # L4: logged with its answers (and the text rendered from them), committed before True.
+        # The inbox holds it once committed; until then `replies_logging` does (L2).
+        session.replies_logging.add(call_id)
+        try:
+            await session.enqueue_reply(call_id, [q.dump() for q in questions], answers, client)
+        finally:
+            session.replies_logging.discard(call_id)
         return True

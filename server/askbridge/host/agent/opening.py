@@ -87,17 +87,17 @@ def open_session(
     return session
 
 
-def create_session(host: SessionHost, header: ev.Event, env: Mapping[str, str]) -> Session:
+async def create_session(host: SessionHost, header: ev.Event, env: Mapping[str, str]) -> Session:
     """A new session of `header`: its model and tool are built first (a missing API key is
     MODEL_ERROR, a bad timeout T1: nothing is stored then), then the header is committed
     (D1) and the session opened."""
     model = make_model(header["model"], env, check=True)
     tool = ask_tool(host.service, header["askUserQuestion"])
-    host.store.create_session(header)
+    await host.store.create_session(header)
     return open_session(host, header, [header], model, tool)
 
 
-def open_stored(
+async def open_stored(
     host: SessionHost,
     session_id: str,
     env: Mapping[str, str],
@@ -106,13 +106,14 @@ def open_stored(
     """A stored root session, repaired (P7); UNKNOWN_SESSION if the store has none of that
     id, or only a delegated child's. An external session's header names no endpoint:
     nothing is contacted, no turn runs."""
-    if not host.store.exists(session_id):
+    if not await host.store.exists(session_id):
         raise SessionError.unknown(session_id)
     # The whole log is built, folded and dropped here: with the cycle collector paused
     # throughout, none of it is ever scanned (gcpause.py). The folds read it through
-    # `load_lazily`, which decodes only the bodies they read.
+    # `load_lazily`, which decodes only the bodies they read. (A store that awaits the
+    # read lets other tasks run meanwhile, with the collector paused that long.)
     with paused_gc():
-        events = host.store.load_lazily(session_id)
+        events = await host.store.load_lazily(session_id)
         header = events[0]
         if header.get("origin") not in ev.ROOT_ORIGINS:
             raise SessionError.unknown(session_id)
@@ -120,11 +121,11 @@ def open_stored(
         tool = ask_tool(host.service, header.get("askUserQuestion") or default_ask)
         session = open_session(host, header, events, model, tool)
         del events
-    repair(session)
+    await repair(session)
     return session
 
 
-def repair(session: Session) -> None:
+async def repair(session: Session) -> None:
     """P7: a stored session's calls without a result end outcome-unknown (their questions
     stay answerable) and its open turn ends `cancelled`. No client follows it yet:
     whoever loads it gets the snapshot next."""
@@ -137,4 +138,4 @@ def repair(session: Session) -> None:
     if session.open_turn is not None:
         repairs.append(ev.turn_end(session.open_turn, "cancelled"))
     if repairs:
-        session.log(*repairs, publish=False)
+        await session.log(*repairs, publish=False)

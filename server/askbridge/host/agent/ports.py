@@ -1,13 +1,14 @@
 """What the agent room needs of the host that wires it (host.py's Host), as protocols.
 
 The agent never imports host.py or the asking room (tests/unit/test_layers.py): a
-session logs through the store's group commit, hands derived updates to `publisher.publish`,
+session logs through the store room's group commit (`commits`, host/store/commits.py,
+whose API Session alone calls), hands derived updates to `publisher.publish`,
 and withdraws its open questions through `fanout.abort`; host.py supplies all of it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from askbridge.core import UserQuestionService
@@ -60,7 +61,7 @@ class SessionHost(Protocol):
     def session_idle(self, session: Session) -> None: ...
 
     @property
-    def new_session(self) -> Callable[..., Session]:
+    def new_session(self) -> Callable[..., Awaitable[Session]]:
         """host.py's `Host.new_session` (a delegation makes its child session with it);
         its keywords are not repeated here, so the signature stays written once."""
         ...

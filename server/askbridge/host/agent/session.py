@@ -7,16 +7,18 @@ needs all of it (an endpoint model's conversation, an ACP replay). Only queued
 prompts live in memory: their `session/prompt` callers are gone after a restart
 anyway.
 
-A session changes only by appending events, in one of two ways:
-- `log(*events)` commits at once (with whatever else is pending, commits.py);
-- `log_grouped(*events)` joins the group committed at the end of this loop turn;
-  `await committed()` returns once it is durable.
+A session changes only by appending events, through the store room's group
+commit (host/store/commits.py), in one of two ways:
+- `await log(*events)` commits now (with whatever else is pending) and returns
+  once the events are durable;
+- `log_grouped(*events)` joins the batch committed at the end of this loop turn;
+  `after_commit(callback)` hears when it is durable.
 Either way the events are folded and the host tells the followers what changed
 (host/log/updates.py) only after the commit (`committed_events`), so nothing
 derived from an event reaches a client before it is durable (D1) and the folds
 hold exactly what the log holds. A store failure ends at most the turn that
-logged (S4): it is raised by `log`, by `committed()`, or by the session's next
-`log_grouped`; a lost data directory stops the host (S5).
+logged (S4): it is raised by `log`, given to `after_commit`'s callback, or raised
+by the session's next `log_grouped`; a lost data directory stops the host (S5).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from __future__ import annotations
 import itertools
 import logging
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -39,7 +41,6 @@ from ..store.commits import Chunk
 from ..store.store_api import encode_event
 from .agents import Agent, new_id
 from .delegation import DelegationLimits, PromptBudget
-from .history import LazyHistory
 from .models.base import Model
 from .session_folds import SessionFolds
 from .tools import AskUserQuestionTool, StepTools, reply_text
@@ -85,6 +86,7 @@ class Session(SessionFolds):
         super().__init__(events)
         self.prompts: deque[QueuedPrompt] = deque()
         self.reply_arrival = {item.inbox_id: next(_arrivals) for item in self.inbox.items.values()}
+        self.replies_logging: set[str] = set()  # call ids of late replies not committed yet
         self.running = False
         self.turn_signal: AbortSignal | None = None
         # The client whose prompt (or late reply) started the current turn: its fallback
@@ -107,29 +109,30 @@ class Session(SessionFolds):
 
     # -- the log --------------------------------------------------------------------------
 
-    def log(self, *events: ev.Event, publish: bool = True) -> None:
+    async def log(self, *events: ev.Event, publish: bool = True) -> None:
         """Commit now (with everything pending), then fold, then tell the followers (D1)."""
         self.log_grouped(*events, publish=publish)
-        self.host.commits.flush()
+        await self.host.commits.flush()
         self.raise_commit_error()
 
     def log_grouped(self, *events: ev.Event, publish: bool = True) -> None:
-        """Commit with the group at the end of this loop turn (commits.py); `committed()`
-        waits for it. Raises at once for an event that cannot be stored (nothing is
-        queued then) and for an earlier log_grouped whose commit failed."""
+        """Commit with the batch at the end of this loop turn (commits.py); `after_commit`
+        hears when. Raises at once for an event that cannot be stored (nothing is queued
+        then) and for an earlier log_grouped whose commit failed."""
         self.raise_commit_error()
         batch = list(events)
         texts = [self._encoded(event) for event in batch]
         self.host.commits.add(self, batch, texts, publish)
 
-    async def committed(self) -> None:
-        """Return once everything this session logged is durable (StoreError if not)."""
-        await self.host.commits.wait(self)
-
     def after_commit(self, callback: Callable[[StoreError | None], None]) -> None:
-        """`committed()` as a callback: `callback(None)` once it is durable, or with the
-        StoreError (commits.py `after`)."""
+        """`callback(None)` once everything logged is durable, or with the StoreError
+        (commits.py `after`)."""
         self.host.commits.after(self, callback)
+
+    def will_log(self) -> None:
+        """This session's turn was just woken and logs its next step when it runs: a group
+        commit due before then waits for it (commits.py `expect`)."""
+        self.host.commits.expect(self)
 
     def raise_commit_error(self) -> None:
         error, self.commit_error = self.commit_error, None
@@ -154,16 +157,12 @@ class Session(SessionFolds):
             return step.encoded  # the same tools every step: encoded once
         return encode_event(event)
 
-    def history(self) -> list[ev.Event]:
+    async def history(self) -> list[ev.Event]:
         """Every event of the log, read from the store (the session keeps none, S10)."""
         if self.host.commits.pending(self):
-            self.host.commits.flush()
+            await self.host.commits.flush()
             self.raise_commit_error()
-        return self.host.store.load(self.id)
-
-    def lazy_history(self) -> Sequence[ev.Event]:
-        """`history()`, read only if the model looks at it (a script never does)."""
-        return LazyHistory(self.history)
+        return await self.host.store.load(self.id)
 
     # -- queueing -------------------------------------------------------------------------
 
@@ -177,7 +176,7 @@ class Session(SessionFolds):
         self.wake()
         return prompt
 
-    def enqueue_reply(
+    async def enqueue_reply(
         self,
         call_id: str,
         questions: list[dict[str, Any]],
@@ -188,14 +187,14 @@ class Session(SessionFolds):
         its answers (P4 folds them) and the model's text, rendered from them once."""
         content = ev.text_content(reply_text(call_id, questions, answers))
         source = ev.reply_source(call_id)
-        self.enqueue_inbox(content, source, "next-step", client, answers=answers)
+        await self.enqueue_inbox(content, source, "next-step", client, answers=answers)
 
-    def steer(self, text: str, client: Requester | None = None) -> None:
+    async def steer(self, text: str, client: Requester | None = None) -> None:
         """A user message for the running agent, admitted at its next step boundary."""
         self._refuse_prompts()
-        self.enqueue_inbox(ev.text_content(text), None, "next-step", client)
+        await self.enqueue_inbox(ev.text_content(text), None, "next-step", client)
 
-    def enqueue_inbox(
+    async def enqueue_inbox(
         self,
         content: list[dict[str, Any]],
         source: dict[str, Any] | None,
@@ -208,7 +207,7 @@ class Session(SessionFolds):
         # New inbox work after a user cancel wakes the agent, and the items held since the
         # cancel go with it in arrival order (L4, L5).
         inbox_id = new_id("in")
-        self.log(ev.inbox_inserted(inbox_id, delivery, content, source, answers))
+        await self.log(ev.inbox_inserted(inbox_id, delivery, content, source, answers))
         self.hold_replies = False
         self.reply_arrival[inbox_id] = next(_arrivals)
         if client is not None:
@@ -223,11 +222,11 @@ class Session(SessionFolds):
                 ErrorCode.EXTERNAL_SESSION,
             )
 
-    def withdraw_reply(self, call_id: str) -> bool:
+    async def withdraw_reply(self, call_id: str) -> bool:
         item = self.inbox.queued_reply(call_id)
         if item is None:
             return False
-        self.log(ev.inbox_discarded(item.inbox_id, "withdrawn"))
+        await self.log(ev.inbox_discarded(item.inbox_id, "withdrawn"))
         return True
 
     def has_work(self) -> bool:

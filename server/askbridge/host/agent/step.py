@@ -68,13 +68,9 @@ class Step:
             raise self._failure
 
     async def _resumed(self) -> None:
-        """Wait for the step's future; then the group commit hears that the turn runs again
-        (`woken`, in `__call__`, held its flush for this)."""
+        """Wait for the step's future (set by `committed`, the last result, or a failure)."""
         assert self._future is not None
-        try:
-            await self._future
-        finally:
-            self._session.host.commits.resumed(self._session)
+        await self._future
 
     def committed(self, error: StoreError | None) -> None:
         """The group commit's callback: the calls are durable (D1); start them."""
@@ -112,19 +108,22 @@ class Step:
     def __call__(self, call_id: str, outcome: ToolOutcome) -> None:
         """A call's outcome: log it; the last one (or a store failure) resumes the turn."""
         self._left -= 1
-        if self._left == 0 and self._failure is None and not self._starting:
+        last = self._left == 0 and self._failure is None and not self._starting
+        if last:
             # The turn is woken before the result is logged, so its wake-up is queued ahead
-            # of the group commit's flush: a model that answers at once (a script) logs its
-            # next step into the same commit as this result. The result is still logged
-            # here, before the turn runs; a failure to log it is raised by `wait`. A flush
-            # already queued (another session's answer, read in the same loop turn) waits
-            # for the turn: `woken`.
-            self._session.host.commits.woken(self._session)
+            # of the group commit's: a model that answers at once (a script) logs its next
+            # step into the same commit as this result. The result is still logged here,
+            # before the turn runs; a failure to log it is raised by `wait`.
             self._wake()
         try:
             finish_call(self._session, call_id, ASK_TOOL, self._signal, outcome)
         except StoreError as exc:  # not the tool's failure: it ends the turn (S4)
             self._fail(exc)
+            return
+        if last:
+            # A group commit already due (another session's answer, read in the same loop
+            # turn) waits for the turn's next step.
+            self._session.will_log()
 
     def _wake(self) -> None:
         future = self._future

@@ -8,8 +8,8 @@ a step's results, the next request header, the model's message and its tool
 calls join one group commit (`Session.log_grouped`, commits.py), which the loop
 awaits before any tool runs; so a question costs one commit, shared with every
 other session that logged in the same loop turn. The turn's start and end
-commit at once (`Session.log`): its prompt is answered only after its end is
-durable.
+commit at once (`await Session.log`): its prompt is answered only after its end is
+durable, and the end is recorded even while the turn is being cancelled.
 
 Nothing inside a turn takes the process down (S4): what the model returns is
 made storable first (model_output.py, S3); a model failure ends the turn with
@@ -58,11 +58,15 @@ async def run_turn(session: Session, signal: AbortSignal | None = None) -> str:
         admitted.append(ev.user_message(prompt.content))
     stop, error = "end_turn", None
     try:
-        session.log(ev.turn_start(turn_id, cause), *admitted)  # type: ignore[arg-type]
+        await session.log(ev.turn_start(turn_id, cause), *admitted)  # type: ignore[arg-type]
     except StoreError as exc:
         session.turn_signal = None
         _answer(prompt, "end_turn", exc)
         return "end_turn"
+    except BaseException:  # the host stopping while the commit was awaited
+        session.turn_signal = None
+        _answer(prompt, "cancelled", None)
+        raise
     try:
         stop = await _steps(session, signal)
     except (ModelError, StoreError) as exc:
@@ -78,14 +82,14 @@ async def run_turn(session: Session, signal: AbortSignal | None = None) -> str:
         stop = "cancelled"  # the host is shutting down
         raise
     finally:
-        # No await in here: the end of a turn is recorded even while being cancelled.
         if signal.aborted:
             stop = "cancelled"
         session.turn_signal = None
         session.turn_client = None
         detail = None if error is None else {**error.to_data(), "message": error.message}
         try:
-            session.log(ev.turn_end(turn_id, stop, detail))
+            with anyio.CancelScope(shield=True):  # recorded even while being cancelled
+                await session.log(ev.turn_end(turn_id, stop, detail))
         except StoreError as exc:  # the turn still ends; the next load closes it (P7)
             log.error("could not record the end of turn %s of %s: %s", turn_id, session.id, exc)
             error = error or exc
@@ -104,6 +108,8 @@ async def _steps(session: Session, signal: AbortSignal) -> str:
     # A model that answers without waiting (the script) cannot be interrupted while it
     # answers: spare each step the cancel scope that would let a turn's abort cut it off.
     never_waits = getattr(model, "never_waits", False) is True
+    # The session's log is read for a model that reads it (an endpoint's conversation).
+    reads_history = getattr(model, "reads_history", True) is True
     budget = session.budget
     for _ in range(session.max_turn_requests):
         if signal.aborted:
@@ -117,8 +123,8 @@ async def _steps(session: Session, signal: AbortSignal) -> str:
         header = step_tools.header
         index, session.request_index = session.request_index, session.request_index + 1
         response = None
-        history = session.lazy_history()
         try:
+            history = await session.history() if reads_history else ()
             if never_waits:
                 response = await model.complete(history, tools, index)
             else:

@@ -1,8 +1,16 @@
 """The interface every event store keeps (SQLite on disk, or in memory for unit tests).
 
+Every method but `check_not_lost` is a coroutine: a store whose commit crosses a
+network (PostgreSQL: ~0.7 ms on loopback) awaits it without stalling the loop and
+every door with it (M7). A store whose commit is cheap may do it inline, without
+awaiting anything (SQLite and memory: store_sqlite.py gives the figure); callers
+must work either way. The host never runs two appends at once: its group commit
+(commits.py) keeps one commit in flight and fills the next batch meanwhile.
+
 Durability contract (behavior.md D1/D2): when `append` returns, its events are
 committed in one transaction — all of them or none survive `kill -9`. Callers
-group consecutive events into one `append` to share a commit.
+group consecutive events into one `append` to share a commit. An append that is
+cancelled while it awaits has an unknown outcome; the host never cancels one.
 
 Rules both stores share (so the in-memory store behaves like the disk one):
 events are stored as compact UTF-8 JSON text (`encode_event`), so an event that
@@ -62,46 +70,49 @@ class SessionInfo:
 
 
 class EventStore(Protocol):
-    def create_session(self, header: Event) -> None:
-        """Start a session whose first event is `header` (a session/header event)."""
+    async def create_session(self, header: Event) -> None:
+        """Start a session whose first event is `header` (a session/header event),
+        committed when this returns."""
         ...
 
-    def append(self, session_id: str, events: Sequence[Event]) -> None:
+    async def append(self, session_id: str, events: Sequence[Event]) -> None:
         """Append and commit `events` in one transaction."""
         ...
 
-    def append_encoded(self, batches: Sequence[tuple[str, Sequence[str]]]) -> None:
+    async def append_encoded(self, batches: Sequence[tuple[str, Sequence[str]]]) -> None:
         """Append the events of several sessions, each given as its `encode_event` text,
         and commit them all in one transaction (group commit)."""
         ...
 
-    def load(self, session_id: str) -> list[Event]:
+    async def load(self, session_id: str) -> list[Event]:
         """Every event of the session, in order; KeyError when there is no such session,
         StoreDamaged when it exists but cannot be read."""
         ...
 
-    def load_lazily(self, session_id: str) -> list[Event]:
+    async def load_lazily(self, session_id: str) -> list[Event]:
         """`load` for a fold of the whole log (a session's load): the same events, but
         the store may leave a body undecoded until a key beyond `type`, `callId` and
         `name` is read (store/event_rows.py), and a damaged one is StoreDamaged then.
-        Hand these only to code that reads events as dicts through their methods."""
+        Reading such a body must not await (SQLite reads it inline); a store that cannot
+        returns `load`'s events. Hand these only to code that reads events as dicts
+        through their methods."""
         ...
 
-    def exists(self, session_id: str) -> bool:
+    async def exists(self, session_id: str) -> bool:
         """True for every session the store knows of, also one whose events are damaged."""
         ...
 
-    def list_sessions(self) -> list[SessionInfo]:
+    async def list_sessions(self) -> list[SessionInfo]:
         """Every session, oldest first."""
         ...
 
     def check_not_lost(self) -> None:
         """StoreLost when writes have stopped for good (S5: the data directory was deleted or
         replaced). Every write checks this itself; this is for a host that wants to notice
-        while idle (one `lstat`)."""
+        while idle (one `lstat`), so it is a plain call that never waits."""
         ...
 
-    def close(self) -> None: ...
+    async def close(self) -> None: ...
 
 
 def encode_event(event: Event) -> str:

@@ -3,7 +3,8 @@
 It keeps the same contract as the SQLite store (see store_api.py): events are
 kept as their JSON text (`encode_event`), so an event that cannot be stored is
 refused with the same StoreError before anything is appended, and `load` hands
-out fresh dicts a caller may mutate freely. It cannot be damaged or lost, so it
+out fresh dicts a caller may mutate freely. Its coroutines never await: every
+call is done when it returns (store_api.py). It cannot be damaged or lost, so it
 never raises StoreDamaged or StoreLost. Nothing survives the process; use
 `SQLiteEventStore` wherever durability matters.
 """
@@ -24,7 +25,7 @@ class MemoryEventStore:
         self._events: dict[str, list[str]] = {}
         self._closed = False
 
-    def create_session(self, header: Event) -> None:
+    async def create_session(self, header: Event) -> None:
         self._check_open()
         info = session_info_from_header(header)
         if info.session_id in self._sessions:
@@ -33,31 +34,31 @@ class MemoryEventStore:
         self._sessions[info.session_id] = info
         self._events[info.session_id] = [text]
 
-    def append(self, session_id: str, events: Sequence[Event]) -> None:
+    async def append(self, session_id: str, events: Sequence[Event]) -> None:
         self._check_open()
         log = self._log(session_id)
         # Encode everything first: one bad event means none of the batch is kept.
         texts = [encode_event(event) for event in events]
         log.extend(texts)
 
-    def append_encoded(self, batches: Sequence[tuple[str, Sequence[str]]]) -> None:
+    async def append_encoded(self, batches: Sequence[tuple[str, Sequence[str]]]) -> None:
         self._check_open()
         logs = [self._log(session_id) for session_id, _ in batches]  # KeyError: none kept
         for log, (_, texts) in zip(logs, batches, strict=True):
             log.extend(texts)
 
-    def load(self, session_id: str) -> list[Event]:
+    async def load(self, session_id: str) -> list[Event]:
         self._check_open()
         return [json.loads(text) for text in self._log(session_id)]
 
-    def load_lazily(self, session_id: str) -> list[Event]:
-        return self.load(session_id)  # what there is to save is the disk's: nothing here
+    async def load_lazily(self, session_id: str) -> list[Event]:
+        return await self.load(session_id)  # what there is to save is the disk's: nothing here
 
-    def exists(self, session_id: str) -> bool:
+    async def exists(self, session_id: str) -> bool:
         self._check_open()
         return session_id in self._sessions
 
-    def list_sessions(self) -> list[SessionInfo]:
+    async def list_sessions(self) -> list[SessionInfo]:
         self._check_open()
         # sorted() is stable, so equal timestamps keep creation order.
         return sorted(self._sessions.values(), key=lambda info: info.created_at)
@@ -65,7 +66,7 @@ class MemoryEventStore:
     def check_not_lost(self) -> None:
         self._check_open()  # memory cannot be deleted from under us
 
-    def close(self) -> None:
+    async def close(self) -> None:
         self._closed = True
 
     def _log(self, session_id: str) -> list[str]:

@@ -59,6 +59,12 @@ Tools = Sequence[dict[str, Any]]  # the tool definitions the model may call
 
 
 class Model(Protocol):
+    """A model may say `reads_history = False` (the script, whose position is
+    `request_index`): the turn loop then passes an empty `history` instead of reading the
+    session's log from the store for every request; and `never_waits = True` when
+    `complete` returns without waiting for anything (the turn loop then spares it the
+    cancel scope that lets a turn's abort cut a request off)."""
+
     async def complete(self, history: History, tools: Tools, request_index: int) -> ModelResponse:
         """Answer the conversation in `history` (the session's events so far)."""
         ...

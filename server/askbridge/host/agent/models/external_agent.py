@@ -20,5 +20,7 @@ EXTERNAL_MODEL_SPEC: dict[str, Any] = {"kind": EXTERNAL_MODEL_KIND}
 
 
 class ExternalModel:
+    reads_history = False  # never asked (no turn runs): nothing to read the log for
+
     async def complete(self, history: History, tools: Tools, request_index: int) -> ModelResponse:
         raise ModelError("an external (MCP) session has no model: its agent runs outside")

@@ -92,6 +92,8 @@ class ScriptModel:
     # `complete` returns without waiting for anything: the turn loop need not make it
     # interruptible (host/agent/turns.py).
     never_waits = True
+    # Its position is `request_index`: the turn loop need not read the log for it.
+    reads_history = False
 
     def __init__(self, steps: Sequence[Any]) -> None:
         if not isinstance(steps, Sequence) or isinstance(steps, str):
