@@ -34,9 +34,9 @@ from askbridge.jsonrpc import (
     RpcError,
     RpcResponseError,
 )
+from askbridge.jsonrpc.stdio import open_inbound, open_read_pipe, open_write_pipe
 from askbridge.protocol.errors import FIXED_MESSAGES, ErrorCode
 from askbridge.protocol.parsing import InvalidParams, parse_params
-from askbridge.stdio import open_inbound, open_read_pipe, open_write_pipe
 
 
 def frame(body: bytes) -> bytes:
@@ -520,7 +520,7 @@ async def test_oversized_and_malformed_frames_are_invalid_request_and_serving_co
 
 SERVER = """
 import os, anyio
-from askbridge.stdio import open_stdio
+from askbridge.jsonrpc.stdio import open_stdio
 from askbridge.jsonrpc import lsp_connection
 
 async def main():

@@ -27,9 +27,9 @@ from protocol_strategies import json_value
 from askbridge.host.host import Host
 from askbridge.jsonrpc import FrameReader, lsp_connection
 from askbridge.jsonrpc.encoding import encode
+from askbridge.jsonrpc.stdio import open_read_pipe, open_write_pipe
 from askbridge.lsp.relay import LspRelay
 from askbridge.protocol.text import compact_encoder, compact_json
-from askbridge.stdio import open_read_pipe, open_write_pipe
 
 pytestmark = pytest.mark.timeout(20)
 

@@ -30,7 +30,7 @@ from askbridge.jsonrpc import (
     RpcResponseError,
     line_frame,
 )
-from askbridge.stdio import open_read_pipe, open_write_pipe
+from askbridge.jsonrpc.stdio import open_read_pipe, open_write_pipe
 
 
 @dataclass

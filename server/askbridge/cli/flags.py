@@ -174,7 +174,7 @@ def seconds_arg(value: str) -> float:
 
 
 def add_front_door_flags(p: argparse.ArgumentParser) -> None:
-    from askbridge.attach import DEFAULT_HOST_MODE_ENV, default_host_mode
+    from askbridge.process.attach import DEFAULT_HOST_MODE_ENV, default_host_mode
 
     p.add_argument(
         "--host",

@@ -30,7 +30,7 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from askbridge.log_lines import escaped
+from askbridge.process.log_lines import escaped
 
 _ELLIPSIS_AT = 300  # characters of a non-question tool's arguments or result shown
 

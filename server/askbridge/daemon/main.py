@@ -22,9 +22,9 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from askbridge.ctrl_c import CtrlCHeld, import_the_event_loop
-from askbridge.hostsock import AttachError, connect, process_alive, request
-from askbridge.paths import data_dir_of
+from askbridge.process.ctrl_c import CtrlCHeld, import_the_event_loop
+from askbridge.process.hostsock import AttachError, connect, process_alive, request
+from askbridge.process.paths import data_dir_of
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
@@ -86,7 +86,7 @@ def _log_to_host_log(data_dir: Path) -> None:
             return
     except OSError:
         pass
-    from askbridge.log_lines import LineHandler
+    from askbridge.process.log_lines import LineHandler
 
     root = logging.getLogger()
     for old in root.handlers:
@@ -151,7 +151,7 @@ def _run_host(args: argparse.Namespace) -> int:
     with ctrl_c:
         if not args.log_file:
             _log_to_host_log(Path(data_dir))
-        from askbridge.hostsock import bind_host_socket
+        from askbridge.process.hostsock import bind_host_socket
 
         sock = bind_host_socket(Path(data_dir))  # at once: racing front doors wait for it (H2)
         import logging

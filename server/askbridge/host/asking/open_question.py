@@ -19,7 +19,7 @@ import anyio
 
 from askbridge.core import UserQuestionError, UserQuestionRequest, check_answer
 from askbridge.core.waterfall import NextListener, Settle
-from askbridge.log_lines import field
+from askbridge.process.log_lines import field
 from askbridge.protocol.errors import ClientGone, ErrorCode
 from askbridge.protocol.vocabulary import Answer
 

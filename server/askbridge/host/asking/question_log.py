@@ -15,7 +15,7 @@ from logging import DEBUG, INFO
 from typing import TYPE_CHECKING, Any
 
 from askbridge.core import UserQuestionError, error_from_wire
-from askbridge.log_lines import LeanLogger, field
+from askbridge.process.log_lines import LeanLogger, field
 from askbridge.protocol.errors import ErrorCode
 
 if TYPE_CHECKING:
