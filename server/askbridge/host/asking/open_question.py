@@ -17,14 +17,13 @@ from typing import Any, Protocol
 
 import anyio
 
-from askbridge.core import UserQuestionError, UserQuestionRequest, check_answer
+from askbridge.core import UserQuestionError, UserQuestionRequest, check_answer, error_from_wire
 from askbridge.core.waterfall import NextListener, Settle
 from askbridge.process.log_lines import field
 from askbridge.protocol.errors import ClientGone, ErrorCode
 from askbridge.protocol.vocabulary import Answer
 
 from .clients import Client
-from .question_log import error_code
 
 log = logging.getLogger("askbridge.host")
 
@@ -252,3 +251,12 @@ class _Card:
 
     def __call__(self, answer: Answer | None, error: Exception | None) -> None:
         self._question._outcome(self.client, answer, error)
+
+
+def error_code(error: Exception) -> Any:
+    """A card's error reply rebuilt as the core would (E2): the user's dismissal and a
+    countdown's end end the question everywhere; anything else is that client's failure."""
+    if isinstance(error, UserQuestionError):
+        return error.code
+    rebuilt = error_from_wire(str(error), getattr(error, "data", None))
+    return rebuilt.code if rebuilt is not None else None
