@@ -95,7 +95,7 @@ def _log_to_host_log(data_dir: Path) -> None:
     print(f"askbridge host: serving {data_dir}; the log is {path}", file=sys.stderr, flush=True)
 
 
-def _answers_soon(data_dir: str) -> bool:
+def _a_host_answers(data_dir: str) -> bool:
     """A host answers on the socket within LOCK_RACE_S: the lock's winner binds it right
     after taking the lock; a holder that does not listen is not a host (an older askbridge)."""
     deadline = time.monotonic() + LOCK_RACE_S
@@ -134,7 +134,7 @@ def _run_host(args: argparse.Namespace) -> int:
     try:
         store = open_store(data_dir)
     except StoreError as exc:
-        if _answers_soon(data_dir):
+        if _a_host_answers(data_dir):
             # H2: another host won the race for the lock (front doors attach to it; they
             # look at the socket, not at this status). Said, and not 0: by hand, this
             # host did not start.

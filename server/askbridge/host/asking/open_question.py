@@ -2,7 +2,7 @@
 
 `OpenQuestion` is data, not a stack: the request, the clients asked, the cards'
 withdraws and the cancel scopes of the few tasks it runs (a card of a link
-without `ask_soon`, the fallback). Each card's outcome comes back through a
+without `ask_with_callback`, the fallback). Each card's outcome comes back through a
 `_CardDone` callback; the first valid answer (V8, checked here once), or the
 user's or the clock's word (ASK_CANCELLED, ASK_TIMED_OUT), ends it and
 withdraws every other card; a client's failure drops only its card. The
@@ -116,12 +116,12 @@ class OpenQuestion:
         self._cards += (card,)
         self._running += 1
         # A link that can ask with a callback (the LSP relay) costs no task per card.
-        ask_soon = getattr(client.link, "ask_soon", None)
-        if ask_soon is None:
+        ask_with_callback = getattr(client.link, "ask_with_callback", None)
+        if ask_with_callback is None:
             self._start(self._ask, client)
             return
         try:
-            card.withdraw = ask_soon(self.request, card)
+            card.withdraw = ask_with_callback(self.request, card)
         except Exception as exc:
             self._outcome(client, None, exc)
 
