@@ -52,7 +52,11 @@ SESSIONS = 64
 COMMITS = 200
 WARM_UP = 20
 ROUNDS = 5
-QUESTION = {"id": "db", "question": "Which database?", "options": [{"label": "SQLite"}, {"label": "PostgreSQL"}]}
+QUESTION = {
+    "id": "db",
+    "question": "Which database?",
+    "options": [{"label": "SQLite"}, {"label": "PostgreSQL"}],
+}
 
 
 async def call(method: Any, *args: Any) -> Any:
@@ -78,7 +82,9 @@ def server_cpu_ns(pids: list[int]) -> int:
     return sum(int(Path(f"/proc/{pid}/schedstat").read_text().split()[0]) for pid in pids)
 
 
-async def commit_seconds(store: Any, ids: list[str], count: int, start: int, server: list[int]) -> float:
+async def commit_seconds(
+    store: Any, ids: list[str], count: int, start: int, server: list[int]
+) -> float:
     """CPU seconds per commit, over `count` group commits of one event per session: this
     process's and the server processes' `server`."""
     batches = [
@@ -124,7 +130,9 @@ async def main() -> None:
                 for round_ in range(ROUNDS):
                     for name, store in stores.items():
                         start = WARM_UP + round_ * COMMITS
-                        spent = await commit_seconds(store, ids[name], COMMITS, start, backends[name])
+                        spent = await commit_seconds(
+                            store, ids[name], COMMITS, start, backends[name]
+                        )
                         times[name].append(spent)
                 loaded = await call(team.load, ids["postgres"][0])
                 assert len(loaded) == 1 + WARM_UP + ROUNDS * COMMITS, len(loaded)
@@ -133,7 +141,9 @@ async def main() -> None:
                 await team.close()
     finally:
         server.remove()
-    ratio = statistics.median(s / p for s, p in zip(times["sqlite"], times["postgres"], strict=True))
+    ratio = statistics.median(
+        s / p for s, p in zip(times["sqlite"], times["postgres"], strict=True)
+    )
     print(
         f"store_commit: {SESSIONS} sessions per commit, CPU per commit PostgreSQL "
         f"{min(times['postgres']) * 1000:.2f} ms (client and server), SQLite "

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from askbridge.attach import DEFAULT_HOST_MODE_ENV
+from askbridge.process.attach import DEFAULT_HOST_MODE_ENV
 from askbridge.testing.hosts import stop_host
 from scheduling import configure as configure_scheduling
 from scheduling import pytest_collection_modifyitems  # noqa: F401  (a hook: the suite's order)

@@ -34,10 +34,10 @@ from askbridge.daemon.listener import HostSocket
 from askbridge.host.host import Host
 from askbridge.host.options import HostSettings
 from askbridge.host.store.datadir import open_store
-from askbridge.hostsock import bind_host_socket
+from askbridge.jsonrpc.stdio import open_stdio
 from askbridge.lsp.door import serve_lsp
 from askbridge.lsp.server import LspServer
-from askbridge.stdio import open_stdio
+from askbridge.process.hostsock import bind_host_socket
 
 
 def install(server: LspServer, clock: ManualClock) -> None:

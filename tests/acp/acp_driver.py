@@ -28,8 +28,8 @@ from askbridge.daemon.front import door_defaults
 from askbridge.host.host import Host
 from askbridge.host.options import HostSettings
 from askbridge.host.store.datadir import open_store
+from askbridge.jsonrpc.stdio import open_stdio
 from askbridge.protocol import QuestionItem
-from askbridge.stdio import open_stdio
 
 
 def install(server: AcpServer, clock: ManualClock) -> None:

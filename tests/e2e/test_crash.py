@@ -46,7 +46,7 @@ async def test_an_acknowledged_late_reply_survives_sigkill(
 
         client.answer_with(answer)
         sid = await client.new_session()
-        run = client.prompt_soon(sid, "go")
+        run = client.start_prompt(sid, "go")
         if agent == "busy":
             await client.wait_for(lambda: len(client.asks) == 2)
         else:

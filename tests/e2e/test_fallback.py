@@ -106,7 +106,7 @@ async def test_null_cancels_error_is_provider_error_and_cancel_withdraws(
     async with askbridge_client(model=model, renders_questions=False) as client:
         client.answer_with(reply)
         sid = await client.new_session()
-        run = client.prompt_soon(sid, "go")
+        run = client.start_prompt(sid, "go")
         await client.wait_for(lambda: len(shown(client)) == 3)
         client.cancel(sid)
         assert await run.result() == "cancelled"
@@ -158,7 +158,7 @@ async def test_timed_wait_shows_work_done_progress_until_answered(askbridge_clie
     ) as client:
         client.answer_with(answer_after_a_report)
         sid = await client.new_session()
-        run = client.prompt_soon(sid, "go")
+        run = client.start_prompt(sid, "go")
         await client.wait_for(lambda: any(p["value"]["kind"] == "report" for p in progress(client)))
         reported.set()
         assert await run.result() == "end_turn"
@@ -196,7 +196,7 @@ async def test_timed_deadline_withdraws_the_request_and_declined_batches_wait(
         declined_sid = await client.new_session(
             model=script(ask_step(questions=[MULTI]), text_step("moving on"))
         )
-        runs = [client.prompt_soon(shown_sid, "go"), client.prompt_soon(declined_sid, "go")]
+        runs = [client.start_prompt(shown_sid, "go"), client.start_prompt(declined_sid, "go")]
         assert [await run.result() for run in runs] == ["end_turn", "end_turn"]
         await client.wait_for(lambda: client.withdrawn)
         [request] = shown(client)

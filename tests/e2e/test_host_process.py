@@ -261,7 +261,7 @@ def test_H7_a_front_door_of_another_version_is_refused_in_one_line(tmp_path: Pat
     try:
         wait_status(data)
         other = (
-            "import sys; from askbridge.attach import attach;"
+            "import sys; from askbridge.process.attach import attach;"
             "sys.exit(attach('lsp', sys.argv[1], {}, '0.0.0-other', 5))"
         )
         done = subprocess.run(

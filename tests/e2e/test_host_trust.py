@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 
 import other_user
-from askbridge.hostsock import MAX_SOCKET_PATH
+from askbridge.process.hostsock import MAX_SOCKET_PATH
 from other_user import AS_NOBODY, ASKBRIDGE, MCP_INITIALIZE, NOBODY
 
 shared_tmp = other_user.shared_tmp  # a fixture: a folder everyone may write in

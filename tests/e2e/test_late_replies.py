@@ -102,7 +102,7 @@ async def test_answers_that_are_not_accepted_return_false(askbridge_client: Any)
     ) as client:
         client.answer_with(answer_when_released)
         sid = await client.new_session()
-        run = client.prompt_soon(sid, "go")
+        run = client.start_prompt(sid, "go")
         await client.wait_for(lambda: client.asks)
         assert await client.answer_late(sid, "call-1", POSTGRES) is False  # open
         assert await client.answer_late(sid, "call-404", POSTGRES) is False
@@ -136,7 +136,7 @@ async def test_queued_reply_guard_withdraw_and_answer_errors(askbridge_client: A
     async with askbridge_client(model=model, ask_mode="timed", ask_timeout=600) as client:
         client.answer_with(answers)
         sid = await client.new_session()
-        run = client.prompt_soon(sid, "go")
+        run = client.start_prompt(sid, "go")
         await client.wait_for(lambda: len(client.asks) == 2)
         assert await client.answer_late(sid, "call-1", POSTGRES) is True
         queued = await answer_error(client, sid, "call-1", SQLITE)

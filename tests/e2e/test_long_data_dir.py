@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from askbridge.hostsock import MAX_SOCKET_PATH, socket_path
+from askbridge.process.hostsock import MAX_SOCKET_PATH, socket_path
 from askbridge.testing import AskbridgeClient
 from askbridge.testing.hosts import stop_host
 

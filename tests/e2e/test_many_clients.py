@@ -71,7 +71,7 @@ async def test_M3_a_window_that_attaches_later_gets_the_open_card(tmp_path: Path
     model = script(ask_step(timeout=600), text_step("done"))
     async with first(data, model=model, **TIMED) as a:
         sid = await a.new_session()
-        run = a.prompt_soon(sid, "go")
+        run = a.start_prompt(sid, "go")
         await a.wait_for(lambda: a.asks)
         async with another(data) as c:
             c.answer_with(lambda ask: SQLITE)
@@ -150,7 +150,7 @@ async def test_M6_the_last_follower_leaving_ends_the_turn_and_keeps_the_question
         other = await a.new_session(model=script(text_step("still here")))
         async with another(data, model=model, **TIMED) as b:
             sid = await b.new_session()
-            b.prompt_soon(sid, "go")
+            b.start_prompt(sid, "go")
             await b.wait_for(lambda: b.asks)
         # b is gone: its turn ended cancelled, the question is continued, answerable from a.
         view = await a.view(sid)

@@ -163,9 +163,9 @@ async def test_a_prompt_sent_while_a_turn_runs_is_queued_for_the_next_turn(
     async with askbridge_client(model=model) as client:
         client.answer_with(answer_when_released)
         sid = await client.new_session()
-        first = client.prompt_soon(sid, "first")
+        first = client.start_prompt(sid, "first")
         await client.wait_for(lambda: client.asks)
-        second = client.prompt_soon(sid, "second")
+        second = client.start_prompt(sid, "second")
         await client.list_sessions()  # a round trip: the second prompt has been received
         assert len(client.updates(sid, "turn_started")) == 1
         assert not first.done.is_set() and not second.done.is_set()
@@ -192,9 +192,9 @@ async def test_session_cancel_during_an_ask_aborts_it_and_cancels_queued_prompts
     tool result is ASK_ABORTED, the running prompt and the queued one answer `cancelled`."""
     async with askbridge_client(model=script(ask_step(), text_step("after"))) as client:
         sid = await client.new_session()
-        running = client.prompt_soon(sid, "first")
+        running = client.start_prompt(sid, "first")
         await client.wait_for(lambda: client.asks)
-        queued = client.prompt_soon(sid, "second")
+        queued = client.start_prompt(sid, "second")
         await client.list_sessions()  # a round trip: the second prompt is queued
         client.cancel(sid)
         assert await running.result() == "cancelled"
@@ -254,7 +254,7 @@ async def test_session_load_repairs_an_interrupted_call_and_sends_did_change(
     model = script(ask_step(), text_step("after the reply"))
     async with askbridge_client(model=model, ask_mode="timed", ask_timeout=600) as client:
         sid = await client.new_session()
-        client.prompt_soon(sid, "go")
+        client.start_prompt(sid, "go")
         await client.wait_for(lambda: client.asks)
         assert (await client.view(sid))["active"][0]["state"] == "open"
         await client.kill()

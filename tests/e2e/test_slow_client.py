@@ -42,7 +42,7 @@ async def test_an_open_card_in_one_session_does_not_hold_another(tmp_path: Any) 
             return {"answers": [{"id": "db", "selected": ["a"]}]}
 
         client.answer_with(answer)
-        slow_run = client.prompt_soon(slow, "go")
+        slow_run = client.start_prompt(slow, "go")
         await client.wait_for(lambda: any(a["sessionId"] == slow for a in client.asks))
         with anyio.fail_after(10):
             assert await client.prompt(fast, "go") == "end_turn"

@@ -1,4 +1,4 @@
-"""stdin/stdout that asyncio cannot poll: /dev/null and regular files (askbridge.stdio).
+"""stdin/stdout that asyncio cannot poll: /dev/null and regular files (askbridge.jsonrpc.stdio).
 
 Editors start servers on pipes, but scripts and shells redirect: `askbridge serve
 < /dev/null` must end (end of input, status 0) instead of hanging, and a request

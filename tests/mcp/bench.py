@@ -35,9 +35,9 @@ from askbridge.core import ManualClock
 from askbridge.host.host import Host
 from askbridge.host.store.datadir import open_store
 from askbridge.jsonrpc import FrameReader, LineReader, MessageWriter, line_frame, lsp_connection
+from askbridge.jsonrpc.stdio import open_read_pipe, open_write_pipe
 from askbridge.lsp.server import LspServer
 from askbridge.mcp.door import serve_mcp
-from askbridge.stdio import open_read_pipe, open_write_pipe
 
 WAIT_S = 10.0
 CAPABLE = {"experimental": {"userQuestions": {"version": 1}}}

@@ -37,7 +37,9 @@ class LosingProxy:
     def lose_reply_to(self, marker: bytes) -> None:
         self.marker = marker
 
-    async def serve(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+    async def serve(
+        self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
         listener = await anyio.create_unix_listener(str(Path(self.dir) / _SOCKET_NAME))
         task_status.started()
         try:
@@ -53,7 +55,9 @@ class LosingProxy:
         async with client, server, anyio.create_task_group() as tasks:
 
             async def upstream() -> None:
-                with contextlib.suppress(anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                with contextlib.suppress(
+                    anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError
+                ):
                     while True:
                         data = await client.receive()
                         if self.marker is not None and self.marker in data:
@@ -64,7 +68,9 @@ class LosingProxy:
 
             async def downstream() -> None:
                 buffer = b""
-                with contextlib.suppress(anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                with contextlib.suppress(
+                    anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError
+                ):
                     while True:
                         data = await server.receive()
                         if not losing.is_set():

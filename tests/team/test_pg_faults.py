@@ -66,9 +66,7 @@ async def test_G3_a_commit_whose_connection_is_killed_mid_statement_is_written_o
                 pg_database.query("SELECT pg_terminate_backend(%s)", pid)
                 blocker.execute("ROLLBACK")
         assert await store.load("s1") == [header("s1"), ev.turn_start("t1", "prompt")]
-        killed = pg_database.query(
-            "SELECT count(*) FROM pg_stat_activity WHERE pid = %s", pid
-        )
+        killed = pg_database.query("SELECT count(*) FROM pg_stat_activity WHERE pid = %s", pid)
         assert killed == [(0,)]  # that backend is gone: the retry ran on a new connection
     finally:
         await store.close()

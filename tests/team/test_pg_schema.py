@@ -160,7 +160,9 @@ async def test_G1_a_second_host_joins_the_store_it_finds(
         await second.close()
 
 
-async def test_a_database_that_is_not_utf8_is_refused(pg_database: Database, tmp_path: Path) -> None:
+async def test_a_database_that_is_not_utf8_is_refused(
+    pg_database: Database, tmp_path: Path
+) -> None:
     name = f"{pg_database.name}_ascii"
     with pg_database.server.admin() as conn:
         conn.execute(

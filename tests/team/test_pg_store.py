@@ -43,7 +43,10 @@ async def test_G3_a_64_session_group_commit_is_one_transaction(
             await store.create_session(header(session_id))
         await store.append("s07", [ev.turn_start("t0", "prompt")])
         batch = [
-            (session_id, [encode_event(ev.turn_start(f"t-{session_id}-{i}", "prompt")) for i in range(2)])
+            (
+                session_id,
+                [encode_event(ev.turn_start(f"t-{session_id}-{i}", "prompt")) for i in range(2)],
+            )
             for session_id in reversed(ids)
         ]
         await store.append_encoded(batch)
@@ -112,7 +115,7 @@ async def test_G3_two_writers_locking_sessions_in_opposite_orders_never_deadlock
         ("DELETE FROM askbridge.sessions", "it has events but no row in the sessions table"),
         ("UPDATE askbridge.events SET body = '[1]' WHERE seq = 1", "event 1 is not a JSON object"),
         (
-            "UPDATE askbridge.events SET body = '{\"type\":\"turn/start\"}' WHERE seq = 0",
+            'UPDATE askbridge.events SET body = \'{"type":"turn/start"}\' WHERE seq = 0',
             "its event 0 is not a session/header",
         ),
     ],
@@ -169,7 +172,9 @@ async def test_a_lazy_load_reads_no_body_its_folds_leave_alone(
         await store.close()
 
 
-async def test_H1_a_data_directory_is_held_by_one_store(pg_database: Database, tmp_path: Path) -> None:
+async def test_H1_a_data_directory_is_held_by_one_store(
+    pg_database: Database, tmp_path: Path
+) -> None:
     store = await PostgresEventStore.open(pg_database.url, str(tmp_path))
     try:
         with pytest.raises(StoreError, match=f"data directory {tmp_path} is in use by process"):

@@ -37,11 +37,16 @@ def test_G1_an_empty_database_is_reachable_and_has_no_schema_yet(pg_database: Da
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
     report = lines(done.stdout)
-    assert report["store"] == f"postgresql://postgres@/{pg_database.name}?host={pg_database.server.socket_dir}"
+    assert (
+        report["store"]
+        == f"postgresql://postgres@/{pg_database.name}?host={pg_database.server.socket_dir}"
+    )
     assert report["reachable"].startswith("yes (PostgreSQL 1")
     assert report["schema"].startswith("none yet")
     assert (report["sessions"], report["hosts up"]) == ("0", "0")
-    assert pg_database.query("SELECT to_regnamespace('askbridge') IS NULL") == [(True,)]  # reads only
+    assert pg_database.query("SELECT to_regnamespace('askbridge') IS NULL") == [
+        (True,)
+    ]  # reads only
 
 
 async def test_G1_a_store_in_use_says_its_version_and_sessions_with_no_password(

@@ -53,8 +53,6 @@ def test_G1_a_team_store_loads_the_driver() -> None:
     """The other side of the two tests above: opening the team store's module does load it,
     so their check would see it."""
     done = _run(
-        "import sys\n"
-        "import askbridge.host.store.store_postgres\n"
-        "print('psycopg' in sys.modules)\n"
+        "import sys\nimport askbridge.host.store.store_postgres\nprint('psycopg' in sys.modules)\n"
     )
     assert done.stdout.strip() == "True"

@@ -7,7 +7,7 @@ fan-out is given (is the session a loaded root session, whose prompt started
 its turn). `FakeLink` is a client that renders questions (or not): every card
 it is asked is a `Card` the test answers, fails or leaves unanswered (a
 stalled client). With `callback=True` it asks as the LSP relay does
-(`ask_soon`, no task per card); otherwise as the ACP relay does (an `ask`
+(`ask_with_callback`, no task per card); otherwise as the ACP relay does (an `ask`
 coroutine the fan-out runs and cancels).
 """
 
@@ -88,7 +88,7 @@ class FakeLink:
         self.view_changes: list[tuple[str, list[dict[str, Any]]]] = []
         self.updates: list[tuple[str, list[dict[str, Any]]]] = []
         if callback:
-            self.ask_soon = self._ask_soon
+            self.ask_with_callback = self._ask_with_callback
 
     @property
     def renders_questions(self) -> bool:
@@ -105,7 +105,7 @@ class FakeLink:
         self.cards.append(card)
         return await card.reply()
 
-    def _ask_soon(self, request: UserQuestionRequest, on_done: Done) -> Callable[[], None]:
+    def _ask_with_callback(self, request: UserQuestionRequest, on_done: Done) -> Callable[[], None]:
         card = Card(request, on_done)
         self.cards.append(card)
         return card.withdraw

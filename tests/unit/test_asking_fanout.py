@@ -3,7 +3,7 @@ question service, fake clients, a ManualClock (tests/unit/asking_helpers.py).
 
 Each rule runs against both ways a door asks: a task per card that the fan-out
 cancels to withdraw it (the ACP relay) and a callback with a withdraw function
-(the LSP relay's `ask_soon`).
+(the LSP relay's `ask_with_callback`).
 """
 
 from __future__ import annotations

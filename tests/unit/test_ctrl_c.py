@@ -1,7 +1,7 @@
 """Ctrl-C ends any command with status 130 and no traceback (cli/commands.py), even when it lands
 inside an import that Python reports as another exception (cli/exits.py interrupted) or in the
 console script's first import of the command line (cli/entry.py main), and a host holds it
-off while its start imports (askbridge/ctrl_c.py `CtrlCHeld`, inline and `askbridge host`)."""
+off while its start imports (askbridge/process/ctrl_c.py `CtrlCHeld`, inline and `askbridge host`)."""
 
 from __future__ import annotations
 
@@ -18,10 +18,10 @@ import pytest
 from askbridge.cli import commands, entry
 from askbridge.cli.exits import EXIT_INTERRUPTED, interrupted
 from askbridge.cli.parser import parse_args
-from askbridge.ctrl_c import CtrlCHeld
 from askbridge.daemon import main as daemon_main
 from askbridge.daemon.inline import serve_inline
 from askbridge.host.store.datadir import open_checked
+from askbridge.process.ctrl_c import CtrlCHeld
 
 
 class _InterruptedWhileNamed:

@@ -142,9 +142,9 @@ class TracedWindow(CallbackWindow):
         super().__init__()
         self.trace = trace
 
-    def ask_soon(self, request: Any, on_done: Any) -> Any:
+    def ask_with_callback(self, request: Any, on_done: Any) -> Any:
         self.trace.append(f"card {request.wait.call_id}")
-        return super().ask_soon(request, on_done)
+        return super().ask_with_callback(request, on_done)
 
 
 async def test_D1_the_next_card_is_queued_in_its_commits_batch() -> None:

@@ -1,6 +1,6 @@
 """A pending question is a record (architecture.md), in-process with the fake clock.
 
-A window whose link asks with a callback (`ask_soon`, as the LSP relay does)
+A window whose link asks with a callback (`ask_with_callback`, as the LSP relay does)
 gets every card of a step's asks without a task or coroutine per question:
 the turn waits on one future for the whole step, each ask is the core's
 record, and the fan-out's `OpenQuestion` holds the cards. The record still
@@ -42,7 +42,9 @@ class CallbackWindow:
     def notify_fatal(self, error: Exception) -> None:
         pass
 
-    def ask_soon(self, request: UserQuestionRequest, on_done: Outcome) -> Callable[[], None]:
+    def ask_with_callback(
+        self, request: UserQuestionRequest, on_done: Outcome
+    ) -> Callable[[], None]:
         key = request.wait.call_id if request.wait is not None else str(request.extra["toolCallId"])
         self.cards[key] = on_done
         return lambda: self.withdrawn.append(key)

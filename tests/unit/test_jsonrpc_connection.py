@@ -34,9 +34,9 @@ from askbridge.jsonrpc import (
     RpcError,
     RpcResponseError,
 )
+from askbridge.jsonrpc.stdio import open_inbound, open_read_pipe, open_write_pipe
 from askbridge.protocol.errors import FIXED_MESSAGES, ErrorCode
 from askbridge.protocol.parsing import InvalidParams, parse_params
-from askbridge.stdio import open_inbound, open_read_pipe, open_write_pipe
 
 
 def frame(body: bytes) -> bytes:
@@ -520,7 +520,7 @@ async def test_oversized_and_malformed_frames_are_invalid_request_and_serving_co
 
 SERVER = """
 import os, anyio
-from askbridge.stdio import open_stdio
+from askbridge.jsonrpc.stdio import open_stdio
 from askbridge.jsonrpc import lsp_connection
 
 async def main():
@@ -747,7 +747,9 @@ async def test_when_closed_runs_once_after_outgoing_failed_and_before_incoming_i
         conn.when_closed(lambda: seen.append("closed"))
 
     async with served(setup) as s:
-        s.conn.request_soon("ask", None, lambda result, error: seen.append("outgoing failed"))
+        s.conn.request_with_callback(
+            "ask", None, lambda result, error: seen.append("outgoing failed")
+        )
         await s.client.recv()
         await s.client.request(1, "block")
         await s.client.call(2, "echo")  # read after block started

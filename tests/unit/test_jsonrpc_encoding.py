@@ -27,9 +27,9 @@ from protocol_strategies import json_value
 from askbridge.host.host import Host
 from askbridge.jsonrpc import FrameReader, lsp_connection
 from askbridge.jsonrpc.encoding import encode
+from askbridge.jsonrpc.stdio import open_read_pipe, open_write_pipe
 from askbridge.lsp.relay import LspRelay
 from askbridge.protocol.text import compact_encoder, compact_json
-from askbridge.stdio import open_read_pipe, open_write_pipe
 
 pytestmark = pytest.mark.timeout(20)
 
@@ -164,7 +164,9 @@ def params_of(body: bytes) -> bytes:
 async def test_M2_a_card_in_two_windows_is_the_same_params_each_with_its_own_id() -> None:
     async with host_env(mode="legacy") as env, window(env.host) as one, window(env.host) as two:
         # Window two has one request of its own out already: its card's id is its next.
-        two.relay.conn.request_soon("window/workDoneProgress/create", {"token": "t"}, print)
+        two.relay.conn.request_with_callback(
+            "window/workDoneProgress/create", {"token": "t"}, print
+        )
         assert json.loads(await two.next_body("window/workDoneProgress/create"))["id"] == "ab-1"
         s = await env.host.new_session(
             one.relay.client, model=script(ask_step("c1"), text_step("ok"))

@@ -30,8 +30,8 @@ from askbridge.jsonrpc.framing import (
     FrameReader,
     parse_header_block,
 )
+from askbridge.jsonrpc.stdio import open_read_pipe, open_write_pipe
 from askbridge.jsonrpc.writer import MessageWriter
-from askbridge.stdio import open_read_pipe, open_write_pipe
 
 
 def frame(body: bytes, header: bytes = b"Content-Length") -> bytes:

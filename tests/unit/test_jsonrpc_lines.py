@@ -16,7 +16,7 @@ import anyio.to_thread
 
 from askbridge.jsonrpc.framing import Frame, FrameProblem
 from askbridge.jsonrpc.lines import LineReader
-from askbridge.stdio import open_read_pipe
+from askbridge.jsonrpc.stdio import open_read_pipe
 
 
 def _write_all(fd: int, data: bytes) -> None:

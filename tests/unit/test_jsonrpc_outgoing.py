@@ -30,7 +30,7 @@ from askbridge.jsonrpc import (
     RpcResponseError,
     line_frame,
 )
-from askbridge.stdio import open_read_pipe, open_write_pipe
+from askbridge.jsonrpc.stdio import open_read_pipe, open_write_pipe
 
 
 @dataclass
@@ -72,7 +72,9 @@ async def test_A9_a_withdrawn_card_closed_with_an_error_is_not_logged_as_a_late_
     caplog.set_level(logging.DEBUG, logger="askbridge.jsonrpc")
     async with engine() as peer:
         outcomes: list[Any] = []
-        withdraw = peer.engine.request_soon("userQuestions/ask", {}, lambda *o: outcomes.append(o))
+        withdraw = peer.engine.request_with_callback(
+            "userQuestions/ask", {}, lambda *o: outcomes.append(o)
+        )
         sent = await peer.recv()
         withdraw()
         assert await peer.recv() == {
@@ -94,8 +96,8 @@ async def test_L7_a_result_after_withdrawal_goes_to_on_late_or_is_a_dropped_late
     caplog.set_level(logging.DEBUG, logger="askbridge.jsonrpc")
     async with engine() as peer:
         late: list[tuple[Any, RpcResponseError | None]] = []
-        taken = peer.engine.request_soon("ask", {}, print, lambda *o: late.append(o))
-        nobody = peer.engine.request_soon("ask", {}, print)
+        taken = peer.engine.request_with_callback("ask", {}, print, lambda *o: late.append(o))
+        nobody = peer.engine.request_with_callback("ask", {}, print)
         first, second = (await peer.recv())["id"], (await peer.recv())["id"]
         taken()
         nobody()
@@ -131,7 +133,7 @@ async def test_X1_the_mcp_dialect_withdraws_with_notifications_cancelled_and_a_r
 async def test_take_leaves_requests_and_other_ids_to_the_caller() -> None:
     async with engine() as peer:
         results: list[Any] = []
-        peer.engine.request_soon("ask", {}, lambda *o: results.append(o))
+        peer.engine.request_with_callback("ask", {}, lambda *o: results.append(o))
         sent = (await peer.recv())["id"]
         assert not peer.engine.take({"jsonrpc": "2.0", "id": sent, "method": "ask"})
         assert not peer.engine.take(reply("ab-99", result=1))
@@ -144,7 +146,7 @@ async def test_take_leaves_requests_and_other_ids_to_the_caller() -> None:
 async def test_end_of_input_fails_what_is_outstanding_and_refuses_new_requests() -> None:
     async with engine() as peer:
         results: list[Any] = []
-        peer.engine.request_soon("ask", {}, lambda *o: results.append(o))
+        peer.engine.request_with_callback("ask", {}, lambda *o: results.append(o))
         peer.engine.close("the peer's input ended")
         with pytest.raises(ConnectionClosed):
             await peer.engine.request("ask", {})

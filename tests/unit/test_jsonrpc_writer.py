@@ -21,8 +21,8 @@ import pytest
 
 from askbridge.jsonrpc.flushing import flushes_of
 from askbridge.jsonrpc.framing import FrameReader
+from askbridge.jsonrpc.stdio import open_read_pipe, open_write_pipe
 from askbridge.jsonrpc.writer import FLUSH_BYTES, MessageWriter
-from askbridge.stdio import open_read_pipe, open_write_pipe
 
 pytestmark = pytest.mark.timeout(20)
 

@@ -1,4 +1,4 @@
-"""S12's lines as every command makes them (askbridge/log_lines.py): the same line as the
+"""S12's lines as every command makes them (askbridge/process/log_lines.py): the same line as the
 standard formatter's, records without the fields our format does not read."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from askbridge.log_lines import LOG_FORMAT, LeanLogger, LineFormatter, LineHandler
+from askbridge.process.log_lines import LOG_FORMAT, LeanLogger, LineFormatter, LineHandler
 
 
 def _record(created: float, exc: bool = False) -> logging.LogRecord:
@@ -156,8 +156,8 @@ def test_S12_lines_kept_by_a_loop_are_written_at_exit_and_before_a_traceback(
     log = tmp_path / "host.log"
     code = (
         "import asyncio, logging\n"
-        "from askbridge.logsetup import setup_logging\n"
-        "from askbridge.log_lines import LeanLogger\n"
+        "from askbridge.cli.logsetup import setup_logging\n"
+        "from askbridge.process.log_lines import LeanLogger\n"
         f"setup_logging({str(log)!r}, 'INFO')\n"
         "async def main():\n"
         "    LeanLogger('askbridge.host').info('question %s asked', 'c1')\n"
@@ -189,7 +189,7 @@ def test_S12_lines_kept_by_a_loop_are_written_at_exit_and_before_a_traceback(
 def test_S17_a_message_cannot_end_its_line_or_drive_a_terminal() -> None:
     """The formatter shows every control character of a message as an escape, on the record
     path and the lean one alike; a value from outside is quoted unless one plain token."""
-    from askbridge.log_lines import escaped, field
+    from askbridge.process.log_lines import escaped, field
 
     record = _record(1_764_647_796.0)
     record.args = ("c1\n2026-12-02 03:56:36,123 INFO askbridge.host: forged\x1b[2J",)

@@ -274,9 +274,7 @@ def decrypt_aes128gcm(body: bytes, private_key: ec.EllipticCurvePrivateKey, auth
     sender, record = body[21 : 21 + idlen], body[21 + idlen :]
     if idlen != 65 or len(record) > rs or rs < 18:
         raise Refused(400, f"not one aes128gcm record with a P-256 keyid (idlen {idlen}, rs {rs})")
-    ua_public = private_key.public_key().public_bytes(
-        Encoding.X962, PublicFormat.UncompressedPoint
-    )
+    ua_public = private_key.public_key().public_bytes(Encoding.X962, PublicFormat.UncompressedPoint)
     try:
         as_public = ec.EllipticCurvePublicKey.from_encoded_point(ec.SECP256R1(), sender)
     except ValueError:

@@ -225,7 +225,7 @@ async def test_B1_follows_a_hosted_session_an_editor_created(tmp_path: Path) -> 
             model={"kind": "script", "steps": [step, {"text": "done"}]},
             askUserQuestion={"mode": "timed", "timeout": 60},
         )
-        run = st.editor.prompt_soon(sid, "go")
+        run = st.editor.start_prompt(sid, "go")
         c = await card(page, "Which database?")
         await c.get_by_text("SQLite", exact=True).click()
         await c.get_by_role("button", name="Answer").click()

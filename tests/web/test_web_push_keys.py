@@ -164,7 +164,10 @@ def _with(**change: Any) -> dict[str, Any]:
         (_with(endpoint="https://push.exämple.net/x"), "endpoint is not a URL"),
         (_with(keys=None), "keys must hold p256dh and auth"),
         (_with(p256dh="AAAA"), "keys.p256dh must be a P-256 public key"),
-        (_with(p256dh="B" + "A" * 86), "keys.p256dh must be a P-256 public key"),  # 0x04, off the curve
+        (
+            _with(p256dh="B" + "A" * 86),
+            "keys.p256dh must be a P-256 public key",
+        ),  # 0x04, off the curve
         (_with(p256dh="not base64!"), "keys.p256dh must be a P-256 public key"),
         (_with(auth=b64url(os.urandom(15))), "keys.auth must be 16 bytes"),
         (_with(auth=7), "keys.auth must be 16 bytes"),

@@ -178,7 +178,10 @@ async def test_R7_the_stand_in_refuses_a_body_encrypted_for_another_browser(
     )
     async with httpx.AsyncClient() as client:
         for browser in (b, a):
-            headers = {**forged(browser, keys, service.origin, "none"), "Content-Encoding": "aes128gcm"}
+            headers = {
+                **forged(browser, keys, service.origin, "none"),
+                "Content-Encoding": "aes128gcm",
+            }
             r = await client.post(browser.endpoint, content=body, headers=headers)
             assert r.status_code == (400 if browser is b else 201)
     assert service.refused == [(400, "the record does not decrypt with this subscription's keys")]

@@ -231,7 +231,9 @@ class AcpRelay:
             done.set()
 
         try:
-            withdraw = self.conn.request_soon(ACP_ELICITATION_CREATE, params, on_done, late)
+            withdraw = self.conn.request_with_callback(
+                ACP_ELICITATION_CREATE, params, on_done, late
+            )
         except ConnectionClosed as exc:
             raise client_failure(exc) from exc
         try:

@@ -19,8 +19,8 @@ import argparse
 import sys
 
 from askbridge.cli.exits import EXIT_INTERRUPTED, interrupted
+from askbridge.cli.logsetup import setup_logging
 from askbridge.cli.parser import EXIT_USAGE, parse_args
-from askbridge.logsetup import setup_logging
 
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a command whose reader left
 
@@ -102,7 +102,7 @@ def _write_schemas(out: str) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     if args.command != "schema":
-        from askbridge.paths import data_dir_of, data_dir_problem
+        from askbridge.process.paths import data_dir_of, data_dir_problem
 
         # S5: one line naming the path, before any command trips over it.
         problem = data_dir_problem(data_dir_of(getattr(args, "data_dir", None)))
@@ -160,8 +160,8 @@ def _run(args: argparse.Namespace) -> int:
     from askbridge.daemon.front import run_front_door
 
     if args.host == "auto":
-        from askbridge.attach import attach_refusal
-        from askbridge.paths import data_dir_of
+        from askbridge.process.attach import attach_refusal
+        from askbridge.process.paths import data_dir_of
 
         refusal = attach_refusal(data_dir_of(args.data_dir))
         if refusal is not None:

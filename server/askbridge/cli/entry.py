@@ -30,8 +30,8 @@ from __future__ import annotations
 import os
 import sys
 
-from askbridge.attach import attach_refusal, default_host_mode  # stdlib only: no cost here
 from askbridge.cli.exits import EXIT_INTERRUPTED, interrupted
+from askbridge.process.attach import attach_refusal, default_host_mode  # stdlib only: no cost here
 
 _DOORS = {"serve": "lsp", "acp": "acp", "mcp": "mcp"}
 
@@ -90,7 +90,7 @@ def _main(args: list[str]) -> int:
         from askbridge.cli.commands import main as full_main
 
         return full_main(args)
-    from askbridge.paths import data_dir_of, data_dir_problem
+    from askbridge.process.paths import data_dir_of, data_dir_problem
 
     door, data_dir_arg, host = plain
     data_dir = data_dir_of(data_dir_arg)
@@ -105,7 +105,7 @@ def _main(args: list[str]) -> int:
         print(f"askbridge {args[0]}: {refusal}", file=sys.stderr)
         return 1
     from askbridge import __version__
-    from askbridge.attach import attach
+    from askbridge.process.attach import attach
 
     return attach(door, data_dir, {}, __version__, 60.0)
 
@@ -122,7 +122,7 @@ def _run_inline(door: str, data_dir: str) -> int:
 
 
 def _setup_logging() -> None:
-    from askbridge.logsetup import setup_logging
+    from askbridge.cli.logsetup import setup_logging
 
     setup_logging()
 

@@ -196,7 +196,7 @@ def add_store_flag(p: argparse.ArgumentParser) -> None:
 
 
 def add_front_door_flags(p: argparse.ArgumentParser) -> None:
-    from askbridge.attach import DEFAULT_HOST_MODE_ENV, default_host_mode
+    from askbridge.process.attach import DEFAULT_HOST_MODE_ENV, default_host_mode
 
     add_store_flag(p)
     p.add_argument(

@@ -31,7 +31,7 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from askbridge.log_lines import escaped
+from askbridge.process.log_lines import escaped
 
 if TYPE_CHECKING:
     from askbridge.host.store.store_api import EventStore

@@ -4,14 +4,14 @@ No I/O and no pygls here; only `askbridge.protocol` is imported. The host
 supplies agent identity (`AgentIdentity`) and late-reply handling
 (`LateReplyHandler`); front doors register listeners on the waterfall.
 
-Names load on first use (askbridge.lazy says why).
+Names load on first use (askbridge.process.lazy says why).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..lazy import lazy_exports
+from ..process.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from .clock import Clock, ManualClock, MonotonicClock

@@ -2,7 +2,7 @@
 
 `--host auto` (the default; `ASKBRIDGE_HOST` changes the default) attaches to
 the host of `--data-dir`, starting one when none runs, and hands it this
-process's stdio (`askbridge.attach`); `--host inline` makes this process the
+process's stdio (`askbridge.process.attach`); `--host inline` makes this process the
 host (`inline.serve_inline`). Nothing heavy is imported on the attach path: it
 is what an editor waits for on every start.
 
@@ -42,8 +42,8 @@ def door_defaults(args: argparse.Namespace) -> dict[str, Any]:
 
 def run_front_door(door: str, args: argparse.Namespace) -> int:
     from askbridge import __version__
-    from askbridge.attach import attach
-    from askbridge.paths import data_dir_of
+    from askbridge.process.attach import attach
+    from askbridge.process.paths import data_dir_of
 
     data_dir = data_dir_of(args.data_dir)
     if args.host == "inline":

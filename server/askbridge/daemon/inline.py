@@ -48,7 +48,7 @@ def serve_inline(
     checked = _open_checked(data_dir)
     if checked is None:
         return 1
-    from askbridge.hostsock import AttachError, bind_raw_host_socket, listening_socket
+    from askbridge.process.hostsock import AttachError, bind_raw_host_socket, listening_socket
 
     try:
         raw = bind_raw_host_socket(data_dir)  # bound before any answer (H3)
@@ -56,7 +56,7 @@ def serve_inline(
         checked.close()
         print(f"askbridge: {exc}", file=sys.stderr)
         return 1
-    from askbridge.ctrl_c import CtrlCHeld, import_the_event_loop  # stdlib only
+    from askbridge.process.ctrl_c import CtrlCHeld, import_the_event_loop  # stdlib only
 
     ctrl_c = CtrlCHeld()
     try:
@@ -127,7 +127,7 @@ def _remedy(data_dir: str) -> str:
     another front door's inline host): attach to it, or stop it. Nothing for a refusal that
     has no host behind it (a directory it cannot use, a holder of a deleted directory), or
     a listener of another uid (S13: no host of ours; the refusal's one line says enough)."""
-    from askbridge.hostsock import AttachError, connect
+    from askbridge.process.hostsock import AttachError, connect
 
     try:
         sock = connect(data_dir, 1.0)
@@ -151,7 +151,7 @@ async def _serve(
     early: Any,
     sock: Any,
 ) -> int:
-    from askbridge.stdio import join_copiers, open_stdio
+    from askbridge.jsonrpc.stdio import join_copiers, open_stdio
 
     from .bootstrap import serve_host
     from .doors import log_start, serve_door

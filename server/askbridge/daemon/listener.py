@@ -36,9 +36,9 @@ from anyio.abc import TaskGroup, TaskStatus
 
 from askbridge import __version__
 from askbridge.host.host import Host
-from askbridge.hostsock import bind_host_socket, socket_path
 from askbridge.jsonrpc import Input
-from askbridge.stdio import open_inbound, open_write_pipe
+from askbridge.jsonrpc.stdio import open_inbound, open_write_pipe
+from askbridge.process.hostsock import bind_host_socket, socket_path
 
 from .doors import front_door_says, log_start, serve_door
 from .socket_lines import cancel_when_closed, close_quietly, peer_of, read_first_line, send_line

@@ -22,9 +22,9 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from askbridge.ctrl_c import CtrlCHeld, import_the_event_loop
-from askbridge.hostsock import AttachError, connect, process_alive, request
-from askbridge.paths import data_dir_of
+from askbridge.process.ctrl_c import CtrlCHeld, import_the_event_loop
+from askbridge.process.hostsock import AttachError, connect, process_alive, request
+from askbridge.process.paths import data_dir_of
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
@@ -85,7 +85,7 @@ def _log_to_host_log(data_dir: Path) -> None:
             return
     except OSError:
         pass
-    from askbridge.log_lines import LineHandler
+    from askbridge.process.log_lines import LineHandler
 
     root = logging.getLogger()
     for old in root.handlers:
@@ -94,7 +94,7 @@ def _log_to_host_log(data_dir: Path) -> None:
     print(f"askbridge host: serving {data_dir}; the log is {path}", file=sys.stderr, flush=True)
 
 
-def _answers_soon(data_dir: str) -> bool:
+def _a_host_answers(data_dir: str) -> bool:
     """A host answers on the socket within LOCK_RACE_S: the lock's winner binds it right
     after taking the lock; a holder that does not listen is not a host (an older askbridge)."""
     deadline = time.monotonic() + LOCK_RACE_S
@@ -133,7 +133,7 @@ def _run_host(args: argparse.Namespace) -> int:
     try:
         store = open_store(data_dir)
     except StoreError as exc:
-        if _answers_soon(data_dir):
+        if _a_host_answers(data_dir):
             # H2: another host won the race for the lock (front doors attach to it; they
             # look at the socket, not at this status). Said, and not 0: by hand, this
             # host did not start.
@@ -150,7 +150,7 @@ def _run_host(args: argparse.Namespace) -> int:
     with ctrl_c:
         if not args.log_file:
             _log_to_host_log(Path(data_dir))
-        from askbridge.hostsock import bind_host_socket
+        from askbridge.process.hostsock import bind_host_socket
 
         sock = bind_host_socket(Path(data_dir))  # at once: racing front doors wait for it (H2)
         import logging

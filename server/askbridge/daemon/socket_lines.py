@@ -4,7 +4,7 @@ Who is calling (`peer_of`, SO_PEERCRED), its first message with the descriptors
 sent along (SCM_RIGHTS), answering it, and noticing when the front door goes
 away. Separate from `HostSocket` (listener.py), which decides what each message
 means, because this is the byte-level half of protocol.md "The host socket";
-and from `askbridge.hostsock`, which is the blocking client's end (standard
+and from `askbridge.process.hostsock`, which is the blocking client's end (standard
 library only, for start-up time), while this end waits in the host's event loop.
 """
 
@@ -18,7 +18,7 @@ from typing import Any
 
 import anyio
 
-from askbridge.hostsock import dumps
+from askbridge.process.hostsock import dumps
 
 MAX_FIRST_LINE = 4 * 1024 * 1024  # a hello carries the front door's environment
 _PEERCRED = struct.Struct("3i")

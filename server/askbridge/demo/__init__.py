@@ -32,7 +32,7 @@ from typing import TextIO
 import anyio
 from rich.console import Console
 
-from askbridge.log_lines import LineFormatter, escaped
+from askbridge.process.log_lines import LineFormatter, escaped
 from askbridge.testing import ServerStartError
 
 from .guide import load_guide, load_script

@@ -7,7 +7,7 @@ prompt is cancelled like any other await and restores the terminal. While a
 prompt is open the transcript is paused, so nothing scribbles over the input.
 For a timed question the prompt's first line is a live countdown
 (`WaitClock.status`, redrawn every 0.2 s) and the first keystroke claims the
-wait (`WaitClock.hold_soon`), which stops the server's clock. A line that
+wait (`WaitClock.start_hold`), which stops the server's clock. A line that
 fails `check` is refused: the reason is shown above a fresh, empty prompt, so
 the next try is not appended to the refused one. `watch()` (the question left
 to time out) is a prompt too, showing the countdown: it never accepts a line,
@@ -56,7 +56,7 @@ class InteractivePlayer:
                 countdown: Line = [("fg:ansiyellow", clock.status() + "\n")] if clock else []
                 return FormattedText([*countdown, *prompt])
 
-            on_key = clock.hold_soon if clock is not None else None
+            on_key = clock.start_hold if clock is not None else None
             text = await self._prompt(message, clock is not None, on_key)
             try:
                 check(text)

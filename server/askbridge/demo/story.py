@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from askbridge.log_lines import escaped
+from askbridge.process.log_lines import escaped
 from askbridge.protocol.vocabulary import QuestionItem
 
 

@@ -30,7 +30,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from askbridge.log_lines import escaped
+from askbridge.process.log_lines import escaped
 from askbridge.protocol.vocabulary import QuestionItem
 
 from .answers import OTHER_DESCRIPTION, OTHER_LABEL

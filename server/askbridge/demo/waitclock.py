@@ -73,7 +73,7 @@ class WaitClock:
         if self._holding:
             await self._held.wait()
 
-    def hold_soon(self) -> None:
+    def start_hold(self) -> None:
         """`hold()` from a synchronous callback such as a keystroke handler."""
         if not self._holding:
             self._task_group.start_soon(self.hold)

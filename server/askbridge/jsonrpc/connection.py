@@ -20,7 +20,7 @@ with `id: null` (inbound.Inbound); a body that is not JSON is -32700
 or notification is -32600; a request holding a lone surrogate is -32602
 naming the field (S3, messages.surrogate_rejection).
 
-Requests to the peer (`request`, `request_soon`) are the one outgoing engine,
+Requests to the peer (`request`, `request_with_callback`) are the one outgoing engine,
 outgoing.Outgoing: its responses are taken before dispatch and never answered.
 
 `refuse_requests(reason)` makes every later request -32600 (LSP after
@@ -78,7 +78,7 @@ class Connection:
             out, dialect, id_prefix=id_prefix, on_output_error=self._on_output_error
         )
         self.request = self.outgoing.request
-        self.request_soon = self.outgoing.request_soon
+        self.request_with_callback = self.outgoing.request_with_callback
         self._task_group: TaskGroup | None = None
         self._closed = False
         self._on_close: Callable[[], None] | None = None

@@ -65,9 +65,9 @@ class Flushes:
         """Flush `writer` in the next loop turn, or at the end of the open batch (it asks
         once until it has flushed)."""
         self._due.append(writer)
-        self._end_turn_soon()
+        self._schedule_flush_due()
 
-    def _end_turn_soon(self) -> None:
+    def _schedule_flush_due(self) -> None:
         """One callback in the next turn for all that is due, none while a batch is open."""
         if not self._turn_scheduled and not self._batches:
             self._turn_scheduled = True

@@ -3,11 +3,11 @@ permission requests) — ids, timeouts, withdrawal, late replies (A9, L7, X1–X
 
     requests = Outgoing(writer, LSP)               # Connection builds one; the MCP door too
     result = await requests.request("userQuestions/ask", params, on_late=late)
-    withdraw = requests.request_soon("userQuestions/ask", params, on_done, late)
+    withdraw = requests.request_with_callback("userQuestions/ask", params, on_done, late)
     requests.take(msg)                             # a response: True when it was ours
 
 Ids are strings (`ab-1`, …), so a peer's integer ids never collide with ours.
-`request()` waits; `request_soon()` calls `on_done(result, error)` instead of
+`request()` waits; `request_with_callback()` calls `on_done(result, error)` instead of
 holding a task, so 10,000 questions may be out at once for the size of a
 small record each. When the awaiting task is cancelled or times out, or the
 request is withdrawn, the peer's cancel notification (the `Dialect`: LSP
@@ -50,7 +50,7 @@ from .writer import MessageWriter
 logger = logging.getLogger("askbridge.jsonrpc")
 
 LateReply = Callable[[Any, RpcResponseError | None], None]
-# What `request_soon` calls with the outcome: (result, None) or (None, the error).
+# What `request_with_callback` calls with the outcome: (result, None) or (None, the error).
 Outcome = Callable[[Any, Exception | None], None]
 # How many withdrawn requests keep a late-reply callback (L7); older ones are dropped.
 MAX_ABANDONED = 4096
@@ -116,10 +116,10 @@ class _Done:
 
 @dataclass(slots=True)
 class _Pending:
-    done: _Done | None = None  # what `request` waits on (`request_soon` has `on_done`)
+    done: _Done | None = None  # what `request` waits on (`request_with_callback` has `on_done`)
     result: Any = None
     error: Exception | None = None
-    on_done: Outcome | None = None  # request_soon's callback instead of a waiting task
+    on_done: Outcome | None = None  # request_with_callback's callback instead of a waiting task
     settled: bool = False
 
     def settle(self, result: Any, error: Exception | None) -> None:
@@ -249,7 +249,7 @@ class Outgoing:
             raise pending.error
         return pending.result
 
-    def request_soon(
+    def request_with_callback(
         self, method: str, params: Any, on_done: Outcome, on_late: LateReply | None = None
     ) -> Callable[[], None]:
         """`request` without a waiting task: `on_done(result, error)` is called once with
@@ -258,14 +258,16 @@ class Outgoing:
         `on_late`, as a cancelled `request` does. Raises ConnectionClosed at once when
         the request cannot be sent."""
         msg_id = self._send(method, params)
-        pending = self._pending[msg_id] = _Soon(self, msg_id, on_done, on_late)
+        pending = self._pending[msg_id] = _CallbackRequest(self, msg_id, on_done, on_late)
         return pending
 
-    def soon_requests(self) -> list[tuple[Callable[[], None], Outcome]]:
-        """The `request_soon` requests still out, each as (its withdraw, its callback): a
+    def callback_requests(self) -> list[tuple[Callable[[], None], Outcome]]:
+        """The `request_with_callback` requests still out, each as (its withdraw, its callback): a
         door that must end its own (LSP `shutdown`) finds them here, not in a copy."""
         return [
-            (p, p.on_done) for p in self._pending.values() if isinstance(p, _Soon) and p.on_done
+            (p, p.on_done)
+            for p in self._pending.values()
+            if isinstance(p, _CallbackRequest) and p.on_done
         ]
 
     def _send(self, method: str, params: Any) -> str:
@@ -295,8 +297,8 @@ class Outgoing:
             self._on_output_error(exc, self._dialect.cancel_method)
 
 
-class _Soon(_Pending):
-    """A `request_soon` request while it is out, and its withdraw (calling it): one record,
+class _CallbackRequest(_Pending):
+    """A `request_with_callback` request while it is out, and its withdraw (calling it): one record,
     not an event and a closure, as it lives as long as its request (a question's card may
     wait for hours; thousands may wait at once)."""
 

@@ -51,7 +51,7 @@ import os
 import sys
 
 from askbridge import __version__
-from askbridge.hostsock import dumps_text, loads
+from askbridge.process.hostsock import dumps_text, loads
 
 TYPE_CHECKING = False  # not `typing`'s: see the module docstring (mypy knows the name)
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@
   `window/showMessageRequest` and shows a timed wait as work-done progress;
   unrepresentable batches are declined (`next()`).
 - Withdrawal: cancelling an ask (another window answered, turn cancelled,
-  deadline, shutdown) — or withdrawing a card asked with `ask_soon`, the
+  deadline, shutdown) — or withdrawing a card asked with `ask_with_callback`, the
   fan-out's way to ask without a task per card — makes the connection send
   `$/cancelRequest` without waiting for the client (A9). A valid answer that
   still arrives is handed to the host as a late answer (L7): it becomes a late
@@ -105,9 +105,9 @@ class LspRelay:
         self._shut = True
         for scope in list(self._outstanding):
             scope.cancel()
-        # The cards asked with ask_soon are the connection's soon requests whose callback is
-        # a _Card: no registry of our own (thousands of cards may be out).
-        for withdraw, settled in self.conn.outgoing.soon_requests():
+        # The cards asked with ask_with_callback are the connection's callback requests whose
+        # callback is a _Card: no registry of our own (thousands of cards may be out).
+        for withdraw, settled in self.conn.outgoing.callback_requests():
             if isinstance(settled, _Card):
                 withdraw()
                 settled.on_done(None, ClientGone("the client has shut down"))
@@ -120,7 +120,9 @@ class LspRelay:
         result = await self._request("userQuestions/ask", params, self._late(request))
         return parse_answer(result)
 
-    def ask_soon(self, request: UserQuestionRequest, on_done: Outcome) -> Callable[[], None]:
+    def ask_with_callback(
+        self, request: UserQuestionRequest, on_done: Outcome
+    ) -> Callable[[], None]:
         """`ask` without a task (host/asking/fanout.py): `on_done(answer, None)` or `(None, error)`
         — the errors `ask` raises — is called once, unless the returned `withdraw()` comes
         first (then the client gets $/cancelRequest and a late answer goes to L7)."""
@@ -129,7 +131,7 @@ class LspRelay:
         try:
             params = _ask_params(request, request.session_id)
             # The request's withdraw is the card's: nothing of ours to clean up.
-            return self.conn.request_soon(
+            return self.conn.request_with_callback(
                 "userQuestions/ask", params, _Card(on_done), self._late(request)
             )
         except ConnectionClosed as exc:
@@ -196,9 +198,9 @@ class LspRelay:
 
 
 class _Card:
-    """One card asked with `ask_soon`, while it is out: the outgoing request's callback, which
-    makes its reply the card's outcome — a record, not a closure, as it lives as long as its
-    question (architecture: "A pending question is a record")."""
+    """One card asked with `ask_with_callback`, while it is out: the outgoing request's
+    callback, which makes its reply the card's outcome — a record, not a closure, as it
+    lives as long as its question (architecture: "A pending question is a record")."""
 
     __slots__ = ("on_done",)
 

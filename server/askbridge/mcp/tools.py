@@ -37,7 +37,7 @@ from askbridge.host.agent.tools import (
     ToolOutcome,
 )
 from askbridge.host.asking.external_followers import follow_by_renderers
-from askbridge.log_lines import field
+from askbridge.process.log_lines import field
 
 from .approval import APPROVAL_TOOL, approval_question, decision, failed
 from .definitions import GET_ANSWERS_TOOL, external_pending_message, tool_definitions

@@ -10,14 +10,14 @@ payloads), acp (the ACP door's `_askbridge/*` and `_meta` payloads), methods
 (`parse_params`, `InvalidParams` → -32602), schema (`write_schemas`, `main`);
 text (the compact JSON encoder, by orjson; lone surrogates; invisible characters).
 
-Every name here loads on first use: see askbridge.lazy.
+Every name here loads on first use: see askbridge.process.lazy.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..lazy import lazy_exports
+from ..process.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from . import methods

@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from askbridge.ctrl_c import CtrlCHeld
+from askbridge.process.ctrl_c import CtrlCHeld
 
 # orjson's module initialisation is not safe against a KeyboardInterrupt raised inside it:
 # Ctrl-C there ended `askbridge acp --host inline` with SIGSEGV (1 in 60-120 Ctrl-Cs sent in

@@ -9,7 +9,7 @@ The client declares `experimental.userQuestions` (unless `renders_questions=Fals
 then it is a generic LSP client, asked by `window/showMessageRequest`); how it
 answers is answering.py's `QuestionAnswerer`, what it records record.py's
 `ServerRecord`. Here: it claims timed waits (`claim`) and answers late
-(`answer_late`); `prompt_soon` sends a prompt in the background (`await
+(`answer_late`); `start_prompt` sends a prompt in the background (`await
 run.result()` later), and `kill()` crashes the server (SIGKILL) for durability
 tests. It talks to the server over the wire only.
 
@@ -224,7 +224,7 @@ class AskbridgeClient(QuestionAnswerer):
             ) from None
         return str(result["stopReason"])
 
-    def prompt_soon(self, session_id: str, text: str) -> PromptRun:
+    def start_prompt(self, session_id: str, text: str) -> PromptRun:
         """Send `session/prompt` in the background; await `run.result()` for its stopReason."""
         assert self._tg is not None
         run = PromptRun()

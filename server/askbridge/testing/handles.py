@@ -26,7 +26,7 @@ class Claim:
 
 @dataclass
 class PromptRun:
-    """A `session/prompt` sent with `prompt_soon`; `result()` waits for its stopReason."""
+    """A `session/prompt` sent with `start_prompt`; `result()` waits for its stopReason."""
 
     done: anyio.Event = field(default_factory=anyio.Event)
     stop_reason: str | None = None

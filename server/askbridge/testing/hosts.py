@@ -18,8 +18,8 @@ import signal
 import time
 from pathlib import Path
 
-from askbridge.attach import DEFAULT_HOST_MODE_ENV
-from askbridge.hostsock import process_alive, request, socket_path
+from askbridge.process.attach import DEFAULT_HOST_MODE_ENV
+from askbridge.process.hostsock import process_alive, request, socket_path
 
 GONE_TIMEOUT_S = 10.0
 

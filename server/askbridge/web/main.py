@@ -32,7 +32,7 @@ import anyio
 from anyio.abc import TaskGroup
 
 from askbridge.jsonrpc import ConnectionClosed, lsp_connection
-from askbridge.paths import data_dir_of
+from askbridge.process.paths import data_dir_of
 
 from .app import WebApp, allowed_hosts
 from .bridge import POLL_S, Bridge

@@ -46,7 +46,7 @@ from askbridge.core import (
     tool_outcome_unknown,
 )
 from askbridge.core.question import questions_from_wire
-from askbridge.log_lines import field
+from askbridge.process.log_lines import field
 from askbridge.protocol.errors import ErrorCode
 from askbridge.protocol.text import scrub
 

@@ -13,7 +13,7 @@ import asyncio
 import logging
 
 from askbridge.core import AbortSignal, StoreError, tool_outcome_unknown
-from askbridge.log_lines import field
+from askbridge.process.log_lines import field
 from askbridge.protocol.errors import ErrorCode
 
 from .model_output import CheckedCall

@@ -33,7 +33,7 @@ from askbridge.core import (
     tool_failed,
     unknown_tool,
 )
-from askbridge.log_lines import field
+from askbridge.process.log_lines import field
 
 from ..log import events as ev
 from .delegate import run_delegate

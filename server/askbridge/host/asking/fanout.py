@@ -25,8 +25,8 @@ For a request of a root session it opens an `OpenQuestion` (open_question.py):
 
 The fan-out asks with a callback, as every waterfall listener does: an open
 question is an `OpenQuestion` record and its cards are the links' callbacks
-(the LSP relay's `ask_soon`); only what must wait in Python — a link without
-`ask_soon`, the fallback — runs as a task in the host's task group, under a
+(the LSP relay's `ask_with_callback`); only what must wait in Python — a link without
+`ask_with_callback`, the fallback — runs as a task in the host's task group, under a
 cancel scope the question holds. Every answer it settles with is checked (V8)
 here, once, the fallback's and the rest of the waterfall's too. Withdrawing it
 (turn cancelled, unclaimed deadline, shutdown) withdraws every card and cancels

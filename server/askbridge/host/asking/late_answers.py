@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from askbridge.core import HarnessError, UserQuestionError, UserQuestionRequest
-from askbridge.log_lines import field
+from askbridge.process.log_lines import field
 from askbridge.protocol.vocabulary import Answer
 
 from .clients import Client

@@ -2,7 +2,7 @@
 
 `OpenQuestion` is data, not a stack: the request, the clients asked, the cards'
 withdraws and the cancel scopes of the few tasks it runs (a card of a link
-without `ask_soon`, the fallback). Each card's outcome comes back through a
+without `ask_with_callback`, the fallback). Each card's outcome comes back through a
 `_CardDone` callback; the first valid answer (V8, checked here once), or the
 user's or the clock's word (ASK_CANCELLED, ASK_TIMED_OUT), ends it and
 withdraws every other card; a client's failure drops only its card. The
@@ -17,14 +17,13 @@ from typing import Any, Protocol
 
 import anyio
 
-from askbridge.core import UserQuestionError, UserQuestionRequest, check_answer
+from askbridge.core import UserQuestionError, UserQuestionRequest, check_answer, error_from_wire
 from askbridge.core.waterfall import NextListener, Settle
-from askbridge.log_lines import field
+from askbridge.process.log_lines import field
 from askbridge.protocol.errors import ClientGone, ErrorCode
 from askbridge.protocol.vocabulary import Answer
 
 from .clients import Client
-from .question_log import error_code
 
 log = logging.getLogger("askbridge.host")
 
@@ -117,12 +116,12 @@ class OpenQuestion:
         self._cards += (card,)
         self._running += 1
         # A link that can ask with a callback (the LSP relay) costs no task per card.
-        ask_soon = getattr(client.link, "ask_soon", None)
-        if ask_soon is None:
+        ask_with_callback = getattr(client.link, "ask_with_callback", None)
+        if ask_with_callback is None:
             self._start(self._ask, client)
             return
         try:
-            card.withdraw = ask_soon(self.request, card)
+            card.withdraw = ask_with_callback(self.request, card)
         except Exception as exc:
             self._outcome(client, None, exc)
 
@@ -252,3 +251,12 @@ class _Card:
 
     def __call__(self, answer: Answer | None, error: Exception | None) -> None:
         self._question._outcome(self.client, answer, error)
+
+
+def error_code(error: Exception) -> Any:
+    """A card's error reply rebuilt as the core would (E2): the user's dismissal and a
+    countdown's end end the question everywhere; anything else is that client's failure."""
+    if isinstance(error, UserQuestionError):
+        return error.code
+    rebuilt = error_from_wire(str(error), getattr(error, "data", None))
+    return rebuilt.code if rebuilt is not None else None

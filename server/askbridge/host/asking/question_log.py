@@ -12,11 +12,12 @@ one plain token (`field`, S17).
 from __future__ import annotations
 
 from logging import DEBUG, INFO
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from askbridge.core import UserQuestionError, error_from_wire
-from askbridge.log_lines import LeanLogger, field
+from askbridge.process.log_lines import LeanLogger, field
 from askbridge.protocol.errors import ErrorCode
+
+from .open_question import error_code
 
 if TYPE_CHECKING:
     from askbridge.core.question import Question
@@ -110,12 +111,3 @@ def log_ended(question: OpenQuestion) -> None:
         log.info("question %s withdrawn: the turn was cancelled%s", call, withdrawn)
     else:
         log.info("question %s ended: %s%s", call, field(code or question.error), withdrawn)
-
-
-def error_code(error: Exception) -> Any:
-    """A card's error reply rebuilt as the core would (E2): the user's dismissal and a
-    countdown's end end the question everywhere; anything else is that client's failure."""
-    if isinstance(error, UserQuestionError):
-        return error.code
-    rebuilt = error_from_wire(str(error), getattr(error, "data", None))
-    return rebuilt.code if rebuilt is not None else None

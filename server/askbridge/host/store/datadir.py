@@ -49,7 +49,7 @@ import os
 import sys
 import time
 
-from askbridge.paths import data_dir_of
+from askbridge.process.paths import data_dir_of
 
 from .datadir_guard import DirectoryGuard, DirectoryTaken, shorten_command
 from .private_files import (

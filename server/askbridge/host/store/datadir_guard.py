@@ -36,11 +36,11 @@ from __future__ import annotations
 import os
 import sys
 
-from askbridge.hostsock import peer_credentials, sha256, unix_socket
+from askbridge.process.hostsock import peer_credentials, sha256, unix_socket
 
 TYPE_CHECKING = False  # not `typing`'s (private_files.py; mypy knows the name)
 if TYPE_CHECKING:
-    from askbridge.hostsock import Socket
+    from askbridge.process.hostsock import Socket
 
     from .private_files import Where
 

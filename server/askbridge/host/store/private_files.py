@@ -20,7 +20,7 @@ Check-then-open by name is safe here because only the owner can write in a
 directory that passed `check_private_dir`. Every failure is a StoreError.
 
 Only `os` and `stat` are imported (both loaded with the interpreter), and
-`askbridge.paths` (the same, and `errno`), whose rules for the directory a front
+`askbridge.process.paths` (the same, and `errno`), whose rules for the directory a front
 door checks too (S13): an inline host runs these checks before it answers
 `initialize` (lsp/early.py), and `pathlib` or the error taxonomy (`enum`, `typing`,
 `dataclasses`) would cost more than the interpreter's own start. Paths are
@@ -33,7 +33,7 @@ from __future__ import annotations
 import os
 import stat
 
-from askbridge import paths
+from askbridge.process import paths
 
 TYPE_CHECKING = False  # not `typing`'s: see the module docstring (mypy knows the name)
 if TYPE_CHECKING:

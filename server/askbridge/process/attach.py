@@ -22,9 +22,9 @@ Where descriptors cannot be passed (`socket.send_fds` is missing or refused,
 or `ASKBRIDGE_RELAY=1`), the hello says `"relay": true` and this process
 copies bytes between its stdio and a second connection instead.
 
-Standard library only, and of askbridge's nothing but `askbridge.hostsock` (a
+Standard library only, and of askbridge's nothing but `askbridge.process.hostsock` (a
 standard-library-only leaf: the socket's path and its JSON lines, which
-`askbridge host --status | --stop` and the test harness use too) and `askbridge.paths`
+`askbridge host --status | --stop` and the test harness use too) and `askbridge.process.paths`
 (another: the data directory's rules, the host's own): attaching is what an editor
 waits for on every start (benchmarks/bench_bridge_startup.py), so its sockets and JSON
 are hostsock's, on the C modules (that module says what this buys), and no `typing`.
@@ -36,7 +36,7 @@ import os
 import sys
 import time
 
-from askbridge.hostsock import (
+from askbridge.process.hostsock import (
     CAN_SEND_FDS,
     SHUT_WR,
     AttachError,
@@ -45,14 +45,14 @@ from askbridge.hostsock import (
     send_line,
     socket_path,
 )
-from askbridge.paths import make_private_dir, private_dir_problem
+from askbridge.process.paths import make_private_dir, private_dir_problem
 
 TYPE_CHECKING = False  # not `typing`'s: see the module docstring (mypy knows the name)
 if TYPE_CHECKING:
     import subprocess
     from typing import Any
 
-    from askbridge.hostsock import Socket
+    from askbridge.process.hostsock import Socket
 
 HOST_MODES = ("auto", "inline")
 DEFAULT_HOST_MODE_ENV = "ASKBRIDGE_HOST"  # changes the default of `--host`

@@ -19,7 +19,7 @@ def setup_logging(log_file: str | None = None, level: str = "WARNING") -> None:
     whatever the umask (at DEBUG it holds question text), opened for appending without
     following a symbolic link, and refused (an OSError saying why) when it is another
     user's file, not a regular file, or one with other hard links."""
-    from askbridge.log_lines import LineHandler, flush_before_crash_reports, lean_records
+    from askbridge.process.log_lines import LineHandler, flush_before_crash_reports, lean_records
 
     if log_file:
         from askbridge.host.store.private_files import open_private_fd

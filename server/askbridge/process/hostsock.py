@@ -1,7 +1,7 @@
 """`<data-dir>/host.sock` from both ends: where it is (H1), binding it, and its one client.
 
 Every process that reaches a host goes through here: a front door attaching
-(`askbridge.attach`), `askbridge host --status | --stop` (`daemon/main.py`), and the
+(`askbridge.process.attach`), `askbridge host --status | --stop` (`daemon/main.py`), and the
 test harness (`askbridge.testing.hosts`); so `connect` is where a listener of another
 uid is refused (S13). The host socket's messages are compact
 JSON lines (protocol.md "The host socket"); `request` is one message and its answer.
