@@ -16,6 +16,7 @@ stdout: logs go to `--log-file` or stderr.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from askbridge.cli.exits import EXIT_INTERRUPTED, interrupted
@@ -123,15 +124,12 @@ def _run(args: argparse.Namespace) -> int:
         from askbridge.host.store.store_open import store_choice
 
         args.store = store_choice(args.store)  # G1: --store, else ASKBRIDGE_STORE, else None
-        if args.store is not None and not (getattr(args, "status", 0) or getattr(args, "stop", 0)):
-            # The host runs on the async store API only; until it does, say so, never
-            # run on the data directory's SQLite instead of the store asked for.
-            print(
-                f"askbridge {args.command}: a host on a team store (--store, ASKBRIDGE_STORE) "
-                "is not available in this version; `askbridge store check` checks one",
-                file=sys.stderr,
-            )
-            return 1
+        if args.store is not None:
+            from askbridge.host.store.store_url import STORE_ENV
+
+            # The host this command starts or attaches to reads it from there: a spawned
+            # host inherits it, and the door's hello carries it for the G1 check.
+            os.environ[STORE_ENV] = args.store
     if args.command == "demo" and (args.web or args.listen):
         if not args.web or args.auto:
             return _usage_error("demo", "--listen goes with --web, and --web without --auto")

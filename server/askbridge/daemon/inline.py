@@ -45,6 +45,11 @@ def serve_inline(
     """Be `data_dir`'s host and serve `door` on this process's stdio, the host's session
     defaults `defaults` (the front door's flags); `after_answer` runs once the data
     directory is held and the early answer (if any) is sent, before the heavy imports."""
+    team_store = os.environ.get("ASKBRIDGE_STORE") or None  # G1 (cli/commands.py sets it)
+    if team_store is not None:
+        import anyio
+
+        return anyio.run(_serve_on_team_store, door, team_store, data_dir, defaults)
     checked = _open_checked(data_dir)
     if checked is None:
         return 1
@@ -139,6 +144,36 @@ def _remedy(data_dir: str) -> str:
     return (
         "; attach to it instead (`--host auto`, the default), or stop it "
         f"(`askbridge host --stop --data-dir {data_dir}`)"
+    )
+
+
+async def _serve_on_team_store(
+    door: str, url: str, data_dir: str, defaults: dict[str, Any]
+) -> int:
+    """An inline host on a team store (G1): its driver is async, so the store opens in the
+    event loop, then the socket is bound; no early LSP answer (the start is the database's
+    round trips anyway)."""
+    from pathlib import Path
+
+    from askbridge.core.errors import StoreError
+    from askbridge.host.options import HostSettings
+    from askbridge.host.store.store_open import open_store
+    from askbridge.process.hostsock import AttachError, bind_raw_host_socket, listening_socket
+
+    try:
+        store = await open_store(data_dir, url)
+    except StoreError as exc:
+        print(f"askbridge: {exc}", file=sys.stderr)
+        return 1
+    try:
+        raw = bind_raw_host_socket(data_dir)
+    except AttachError as exc:  # H1: the socket's folder refused
+        await store.close()
+        print(f"askbridge: {exc}", file=sys.stderr)
+        return 1
+    settings = HostSettings.over_defaults(defaults)
+    return await _serve(
+        door, store, settings, Path(data_dir), defaults, None, listening_socket(raw)
     )
 
 

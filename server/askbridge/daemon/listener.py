@@ -36,6 +36,8 @@ from anyio.abc import TaskGroup, TaskStatus
 
 from askbridge import __version__
 from askbridge.host.host import Host
+from askbridge.host.store.store_open import store_label
+from askbridge.host.store.store_url import STORE_ENV
 from askbridge.jsonrpc import Input
 from askbridge.jsonrpc.stdio import open_inbound, open_write_pipe
 from askbridge.process.hostsock import bind_host_socket, socket_path
@@ -66,6 +68,9 @@ class HostSocket:
     ) -> None:
         """`sock`: the socket `bind_host_socket` made before the event loop ran, if any."""
         self.host = host
+        # G1: the store this host runs on, as a person names it (never a password): what
+        # every attaching door must have been given too.
+        self.store = store_label(os.environ.get(STORE_ENV) or None)
         self.inline = inline  # an inline front door's process: it lives for its own client
         self.data_dir = data_dir
         self.path = Path(socket_path(str(data_dir)))  # H1: where bind_host_socket binds
@@ -161,6 +166,10 @@ class HostSocket:
             )
             await send_line(conn, {"refused": {"reason": reason}})  # H7
             return
+        refusal = self._store_refusal(hello)
+        if refusal is not None:
+            await send_line(conn, {"refused": {"reason": refusal}})
+            return
         relay = bool(hello.get("relay"))
         if not relay and len(fds) != 2:
             await send_line(conn, {"refused": {"reason": "the hello carried no stdin and stdout"}})
@@ -249,6 +258,20 @@ class HostSocket:
         for door in list(self.doors):
             door.scope.cancel()
 
+    def _store_refusal(self, hello: dict[str, Any]) -> str | None:
+        """G1: a door whose store is not this host's is refused in one line naming both (a
+        door would otherwise read and write another store than the one it was given)."""
+        env = hello.get("env")
+        wanted = env.get(STORE_ENV) if isinstance(env, dict) else None
+        theirs = store_label(wanted if isinstance(wanted, str) and wanted else None)
+        if theirs == self.store:
+            return None
+        return (
+            f"the askbridge host of {self.data_dir} (pid {os.getpid()}) runs on {self.store}, "
+            f"this front door was given {theirs}; stop the host with "
+            f"`askbridge host --stop --data-dir {self.data_dir}` or give the door its store"
+        )
+
     def status(self) -> dict[str, Any]:
         return {
             "pid": os.getpid(),
@@ -256,6 +279,7 @@ class HostSocket:
             "dataDir": str(self.data_dir),
             "socket": str(self.path),
             "mode": "inline" if self.inline else "host",
+            "store": self.store,
             "doors": [{"door": d.door, "pid": d.pid, "cwd": d.cwd} for d in self.doors],
             "clients": len(self.host.clients),
             "sessions": sorted(self.host.sessions),

@@ -45,6 +45,8 @@ def show_status(data_dir: str) -> int:
     s = answer["status"]
     print(f"askbridge host pid {s['pid']}, version {s['version']}, data dir {s['dataDir']}")
     print(f"socket: {s.get('socket')}")  # H1: the path in use, also for a long data dir
+    if s.get("store"):
+        print(f"store: {s['store']}")  # G1
     doors = s.get("doors") or []
     print(f"front doors attached: {len(doors)}")
     for door in doors:
@@ -130,8 +132,9 @@ def _run_host(args: argparse.Namespace) -> int:
         from .inline import close_unserved
     if ctrl_c.pressed:
         raise KeyboardInterrupt  # the caller's Ctrl-C: status 130 (cli/entry.py, cli/commands.py)
+    url = getattr(args, "store", None)  # G1: a team store opens in the event loop
     try:
-        store = open_store(data_dir)
+        store = open_store(data_dir) if url is None else None
     except StoreError as exc:
         if _a_host_answers(data_dir):
             # H2: another host won the race for the lock (front doors attach to it; they
@@ -152,7 +155,9 @@ def _run_host(args: argparse.Namespace) -> int:
             _log_to_host_log(Path(data_dir))
         from askbridge.process.hostsock import bind_host_socket
 
-        sock = bind_host_socket(Path(data_dir))  # at once: racing front doors wait for it (H2)
+        # At once: racing front doors wait for it (H2). A team store's host binds it once
+        # its store is open (which holds the data directory as SQLite's open does).
+        sock = bind_host_socket(Path(data_dir)) if store is not None else None
         import logging
 
         import anyio
@@ -160,12 +165,16 @@ def _run_host(args: argparse.Namespace) -> int:
         import_the_event_loop()
     log = logging.getLogger("askbridge.daemon")
     if ctrl_c.pressed:
-        sock.close()
-        close_unserved(store)
+        if sock is not None:
+            sock.close()
+        if store is not None:
+            close_unserved(store)
         raise KeyboardInterrupt  # the caller's Ctrl-C: status 130 (cli/entry.py, cli/commands.py)
     try:
         # `_serve` closes the store
-        status = anyio.run(_serve, store, Path(data_dir), door_defaults(args), args.idle_exit, sock)
+        status = anyio.run(
+            _serve, store, url, Path(data_dir), door_defaults(args), args.idle_exit, sock
+        )
     except Exception:
         log.exception("stopping: fatal error")  # H6: host.log says why it stopped
         status = 1
@@ -174,8 +183,28 @@ def _run_host(args: argparse.Namespace) -> int:
 
 
 async def _serve(
-    store: Any, data_dir: Path, defaults: dict[str, Any], idle_exit: float, sock: Any
+    store: Any,
+    url: str | None,
+    data_dir: Path,
+    defaults: dict[str, Any],
+    idle_exit: float,
+    sock: Any,
 ) -> int:
+    if store is None:  # the team store (G1): its driver is async
+        from askbridge.core import StoreError
+        from askbridge.host.store.store_open import open_store
+        from askbridge.process.hostsock import bind_host_socket
+
+        try:
+            store = await open_store(data_dir, url)
+        except StoreError as exc:
+            print(f"askbridge host: {exc}", file=sys.stderr)
+            return 1
+        try:
+            sock = bind_host_socket(data_dir)
+        except BaseException:
+            await store.close()
+            raise
     try:
         return await _serve_store(store, data_dir, defaults, idle_exit, sock)
     finally:

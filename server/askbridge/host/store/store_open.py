@@ -27,6 +27,11 @@ def store_choice(flag: str | None) -> str | None:
     return flag or os.environ.get(STORE_ENV) or None
 
 
+def store_label(url: str | None) -> str:
+    """The store as `host --status` and a G1 refusal name it, never with a password."""
+    return "the data directory's SQLite" if url is None else describe(url)
+
+
 async def open_store(data_dir: Where, url: str | None) -> EventStore:
     """The store of the host of `data_dir`: SQLite for None, else the team store at `url`."""
     from .private_files import refusal
