@@ -50,7 +50,7 @@ async def test_G2_a_new_store_gets_its_own_schema_and_the_directory_remembers_it
         "SELECT table_name FROM information_schema.tables WHERE table_schema = 'askbridge'"
         " ORDER BY 1"
     )
-    assert tables == [("events",), ("sessions",), ("store_meta",)]
+    assert tables == [("answers",), ("claims",), ("events",), ("hosts",), ("sessions",), ("store_meta",)]
     assert pg_database.query(
         "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'"
     ) == [(0,)]
@@ -86,11 +86,11 @@ async def test_G2_a_migration_runs_in_one_transaction(pg_database: Database) -> 
         with pytest.raises(Exception, match="division by zero"):
             await open_schema(conn, where, create=True, new_store_id="s-2", migrations=failing)
         assert pg_database.query("SELECT to_regclass('askbridge.later') IS NULL") == [(True,)]
-        assert pg_database.query("SELECT schema_version FROM askbridge.store_meta") == [(1,)]
+        assert pg_database.query("SELECT schema_version FROM askbridge.store_meta") == [(SCHEMA_VERSION,)]
         working = [*MIGRATIONS, ("CREATE TABLE askbridge.later (x int)",)]
         again = await open_schema(conn, where, create=True, new_store_id="s-3", migrations=working)
         assert again == store_id == "s-1"
-        assert pg_database.query("SELECT schema_version FROM askbridge.store_meta") == [(2,)]
+        assert pg_database.query("SELECT schema_version FROM askbridge.store_meta") == [(SCHEMA_VERSION + 1,)]
         assert pg_database.query("SELECT to_regclass('askbridge.later') IS NULL") == [(False,)]
     finally:
         await conn.close()
