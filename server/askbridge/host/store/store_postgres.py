@@ -179,7 +179,11 @@ class PostgresEventStore:
         ids = {session_id for session_id, _ in batches}
         leases = self.team.leases
         for session_id in sorted(ids - leases.epochs.keys()):
-            await self.own(session_id)  # a store used without `own`: take it at first write
+            try:  # a store used without `own`: take each session at its first write
+                await self.own(session_id)
+            except SessionFenced as exc:
+                where, owner, name = self.where, exc.owner_host, exc.owner_name
+                raise SessionFenced(session_id, owner, name, where, _NOTHING_WRITTEN) from None
         unknown = [session_id for session_id in ids if session_id not in self._next_seq]
         if unknown:
             await self._read_next_seq(unknown)
