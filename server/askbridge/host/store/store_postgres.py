@@ -67,7 +67,7 @@ from .store_api import (
 from .team_records import Ownership, SessionFenced
 
 _NOTHING_WRITTEN = "; nothing of this commit was written"
-# A new session is its creator's, under epoch 1 (G4).
+# A new session is its creator's, under epoch 1 (G4); followers hear of its header (G5).
 _CREATE = """
 WITH s AS (
     INSERT INTO askbridge.sessions (id, created_at, origin, parent_session_id, title, next_seq,
@@ -77,7 +77,8 @@ WITH s AS (
     RETURNING id
 )
 INSERT INTO askbridge.events (session_id, seq, body, type, epoch)
-SELECT id, 0, %(body)s::json, %(type)s, 1 FROM s
+SELECT id, 0, %(body)s::json, %(type)s, 1
+FROM s CROSS JOIN LATERAL (SELECT pg_notify('askbridge', s.id || ' 0')) AS told
 """
 
 
@@ -240,8 +241,8 @@ class PostgresEventStore:
         self._check_open()
         rows = await self._db.run("read", lambda conn, _: events_since(conn, session_id, after_seq))
         if rows and (rows[0][0] != after_seq + 1 or rows[-1][0] != after_seq + len(rows)):
-            seqs = f"{rows[0][0]}..{rows[-1][0]}"
-            raise self._damaged(session_id, f"{len(rows)} events after {after_seq} are {seqs}")
+            numbered = f"{len(rows)} events numbered {rows[0][0]}..{rows[-1][0]}"
+            raise self._damaged(session_id, f"its events after {after_seq} are {numbered}")
         bad = partial(_bad_event_at, self._bad_event(session_id), after_seq + 1)
         return decode([body for _, body in rows], bad)
 
