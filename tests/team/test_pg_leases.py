@@ -167,14 +167,23 @@ async def test_G4_a_store_used_without_own_takes_the_lease_at_its_first_write(
 async def test_G4_a_host_whose_listening_connection_is_killed_is_dead_until_it_is_back(
     pg_database: Database,
 ) -> None:
-    """pg_terminate_backend of A's listening connection frees A's lock: B may take A's
+    """pg_terminate_backend of A's listening connection frees A's lock: while A cannot
+    reconnect (the database takes no new connections for a moment), B may take A's
     session. A reconnects, holds its lock again (its new sessions are its own again),
     and writes nothing to the one it lost."""
+    allow = "ALTER DATABASE {} ALLOW_CONNECTIONS {}"
     async with serving(pg_database.url, "A", "B") as (a, b):
         await a.create_session(header("s1"))
+        await b.list_sessions()  # B's pool holds a connection already
         pid = a.team.presence.backend_pid
-        pg_database.query("SELECT pg_terminate_backend(%s)", pid)
-        assert (await own_once_free(b, "s1")).why == "dead"
+        with pg_database.server.admin() as admin:
+            admin.execute(allow.format(pg_database.name, "false").encode())
+            try:
+                admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+                await until(lambda: not a.team.presence.listening)
+                assert (await own_once_free(b, "s1")).why == "dead"
+            finally:
+                admin.execute(allow.format(pg_database.name, "true").encode())
         # A notices, reconnects, locks and listens again.
         await until(lambda: a.team.presence.listening and a.team.presence.backend_pid != pid)
         with pytest.raises(SessionFenced, match="is run by host B"):
