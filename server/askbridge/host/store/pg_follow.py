@@ -7,7 +7,7 @@ is always what the database holds, through the reader's own permissions (G9). A
 `follow(session_id, after_seq)` starts from what the caller already has, and a hint
 (session_id, seq) is given only when `seq` is beyond every hint given for that
 session before, so hints for a session only move forward. The caller reads with
-`load_since(session_id, cursor)` (pg_rows.events_since) and moves its cursor to the
+`load_since(session_id, cursor)` (the store's, on `events_since`) and moves its cursor to the
 last event read: no gap (a hint is the floor of what a read returns, and a read
 returns every event after the cursor) and no duplicate (a read starts after the
 cursor).
@@ -26,6 +26,7 @@ commit.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Callable, Hashable
 from typing import Any, Generic, TypeVar
 
@@ -34,6 +35,7 @@ import anyio
 from .pg_connections import Conn, Connections
 from .pg_rows import next_seqs
 
+log = logging.getLogger("askbridge.store")
 T = TypeVar("T")
 
 _SINCE = """
@@ -55,7 +57,10 @@ class Hints(Generic[T]):
 
     def tell(self, hint: T) -> None:
         for callback in list(self._callbacks):
-            callback(hint)
+            try:
+                callback(hint)
+            except Exception:  # a subscriber's bug must not stop the listening (nor others)
+                log.exception("a subscriber of the team store's hints failed")
 
     async def stream(self) -> AsyncIterator[T]:
         """Every hint from now on, coalesced per key while not taken, until cancelled."""
