@@ -144,6 +144,8 @@ async def test_G6_a_withdrawn_answer_opens_the_question_to_another(pg_database: 
         assert not await store.team.answers.withdraw(first.answer.answer_id)  # once
         third = await store.team.answers.offer("s1", "c1", "third")
         assert isinstance(third, Won) and third.answer.answer == "third"
+        with pytest.raises(StoreError, match="cannot store the answer to 'c2': it is not plain JSON"):
+            await store.team.answers.offer("s1", "c2", {"x": {1, 2}})
     finally:
         await store.close()
 

@@ -32,6 +32,7 @@ import secrets
 from collections.abc import Callable
 from typing import Any
 
+from askbridge.core.errors import StoreError
 from askbridge.protocol.text import compact_bytes
 
 from .pg_connections import Conn, Connections
@@ -88,10 +89,16 @@ class Answers:
         client: str | None = None,
     ) -> Offered:
         """Won, or AnsweredElsewhere with the live answer (module docstring)."""
+        try:
+            text = compact_bytes(answer).decode()
+        except (TypeError, ValueError, RecursionError) as exc:
+            raise StoreError(
+                f"cannot store the answer to {call_id!r}: it is not plain JSON"
+            ) from exc
         params = {
             "session": session_id,
             "call": call_id,
-            "answer": compact_bytes(answer).decode(),
+            "answer": text,
             "person": person,
             "host": self.host_id,
             "door": door,
@@ -111,7 +118,10 @@ class Answers:
                     if retried and live[-1] == params["offer"]:
                         return Won(_answer(live))  # ours, its reply lost
                     return AnsweredElsewhere(_answer(live))
-            raise RuntimeError(f"no answer to {call_id!r} stayed live for {_ROUNDS} offers")
+            raise StoreError(
+                f"cannot answer {call_id!r} in the team store {self._db.where}: every answer "
+                f"it met was withdrawn before it could be read ({_ROUNDS} times)"
+            )
 
         return await self._db.run("write to", attempt)
 
