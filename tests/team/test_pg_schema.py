@@ -17,6 +17,7 @@ from askbridge.core.errors import StoreError
 from askbridge.host.log import events as ev
 from askbridge.host.store.pg_connections import connect
 from askbridge.host.store.pg_schema import MIGRATIONS, SCHEMA_VERSION, open_schema
+from askbridge.host.store.store_api import encode_event
 from askbridge.host.store.store_postgres import PostgresEventStore
 from askbridge.host.store.team_identity import TEAM_FILE_NAME
 from postgres import PASSWORD, Database
@@ -50,7 +51,7 @@ async def test_G2_a_new_store_gets_its_own_schema_and_the_directory_remembers_it
         "SELECT table_name FROM information_schema.tables WHERE table_schema = 'askbridge'"
         " ORDER BY 1"
     )
-    assert tables == [("events",), ("sessions",), ("store_meta",)]
+    assert tables == [("answers",), ("claims",), ("events",), ("hosts",), ("sessions",), ("store_meta",)]
     assert pg_database.query(
         "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'"
     ) == [(0,)]
@@ -86,14 +87,46 @@ async def test_G2_a_migration_runs_in_one_transaction(pg_database: Database) -> 
         with pytest.raises(Exception, match="division by zero"):
             await open_schema(conn, where, create=True, new_store_id="s-2", migrations=failing)
         assert pg_database.query("SELECT to_regclass('askbridge.later') IS NULL") == [(True,)]
-        assert pg_database.query("SELECT schema_version FROM askbridge.store_meta") == [(1,)]
+        assert pg_database.query("SELECT schema_version FROM askbridge.store_meta") == [(SCHEMA_VERSION,)]
         working = [*MIGRATIONS, ("CREATE TABLE askbridge.later (x int)",)]
         again = await open_schema(conn, where, create=True, new_store_id="s-3", migrations=working)
         assert again == store_id == "s-1"
-        assert pg_database.query("SELECT schema_version FROM askbridge.store_meta") == [(2,)]
+        assert pg_database.query("SELECT schema_version FROM askbridge.store_meta") == [(SCHEMA_VERSION + 1,)]
         assert pg_database.query("SELECT to_regclass('askbridge.later') IS NULL") == [(False,)]
     finally:
         await conn.close()
+
+
+async def test_G2_G4_a_store_of_version_1_is_migrated_and_its_sessions_taken_on(
+    pg_database: Database, tmp_path: Path
+) -> None:
+    """A store made before hosts and leases existed: the first host that opens it brings
+    it to the current version; its sessions have no owner, so the first host to write
+    takes each one (epoch 1) and numbers on from its last event."""
+    conn = await connect(pg_database.url)
+    try:
+        await open_schema(conn, "old", create=True, new_store_id="s-old", migrations=MIGRATIONS[:1])
+        await conn.execute(
+            "INSERT INTO askbridge.sessions (id, created_at, origin, next_seq)"
+            " VALUES ('s1', '2025-01-01T00:00:00Z', 'root', 1)"
+        )
+        await conn.execute(
+            "INSERT INTO askbridge.events (session_id, seq, body, type) VALUES ('s1', 0, %s, %s)",
+            (encode_event(header("s1")), "session/header"),
+        )
+    finally:
+        await conn.close()
+    store = await PostgresEventStore.open(pg_database.url, str(tmp_path))
+    try:
+        assert store.store_id == "s-old"
+        assert pg_database.query("SELECT schema_version FROM askbridge.store_meta") == [(SCHEMA_VERSION,)]
+        await store.append("s1", [ev.turn_start("t1", "prompt")])
+        assert [e["type"] for e in await store.load("s1")] == ["session/header", "turn/start"]
+        assert pg_database.query("SELECT owner_host, owner_epoch FROM askbridge.sessions") == [
+            (store.team.host_id, 1)
+        ]
+    finally:
+        await store.close()
 
 
 async def test_G2_hosts_starting_together_on_an_empty_database_create_one_store(

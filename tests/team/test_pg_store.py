@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import anyio
+import anyio.lowlevel
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -16,6 +17,7 @@ from askbridge.host.store.event_rows import columns
 from askbridge.host.store.pg_commit import event_type
 from askbridge.host.store.store_api import StoreDamaged, StoreError, encode_event
 from askbridge.host.store.store_postgres import PostgresEventStore
+from askbridge.host.store.team_records import SessionFenced
 from postgres import Database
 
 
@@ -64,40 +66,67 @@ async def test_G3_a_64_session_group_commit_is_one_transaction(
         await store.close()
 
 
-async def test_G3_two_writers_locking_sessions_in_opposite_orders_never_deadlock(
+async def test_G3_G4_two_writers_in_opposite_orders_never_deadlock_nor_both_write(
     pg_database: Database,
 ) -> None:
     """Two stores commit to the same 16 sessions at once, one listing them forwards, the
-    other backwards. The statement locks them in id order, so they queue: a commit may be
-    fenced (the other writer moved a session on: STORE_ERROR, nothing written) but never
-    deadlocks, and every session stays a gapless log."""
-    first = await PostgresEventStore.open(pg_database.url)
-    second = await PostgresEventStore.open(pg_database.url)
+    other backwards, while the second takes each session over (its lease made to lapse)
+    in reverse order. The statement locks sessions in id order, so commits queue and
+    never deadlock; a commit that meets a session taken over writes nothing
+    (SessionFenced naming the new owner); every log stays gapless, and no event of the
+    first writer follows one of the second's (G4: no stale-epoch write)."""
+    first = await PostgresEventStore.open(pg_database.url, host_name="first")
+    second = await PostgresEventStore.open(pg_database.url, host_name="second")
     ids = [f"s{n:02}" for n in range(16)]
     for session_id in ids:
         await first.create_session(header(session_id))
-    outcomes: list[str] = []
+    outcomes: dict[str, list[str]] = {"first": [], "second": []}
+    taken = anyio.Event()
+    going = anyio.Event()  # the first has written a few commits
 
     async def write(store: PostgresEventStore, order: list[str], name: str) -> None:
-        for round_ in range(40):
+        # The first writes on until it has been refused a few times, the second 40 times.
+        for round_ in range(1000):
+            if (name == "second" and round_ == 40) or outcomes[name].count("fenced") == 3:
+                return
+            if name == "second":
+                await taken.wait()
             body = encode_event({"type": "x", "by": name, "round": round_})
             try:
                 await store.append_encoded([(session_id, [body]) for session_id in order])
-                outcomes.append("written")
-            except StoreError as exc:
-                assert "was written by another writer" in exc.message, exc.message
-                outcomes.append("fenced")
+                outcomes[name].append("written")
+                if outcomes["first"].count("written") == 5:
+                    going.set()
+            except SessionFenced as exc:
+                assert exc.owner_name == "second", exc.message
+                outcomes[name].append("fenced")
+            await anyio.lowlevel.checkpoint()
+
+    async def take_over() -> None:
+        await going.wait()
+        pg_database.query("UPDATE askbridge.sessions SET lease_until = clock_timestamp()")
+        for session_id in reversed(ids):
+            assert (await second.own(session_id)).why == "lapsed"
+        taken.set()
 
     try:
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(write, first, ids, "first")
             tasks.start_soon(write, second, ids[::-1], "second")
-        assert outcomes.count("written") >= 2
-        lengths = set()
+            tasks.start_soon(take_over)
+        assert outcomes["second"] == ["written"] * 40
+        assert outcomes["first"].count("fenced") == 3
+        written_by_first = outcomes["first"].count("written")
         for session_id in ids:
             loaded = await first.load(session_id)  # StoreDamaged on a gap
-            lengths.add(len(loaded))
-        assert lengths == {1 + outcomes.count("written")}  # each commit wrote to all 16
+            writers = [event["by"] for event in loaded[1:]]
+            # Each commit wrote to all 16 or none; first's writes all precede second's.
+            assert writers == ["first"] * written_by_first + ["second"] * 40
+        epochs = pg_database.query(
+            "SELECT body->>'by', array_agg(DISTINCT epoch) FROM askbridge.events"
+            " WHERE seq > 0 GROUP BY 1 ORDER BY 1"
+        )
+        assert epochs == [("first", [1]), ("second", [2])]
         assert pg_database.query(
             "SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()"
         ) in ([(0,)], [(None,)])

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from askbridge.host.log import events as ev
+from askbridge.host.store.pg_schema import SCHEMA_VERSION
 from askbridge.host.store.store_postgres import PostgresEventStore
 from postgres import PASSWORD, PASSWORD_ROLE, Database
 
@@ -66,6 +67,8 @@ async def test_G1_a_store_in_use_says_its_version_and_sessions_with_no_password(
                 created_at="2025-01-01T00:00:00Z",
             )
         )
+    done = askbridge("store", "check", url)
+    assert lines(done.stdout)["hosts up"] == "1"  # the open store holds its liveness lock
     await store.close()
     for done in (
         askbridge("store", "check", url),
@@ -74,7 +77,7 @@ async def test_G1_a_store_in_use_says_its_version_and_sessions_with_no_password(
         assert done.returncode == 0, done.stderr
         report = lines(done.stdout)
         assert report["store"].startswith(f"postgresql://{PASSWORD_ROLE}@/{pg_database.name}?host=")
-        assert report["schema"] == f"version 1 (store {store.store_id})"
+        assert report["schema"] == f"version {SCHEMA_VERSION} (store {store.store_id})"
         assert (report["sessions"], report["hosts up"]) == ("2", "0")
         assert PASSWORD not in done.stdout + done.stderr
 
@@ -87,7 +90,7 @@ def test_G1_G2_a_store_that_cannot_be_used_is_one_line_and_status_1(
     expected = {
         "no server": "the team store is unreachable: connection to server on socket",
         "wrong password": "cannot connect to the team store postgresql://",
-        "newer schema": "has schema version 7, newer than this askbridge understands (1)",
+        "newer schema": f"has schema version 7, newer than this askbridge understands ({SCHEMA_VERSION})",
     }[problem]
     if problem == "no server":
         url = url.replace(pg_database.server.socket_dir, str(tmp_path))

@@ -3,13 +3,14 @@
     askbridge store check postgresql://alice@db.example/team
     store      postgresql://alice@db.example/team
     reachable  yes (PostgreSQL 15.18, 1.3 ms)
-    schema     version 1 (store 5f0c2a…)
+    schema     version 2 (store 5f0c2a…)
     sessions   12
     hosts up   2
 
 URL defaults to `ASKBRIDGE_STORE`. It only reads: a database without askbridge's
-schema is reported (`none yet`), not created. "hosts up" counts the hosts holding
-a live session lease (G4); it stays 0 until hosts take leases.
+schema is reported (`none yet`), not created. "hosts up" counts the hosts whose
+liveness lock is held (G4, host/store/pg_presence.py): every open team store is
+one; a store of schema version 1 counts the hosts holding a live session lease.
 
 Exit status 0 when the store is reachable and this askbridge can use its schema;
 1 with one line on stderr when it is unreachable (STORE_UNAVAILABLE's words), its
@@ -116,13 +117,19 @@ async def _report(conn: Any, url: str, started: float) -> int:
     print(f"schema     version {schema_version} (store {store_id})")
     sessions = await (await conn.execute("SELECT count(*) FROM askbridge.sessions")).fetchone()
     print(f"sessions   {sessions[0]}")
-    hosts = await (
-        await conn.execute(
-            "SELECT count(DISTINCT owner_host) FROM askbridge.sessions"
-            " WHERE lease_until > clock_timestamp()"
-        )
-    ).fetchone()
-    print(f"hosts up   {hosts[0]}")
+    if schema_version >= 2:  # hosts and their liveness locks (G4)
+        from askbridge.host.store.pg_presence import hosts
+
+        up = sum(1 for host in await hosts(conn) if host.up)
+    else:
+        row = await (
+            await conn.execute(
+                "SELECT count(DISTINCT owner_host) FROM askbridge.sessions"
+                " WHERE lease_until > clock_timestamp()"
+            )
+        ).fetchone()
+        up = row[0]
+    print(f"hosts up   {up}")
     return 0
 
 

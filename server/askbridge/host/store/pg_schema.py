@@ -10,8 +10,7 @@ steps. `open_schema` holds a transaction-scoped advisory lock while it reads and
 migrates, so hosts starting together on an empty database create it once.
 
 Layout (version 1), what the EventStore contract (store_api.py) needs, and the
-columns ownership will use (G4: `owner_host`, `owner_epoch`, `lease_until`; unused
-until then):
+columns ownership uses (G4: `owner_host`, `owner_epoch`, `lease_until`):
 - `store_meta(one, store_id, schema_version, created_at)`: one row; `store_id` is the
   identity a data directory remembers (team_identity.py, S6).
 - `sessions(id, created_order, created_at, origin, parent_session_id, title,
@@ -28,6 +27,9 @@ until then):
   room in the page keeps those updates off the indexes (HOT).
 - `fence(...)`: raises inside the append's statement when a session's next_seq is
   not the one its writer expected (FENCED) or the session is gone (NO_SESSION).
+
+Version 2 (pg_team_schema.py) adds what many hosts need: hosts and their liveness
+locks, leases' acquisition, answers (first answer wins) and claims (G4-G8).
 """
 
 from __future__ import annotations
@@ -35,13 +37,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from .pg_team_schema import V2
 from .private_files import damage, refusal
 
 if TYPE_CHECKING:
     from .pg_connections import Conn
 
 SCHEMA = "askbridge"
-SCHEMA_VERSION = 1  # len(MIGRATIONS); tests/team/test_pg_schema.py checks it
+SCHEMA_VERSION = 2  # len(MIGRATIONS); tests/team/test_pg_schema.py checks it
 
 # SQLSTATEs the fence raises, in a class of our own (PostgreSQL's own classes start with
 # a digit, or are HV, XX and a few others).
@@ -92,7 +95,7 @@ _V1 = (
 )
 
 Migration = Sequence[str]
-MIGRATIONS: list[Migration] = [_V1]
+MIGRATIONS: list[Migration] = [_V1, V2]
 
 
 async def read_meta(conn: Conn, where: str) -> tuple[str, int] | None:
