@@ -78,7 +78,9 @@ async def call(method: Any, *args: Any) -> Any:
 
 
 class Bench:
-    def __init__(self, a: PostgresEventStore, b: PostgresEventStore, f: PostgresEventStore, solo: Any) -> None:
+    def __init__(
+        self, a: PostgresEventStore, b: PostgresEventStore, f: PostgresEventStore, solo: Any
+    ) -> None:
         self.a, self.b, self.f, self.solo = a, b, f, solo
         self.follow_ms: list[float] = []
         self.answer_ms: list[float] = []
@@ -114,7 +116,9 @@ class Bench:
         self._heard.clear()
         self._hint = anyio.Event()
         started = time.perf_counter()
-        offered = await self.b.team.answers.offer("ask", call_id, {"answers": {"q": "yes"}}, door="bench")
+        offered = await self.b.team.answers.offer(
+            "ask", call_id, {"answers": {"q": "yes"}}, door="bench"
+        )
         assert isinstance(offered, Won)
         while ("ask", call_id) not in self._heard:
             await self._hint.wait()

@@ -33,7 +33,9 @@ async def test_G6_thousands_of_racing_offers_one_wins_never_both_never_neither(
     """2,000 questions, each offered an answer by four store instances at once (their
     connections racing on the server): exactly one Won per question, every other offer
     AnsweredElsewhere with that very answer, one live answer per question stored."""
-    stores = [await PostgresEventStore.open(pg_database.url, host_name=f"H{n}") for n in range(STORES)]
+    stores = [
+        await PostgresEventStore.open(pg_database.url, host_name=f"H{n}") for n in range(STORES)
+    ]
     try:
         calls = [f"c{n:04}" for n in range(2000)]
         outcomes: dict[str, list[Offered]] = {}
@@ -61,11 +63,15 @@ async def test_G6_thousands_of_racing_offers_one_wins_never_both_never_neither(
             await store.close()
 
 
-async def test_G6_offers_racing_a_withdrawal_see_at_most_one_live_answer(pg_database: Database) -> None:
+async def test_G6_offers_racing_a_withdrawal_see_at_most_one_live_answer(
+    pg_database: Database,
+) -> None:
     """Each round withdraws the last winner while four new offers race: at most one wins,
     and a loser names either that winner or the one withdrawn under it (read before it
     went), never an answer that was never live."""
-    stores = [await PostgresEventStore.open(pg_database.url, host_name=f"H{n}") for n in range(STORES)]
+    stores = [
+        await PostgresEventStore.open(pg_database.url, host_name=f"H{n}") for n in range(STORES)
+    ]
     try:
         for call_id in [f"c{n}" for n in range(100)]:
             first = await stores[0].team.answers.offer("s1", call_id, {"round": -1})
@@ -73,7 +79,9 @@ async def test_G6_offers_racing_a_withdrawal_see_at_most_one_live_answer(pg_data
             winner = first.answer
             for round_ in range(5):
                 withdrawal = stores[round_ % STORES].team.answers.withdraw(winner.answer_id)
-                offers = [store.team.answers.offer("s1", call_id, {"round": round_}) for store in stores]
+                offers = [
+                    store.team.answers.offer("s1", call_id, {"round": round_}) for store in stores
+                ]
                 withdrawn, *offered = await asyncio.gather(withdrawal, *offers)
                 assert withdrawn is True
                 won = [outcome.answer for outcome in offered if isinstance(outcome, Won)]
@@ -103,7 +111,11 @@ async def test_G6_the_owner_hears_of_an_answer_given_on_another_host(pg_database
         answer = await a.team.answers.live("s1", "c1")
         assert answer == offered.answer
         assert (answer.answer, answer.person, answer.host, answer.door, answer.client) == (
-            {"answers": {"q": "yes"}}, "bea", b.team.host_id, "web", "Firefox"
+            {"answers": {"q": "yes"}},
+            "bea",
+            b.team.host_id,
+            "web",
+            "Firefox",
         )
         assert await a.team.answers.unconsumed(["s1"]) == [answer]
 
@@ -114,7 +126,9 @@ async def test_G6_an_answer_is_consumed_once_by_the_commit_of_the_event_using_it
     async with serving(pg_database.url, "A", "B") as (a, b):
         await a.create_session(header("s1"))
         await b.team.answers.offer("s1", "c1", {"x": 1})
-        await a.append_encoded([("s1", [encode_event({"type": "x"}), result("c1")])], uses=[("s1", "c1", 1)])
+        await a.append_encoded(
+            [("s1", [encode_event({"type": "x"}), result("c1")])], uses=[("s1", "c1", 1)]
+        )
         consumed = await a.team.answers.live("s1", "c1")
         assert consumed is not None and consumed.consumed_seq == 2  # the tool/result's seq
         assert (await a.load("s1"))[2]["callId"] == "c1"
@@ -122,7 +136,9 @@ async def test_G6_an_answer_is_consumed_once_by_the_commit_of_the_event_using_it
             a.append_encoded([("s1", [result("c1")])], uses=[("s1", "c1", 0)]),  # again
             a.append_encoded([("s1", [result("c2")])], uses=[("s1", "c2", 0)]),  # no answer
         ):
-            with pytest.raises(StoreError, match=r"no unconsumed answer to call 'c.' of session 's1'"):
+            with pytest.raises(
+                StoreError, match=r"no unconsumed answer to call 'c.' of session 's1'"
+            ):
                 await refused
         assert not await a.team.answers.withdraw(consumed.answer_id)  # consumed: it stays
         await b.team.answers.offer("s1", "c3", {"x": 3})
@@ -144,7 +160,9 @@ async def test_G6_a_withdrawn_answer_opens_the_question_to_another(pg_database: 
         assert not await store.team.answers.withdraw(first.answer.answer_id)  # once
         third = await store.team.answers.offer("s1", "c1", "third")
         assert isinstance(third, Won) and third.answer.answer == "third"
-        with pytest.raises(StoreError, match="cannot store the answer to 'c2': it is not plain JSON"):
+        with pytest.raises(
+            StoreError, match="cannot store the answer to 'c2': it is not plain JSON"
+        ):
             await store.team.answers.offer("s1", "c2", {"x": {1, 2}})
     finally:
         await store.close()
@@ -171,7 +189,9 @@ async def test_G6_an_offer_whose_reply_is_lost_is_won_once(pg_database: Database
 async def consume_all(store: PostgresEventStore, session_id: str) -> None:
     """What a new owner does on taking a session over: every unconsumed answer used."""
     for answer in await store.team.answers.unconsumed([session_id]):
-        await store.append_encoded([(session_id, [result(answer.call_id)])], uses=[(session_id, answer.call_id, 0)])
+        await store.append_encoded(
+            [(session_id, [result(answer.call_id)])], uses=[(session_id, answer.call_id, 0)]
+        )
 
 
 @pytest.mark.parametrize("run", range(5))
@@ -184,7 +204,10 @@ async def test_G6_G8_after_kill_9_of_the_owner_every_acknowledged_answer_is_cons
     used by exactly one event, at the seq its row names; C's writes are epoch 1, A's 2."""
     calls = [f"c{n:02}" for n in range(20)]
     kill_after = random.randrange(len(calls))
-    async with serving(pg_database.url, "A", "B") as (a, b), HostProcess.start(pg_database.url, "C") as c:
+    async with (
+        serving(pg_database.url, "A", "B") as (a, b),
+        HostProcess.start(pg_database.url, "C") as c,
+    ):
         await c.do(do="create", session="s1")
         await c.do(do="consume", session="s1")
         won: list[str] = []
@@ -211,7 +234,9 @@ async def test_G6_G8_after_kill_9_of_the_owner_every_acknowledged_answer_is_cons
         " JOIN askbridge.events e ON e.session_id = a.session_id AND e.seq = a.consumed_seq"
         " ORDER BY a.consumed_seq"
     )
-    assert [call for call, _, _ in rows] == used and all(call == used_by for call, used_by, _ in rows)
+    assert [call for call, _, _ in rows] == used and all(
+        call == used_by for call, used_by, _ in rows
+    )
     epochs = [epoch for _, _, epoch in rows]
     assert epochs == sorted(epochs) and set(epochs) <= {1, 2}
     assert epochs.count(1) >= len(c.consumed) >= kill_after  # what C said it committed is in

@@ -30,16 +30,21 @@ async def test_G7_C3_C5_claims_from_another_host_hold_the_wait_until_the_last_is
         await b.team.claims.claim("s1", "c1", "window-2")
         held = await a.team.claims.claims("s1", "c1")
         assert [(claim.host, claim.client) for claim in held.claims] == [
-            (b.team.host_id, "window-1"), (b.team.host_id, "window-2")
+            (b.team.host_id, "window-1"),
+            (b.team.host_id, "window-2"),
         ]
         assert held.until is not None and held.until - held.now <= timedelta(seconds=10)
         assert first.lease_until - first.claimed_at == timedelta(seconds=10)
         await b.team.claims.release("s1", "c1", "window-1")
-        assert [claim.client for claim in (await a.team.claims.claims("s1", "c1")).claims] == ["window-2"]
+        assert [claim.client for claim in (await a.team.claims.claims("s1", "c1")).claims] == [
+            "window-2"
+        ]
         await b.team.claims.release("s1", "c1", "window-2")
         await b.team.claims.release("s1", "c1", "window-2")  # C4: idempotent
         assert (await a.team.claims.claims("s1", "c1")).claims == ()
-        await until(lambda: len(heard) == 4)  # two claims, two releases (the repeat changed nothing)
+        await until(
+            lambda: len(heard) == 4
+        )  # two claims, two releases (the repeat changed nothing)
         assert set(heard) == {("s1", "c1")}
         assert (await a.team.claims.claims("s1", "c2")).claims == ()  # per call
 
@@ -47,7 +52,10 @@ async def test_G7_C3_C5_claims_from_another_host_hold_the_wait_until_the_last_is
 async def test_G7_a_claim_of_a_host_killed_with_9_lapses_10_s_later_in_database_time(
     pg_database: Database,
 ) -> None:
-    async with serving(pg_database.url, "A", "B") as (a, b), HostProcess.start(pg_database.url, "C") as c:
+    async with (
+        serving(pg_database.url, "A", "B") as (a, b),
+        HostProcess.start(pg_database.url, "C") as c,
+    ):
         await a.create_session(header("s1"))
         await c.do(do="claim", session="s1", call="c1", client="window")
         await b.team.claims.claim("s1", "c1", "window")

@@ -40,7 +40,10 @@ async def test_G5_every_commit_notifies_its_sessions_last_seq_and_no_text(
             secret = "the text of an answer"
             await a.append("s1", [ev.user_message(secret), ev.turn_start("t1", "prompt")])
             await a.append_encoded(
-                [("s2", [encode_event(ev.user_message(secret))]), ("s1", [encode_event({"type": "x"})])]
+                [
+                    ("s2", [encode_event(ev.user_message(secret))]),
+                    ("s1", [encode_event({"type": "x"})]),
+                ]
             )
         payloads = [note.payload for note in listener.notifies(timeout=1.0)]
     # One per created header, one per session and commit (its last seq); nothing else.
@@ -92,7 +95,9 @@ async def write(writers: list[PostgresEventStore], ids: list[str], commits: int)
 
     async def one(store: PostgresEventStore, mine: list[str]) -> None:
         for _ in range(commits):
-            await store.append_encoded([(session_id, [encode_event({"type": "x"})]) for session_id in mine])
+            await store.append_encoded(
+                [(session_id, [encode_event({"type": "x"})]) for session_id in mine]
+            )
 
     async with anyio.create_task_group() as tasks:
         for n, store in enumerate(writers):
@@ -185,7 +190,10 @@ async def test_G5_load_since_reads_what_is_new_and_names_a_gap(pg_database: Data
         assert [e["turnId"] for e in await store.load_since("s1", 2)] == ["t3", "t4"]
         assert await store.load_since("s1", 4) == []
         pg_database.query("DELETE FROM askbridge.events WHERE seq = 3")
-        with pytest.raises(StoreDamaged, match=re.escape("session 's1': its events after 1 are 2 events numbered 2..4")):
+        with pytest.raises(
+            StoreDamaged,
+            match=re.escape("session 's1': its events after 1 are 2 events numbered 2..4"),
+        ):
             await store.load_since("s1", 1)
     finally:
         await store.close()

@@ -32,7 +32,9 @@ async def own_once_free(store: PostgresEventStore, session_id: str) -> Ownership
                 await anyio.sleep(0.01)
 
 
-async def test_G4_a_session_is_its_creators_and_a_live_owner_keeps_it(pg_database: Database) -> None:
+async def test_G4_a_session_is_its_creators_and_a_live_owner_keeps_it(
+    pg_database: Database,
+) -> None:
     async with serving(pg_database.url, "A", "B") as (a, b):
         await a.create_session(header("s1"))
         with pytest.raises(SessionFenced) as caught:
@@ -40,14 +42,19 @@ async def test_G4_a_session_is_its_creators_and_a_live_owner_keeps_it(pg_databas
         refused = caught.value
         assert (refused.session_id, refused.owner_host) == ("s1", a.team.host_id)
         assert refused.message.startswith(f"session 's1' is run by host A ({a.team.host_id}), ")
-        with pytest.raises(SessionFenced, match=r"is run by host A .*nothing of this commit was written"):
+        with pytest.raises(
+            SessionFenced, match=r"is run by host A .*nothing of this commit was written"
+        ):
             await b.append("s1", [ev.turn_start("t-b", "prompt")])
         await a.append("s1", [ev.turn_start("t-a", "prompt")])
         assert [e.get("turnId") for e in await b.load("s1")] == [None, "t-a"]
         assert pg_database.query("SELECT owner_host, owner_epoch FROM askbridge.sessions") == [
             (a.team.host_id, 1)
         ]
-        assert pg_database.query("SELECT seq, epoch FROM askbridge.events ORDER BY seq") == [(0, 1), (1, 1)]
+        assert pg_database.query("SELECT seq, epoch FROM askbridge.events ORDER BY seq") == [
+            (0, 1),
+            (1, 1),
+        ]
 
 
 async def test_G4_a_stale_writer_writes_nothing_after_a_takeover_and_is_told_once(
@@ -76,7 +83,9 @@ async def test_G4_a_stale_writer_writes_nothing_after_a_takeover_and_is_told_onc
         loaded = await b.load("s1")  # StoreDamaged on a gap
         assert [e.get("turnId") for e in loaded] == [None, "t1", "t2"]
         assert pg_database.query("SELECT seq, epoch FROM askbridge.events ORDER BY seq") == [
-            (0, 1), (1, 1), (2, 2)
+            (0, 1),
+            (1, 1),
+            (2, 2),
         ]
 
 
@@ -134,7 +143,9 @@ async def test_G4_a_paused_host_keeps_its_sessions_until_the_lease_lapses_then_w
             c.resume()
         with pytest.raises(AssertionError, match="SessionFenced: session 's1' is run by host A"):
             await c.do(do="append", session="s1", n=1)
-        assert pg_database.query("SELECT count(*) FROM askbridge.events WHERE body->>'by' IS NOT NULL") == [(0,)]
+        assert pg_database.query(
+            "SELECT count(*) FROM askbridge.events WHERE body->>'by' IS NOT NULL"
+        ) == [(0,)]
 
 
 async def test_G4_a_clean_stop_hands_the_leases_back_and_leaves(pg_database: Database) -> None:
@@ -142,7 +153,9 @@ async def test_G4_a_clean_stop_hands_the_leases_back_and_leaves(pg_database: Dat
         a = await PostgresEventStore.open(pg_database.url, host_name="A")
         await a.create_session(header("s1"))
         await a.close()
-        assert pg_database.query("SELECT owner_host, lease_until FROM askbridge.sessions") == [(None, None)]
+        assert pg_database.query("SELECT owner_host, lease_until FROM askbridge.sessions") == [
+            (None, None)
+        ]
         assert pg_database.query("SELECT name FROM askbridge.hosts") == [("B",)]
         assert (await b.own("s1")).why == "free"
 
@@ -193,7 +206,9 @@ async def test_G4_a_host_whose_listening_connection_is_killed_is_dead_until_it_i
             await b.own("s2")
 
 
-async def test_G4_serving_renews_the_leases_and_says_the_host_is_seen(pg_database: Database) -> None:
+async def test_G4_serving_renews_the_leases_and_says_the_host_is_seen(
+    pg_database: Database,
+) -> None:
     async with serving(pg_database.url, "A") as (a,):
         a.team.leases.renew_s = 0.02
         await a.create_session(header("s1"))
@@ -212,9 +227,10 @@ async def test_G7_hosts_whose_clocks_disagree_by_30_s_see_the_same_lease_end(
 ) -> None:
     """Each host maps the database's lease end to its own monotonic clock by the offset
     its renewals measure (db_clock.py): one host 30 s off computes the same time left."""
-    async with serving(pg_database.url, "A") as (a,), serving(
-        pg_database.url, "B", clock=ShiftedClock(30_000.0)
-    ) as (b,):
+    async with (
+        serving(pg_database.url, "A") as (a,),
+        serving(pg_database.url, "B", clock=ShiftedClock(30_000.0)) as (b,),
+    ):
         await a.create_session(header("s1"))
         for store in (a, b):
             for _ in range(3):

@@ -51,7 +51,14 @@ async def test_G2_a_new_store_gets_its_own_schema_and_the_directory_remembers_it
         "SELECT table_name FROM information_schema.tables WHERE table_schema = 'askbridge'"
         " ORDER BY 1"
     )
-    assert tables == [("answers",), ("claims",), ("events",), ("hosts",), ("sessions",), ("store_meta",)]
+    assert tables == [
+        ("answers",),
+        ("claims",),
+        ("events",),
+        ("hosts",),
+        ("sessions",),
+        ("store_meta",),
+    ]
     assert pg_database.query(
         "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'"
     ) == [(0,)]
@@ -87,11 +94,15 @@ async def test_G2_a_migration_runs_in_one_transaction(pg_database: Database) -> 
         with pytest.raises(Exception, match="division by zero"):
             await open_schema(conn, where, create=True, new_store_id="s-2", migrations=failing)
         assert pg_database.query("SELECT to_regclass('askbridge.later') IS NULL") == [(True,)]
-        assert pg_database.query("SELECT schema_version FROM askbridge.store_meta") == [(SCHEMA_VERSION,)]
+        assert pg_database.query("SELECT schema_version FROM askbridge.store_meta") == [
+            (SCHEMA_VERSION,)
+        ]
         working = [*MIGRATIONS, ("CREATE TABLE askbridge.later (x int)",)]
         again = await open_schema(conn, where, create=True, new_store_id="s-3", migrations=working)
         assert again == store_id == "s-1"
-        assert pg_database.query("SELECT schema_version FROM askbridge.store_meta") == [(SCHEMA_VERSION + 1,)]
+        assert pg_database.query("SELECT schema_version FROM askbridge.store_meta") == [
+            (SCHEMA_VERSION + 1,)
+        ]
         assert pg_database.query("SELECT to_regclass('askbridge.later') IS NULL") == [(False,)]
     finally:
         await conn.close()
@@ -119,7 +130,9 @@ async def test_G2_G4_a_store_of_version_1_is_migrated_and_its_sessions_taken_on(
     store = await PostgresEventStore.open(pg_database.url, str(tmp_path))
     try:
         assert store.store_id == "s-old"
-        assert pg_database.query("SELECT schema_version FROM askbridge.store_meta") == [(SCHEMA_VERSION,)]
+        assert pg_database.query("SELECT schema_version FROM askbridge.store_meta") == [
+            (SCHEMA_VERSION,)
+        ]
         await store.append("s1", [ev.turn_start("t1", "prompt")])
         assert [e["type"] for e in await store.load("s1")] == ["session/header", "turn/start"]
         assert pg_database.query("SELECT owner_host, owner_epoch FROM askbridge.sessions") == [

@@ -147,9 +147,7 @@ def _remedy(data_dir: str) -> str:
     )
 
 
-async def _serve_on_team_store(
-    door: str, url: str, data_dir: str, defaults: dict[str, Any]
-) -> int:
+async def _serve_on_team_store(door: str, url: str, data_dir: str, defaults: dict[str, Any]) -> int:
     """An inline host on a team store (G1): its driver is async, so the store opens in the
     event loop, then the socket is bound; no early LSP answer (the start is the database's
     round trips anyway)."""
