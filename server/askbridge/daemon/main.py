@@ -150,6 +150,13 @@ def _run_host(args: argparse.Namespace) -> int:
             return 1
         print(f"askbridge host: {exc}", file=sys.stderr)
         return 1
+    if store is None:  # the team store's host: host.log goes in the data dir all the same
+        from askbridge.process.paths import make_private_dir
+
+        problem = make_private_dir(data_dir)
+        if problem is not None:
+            print(f"askbridge host: {problem}", file=sys.stderr)
+            return 1
     with ctrl_c:
         if not args.log_file:
             _log_to_host_log(Path(data_dir))
