@@ -12,26 +12,27 @@ with a tool error naming the bound.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from askbridge.core import AbortSignal, ToolError, ToolInputError
 from askbridge.protocol.errors import ErrorCode
 
 from ..log import events as ev
 from .delegation import PromptBudget
-from .session import QueuedPrompt
+from .session_ports import HostOf, QueuedPrompt, TurnSession
 from .tools import ToolContext, ToolOutcome
-
-if TYPE_CHECKING:
-    from .ports import SessionHost
-    from .session import Session
 
 
 async def run_delegate(
-    host: SessionHost, parent: Session, ctx: ToolContext, arguments: Any
+    host: HostOf[TurnSession],
+    parent: TurnSession,
+    ctx: ToolContext,
+    arguments: Any,
+    run_turn: Callable[[TurnSession, AbortSignal], Awaitable[str]],
 ) -> ToolOutcome:
-    from .turns import run_turn
-
+    """`run_turn` is turns.py's, which runs this tool: handed in, so neither imports the
+    other."""
     if not isinstance(arguments, dict) or not isinstance(arguments.get("prompt"), str):
         raise ToolInputError("delegate requires a string prompt")
     steps = arguments.get("steps")

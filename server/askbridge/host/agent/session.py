@@ -27,12 +27,9 @@ import itertools
 import logging
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
-import anyio
-
-from askbridge.core import AbortSignal, HarnessError, SessionError, StoreError
+from askbridge.core import AbortSignal, SessionError, StoreError
 from askbridge.protocol.errors import ErrorCode
 
 from ..log import events as ev
@@ -43,35 +40,19 @@ from .agents import Agent, new_id
 from .delegation import DelegationLimits, PromptBudget
 from .models.base import Model
 from .session_folds import SessionFolds
+from .session_ports import CANCELLED, DETACHED, HostOf, QueuedPrompt, Requester
 from .tools import AskUserQuestionTool, StepTools, reply_text
-
-if TYPE_CHECKING:
-    from .ports import Requester, SessionHost
+from .turns import run_turn
 
 log = logging.getLogger("askbridge.host")
 
 _arrivals = itertools.count()
 
-# Why a turn was aborted: a user's cancel, or its last follower leaving (M6). An ask cut
-# off by the second stays answerable: its result is outcome-unknown (continued, P3).
-CANCELLED = "cancelled"
-DETACHED = "detached"
-
-
-@dataclass(eq=False)
-class QueuedPrompt:
-    content: list[dict[str, Any]]
-    arrival: int
-    client: Requester | None = None
-    done: anyio.Event = field(default_factory=anyio.Event)
-    stop_reason: str = "cancelled"
-    error: HarnessError | None = None
-
 
 class Session(SessionFolds):
     def __init__(
         self,
-        host: SessionHost,
+        host: HostOf[Session],
         header: ev.Event,
         events: list[ev.Event],
         agent: Agent,
@@ -266,8 +247,6 @@ class Session(SessionFolds):
     # -- turns ----------------------------------------------------------------------------
 
     async def _drive(self) -> None:
-        from .turns import run_turn
-
         try:
             while self.has_work():
                 await run_turn(self)

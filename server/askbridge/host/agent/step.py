@@ -17,7 +17,7 @@ from askbridge.process.log_lines import field
 from askbridge.protocol.errors import ErrorCode
 
 from .model_output import CheckedCall
-from .session import DETACHED, Session
+from .session_ports import DETACHED, TurnSession
 from .tools import ASK_TOOL, Cancellable, ToolContext, ToolOutcome
 
 log = logging.getLogger("askbridge.host")
@@ -48,7 +48,7 @@ class Step:
         "tasks",
     )
 
-    def __init__(self, session: Session, signal: AbortSignal, calls: list[CheckedCall]) -> None:
+    def __init__(self, session: TurnSession, signal: AbortSignal, calls: list[CheckedCall]) -> None:
         self._session, self._signal = session, signal
         self._calls: list[CheckedCall] | None = calls
         self._left = 0
@@ -153,7 +153,7 @@ class Step:
 
 
 def finish_call(
-    session: Session, call_id: str, name: str, signal: AbortSignal, outcome: ToolOutcome
+    session: TurnSession, call_id: str, name: str, signal: AbortSignal, outcome: ToolOutcome
 ) -> None:
     """A call's outcome, logged (M6: an ask cut off by the last follower leaving stays
     answerable)."""
@@ -175,7 +175,7 @@ def finish_call(
     record_result(session, call_id, name, outcome)
 
 
-def record_result(session: Session, call_id: str, name: str, outcome: ToolOutcome) -> None:
+def record_result(session: TurnSession, call_id: str, name: str, outcome: ToolOutcome) -> None:
     """The result joins the next group commit (with the next step, D1: its update is sent
     after that commit)."""
     session.log_grouped(outcome.event(call_id, name))

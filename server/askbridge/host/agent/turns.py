@@ -39,14 +39,14 @@ from ..log import events as ev
 from .delegate import run_delegate
 from .delegation import PromptBudget, bounded_delegates
 from .model_output import CheckedCall, checked_reply
-from .session import QueuedPrompt, Session
+from .session_ports import QueuedPrompt, TurnSession
 from .step import Step, finish_call
 from .tools import DELEGATE_TOOL, ToolContext, ToolOutcome
 
 log = logging.getLogger("askbridge.host")
 
 
-async def run_turn(session: Session, signal: AbortSignal | None = None) -> str:
+async def run_turn(session: TurnSession, signal: AbortSignal | None = None) -> str:
     turn_id, prompt, items = session.next_turn()
     if session.depth == 0:  # S16: a root turn's tree starts with a fresh budget
         session.budget = PromptBudget(session.delegation_limits)
@@ -103,7 +103,7 @@ def _answer(prompt: QueuedPrompt | None, stop: str, error: HarnessError | None) 
         prompt.done.set()
 
 
-async def _steps(session: Session, signal: AbortSignal) -> str:
+async def _steps(session: TurnSession, signal: AbortSignal) -> str:
     model = session.model
     # A model that answers without waiting (the script) cannot be interrupted while it
     # answers: spare each step the cancel scope that would let a turn's abort cut it off.
@@ -163,7 +163,7 @@ async def _steps(session: Session, signal: AbortSignal) -> str:
     return "max_turn_requests"
 
 
-def _log_step(session: Session, header: ev.Event, text: str, calls: list[CheckedCall]) -> None:
+def _log_step(session: TurnSession, header: ev.Event, text: str, calls: list[CheckedCall]) -> None:
     """The model's message and calls, made storable (S3), logged with the header."""
     session.log_grouped(
         header,
@@ -172,7 +172,7 @@ def _log_step(session: Session, header: ev.Event, text: str, calls: list[Checked
     )
 
 
-async def _run_tools(session: Session, calls: list[CheckedCall], signal: AbortSignal) -> None:
+async def _run_tools(session: TurnSession, calls: list[CheckedCall], signal: AbortSignal) -> None:
     """Run one step's calls once committed: asks as records (step.py), anything else as
     tasks."""
     step = Step(session, signal, calls)
@@ -191,13 +191,13 @@ async def _run_tools(session: Session, calls: list[CheckedCall], signal: AbortSi
         raise
 
 
-async def _run_tool(session: Session, call: CheckedCall, signal: AbortSignal) -> None:
+async def _run_tool(session: TurnSession, call: CheckedCall, signal: AbortSignal) -> None:
     ctx = ToolContext(session.agent, session.id, call.id, signal)
     try:
         if call.problem is not None:
             outcome = ToolOutcome.failure(call.problem)
         elif call.name == DELEGATE_TOOL:
-            outcome = await run_delegate(session.host, session, ctx, call.arguments)
+            outcome = await run_delegate(session.host, session, ctx, call.arguments, run_turn)
         else:
             outcome = ToolOutcome.failure(unknown_tool(call.name))
     except StoreError:
