@@ -3,20 +3,25 @@ processes on two data directories and one real PostgreSQL, in both host modes.
 
 Host A creates and runs a session; a window on host B loads it and gets a read-only
 replica: A's later turns reach B's window (G5, M1), and a prompt from B is refused
-naming the host that runs the session (G4), never run twice.
+naming the host that runs the session (G4), never run twice. A killed with a question
+pending: B opens the session, takes it over and resumes it, the question answerable
+there (G8).
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
-from e2e_scripts import script, text_step
+from e2e_scripts import SQLITE, ask_step, script, text_step
 
 from askbridge.testing import AskbridgeClient
+from askbridge.testing.hosts import kill_host
 from askbridge.testing.wire import Message, RawServer
-from lsp_steps import prompt_params
+from lsp_steps import new_session, prompt_params, start_prompt
 from postgres import Database
 
 pytestmark = pytest.mark.timeout(120)
@@ -80,3 +85,38 @@ async def test_G4_G5_a_window_on_another_host_follows_a_replica_and_is_told_who_
         sid,
     )
     assert rows == [(2,)]  # two turns, both A's: B's refused prompt ran nowhere
+
+
+def event_types(db: Database, sid: str) -> list[str]:
+    rows = db.query("SELECT type FROM askbridge.events WHERE session_id = %s ORDER BY seq", sid)
+    return [kind for (kind,) in rows]
+
+
+async def test_G8_a_host_killed_with_a_question_pending_is_taken_over_by_the_next_host(
+    pg_database: Database, tmp_path: Path
+) -> None:
+    """kill -9 of A while its question waits: B opens the session, takes it over (its
+    owner's liveness lock is free), repairs it as after a restart (P7: the question
+    continued), and a late reply on B wakes the agent there (G4, G8, L4)."""
+    env = store_env(pg_database.password_url())
+    model = script(ask_step(timeout=600), text_step("after"))
+    args = ("--model", json.dumps(model), "--ask-mode", "timed")
+    async with RawServer.start(tmp_path / "a", *args, env=env) as a:
+        await a.initialize()
+        sid = await new_session(a)
+        await start_prompt(a, sid)
+        await a.server_request("userQuestions/ask")
+        host_a = owner_of(pg_database, sid)
+        assert kill_host(tmp_path / "a") is not None
+    assert "tool/call" in event_types(pg_database, sid)  # committed before it was asked (D1)
+    async with AskbridgeClient.connect(data_dir=tmp_path / "b", env=env) as b:
+        await b.load_session(sid)
+        assert owner_of(pg_database, sid) not in (host_a, None)  # B runs it now
+        view = await b.view(sid)
+        assert [(q["callId"], q["state"]) for q in view["active"]] == [("call-1", "continued")]
+        assert await b.answer_late(sid, "call-1", SQLITE) is True
+        with anyio.fail_after(30):
+            await b.wait_for(lambda: len(b.updates(sid, "turn_ended")) == 1)
+        assert (await b.view(sid))["active"] == []
+    types = event_types(pg_database, sid)
+    assert types.count("tool/result") == 1 and types[-1] == "turn/end", types

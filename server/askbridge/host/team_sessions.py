@@ -24,24 +24,32 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import anyio
 
 from askbridge.core import SessionError
 
 from .agent.opening import open_folded, repair
+from .agent.ports import SessionHost
 from .agent.session import Session
+from .asking.clients import Subscribers
 from .log import events as ev
 from .log.updates import agent_message_chunk
 from .store.team_records import Ownership, SessionFenced
 
-if TYPE_CHECKING:
-    from .host import Host
-
 log = logging.getLogger("askbridge.host")
 
 Lost = Callable[[SessionFenced], None]  # pg_leases.Lost, named without the driver (G1)
+
+
+class Hosting(SessionHost, Protocol):
+    """What this module needs of host.py's Host."""
+
+    @property
+    def subscribers(self) -> Subscribers: ...
+
+    def unload(self, session: Session) -> None: ...
 
 
 class TeamStore(Protocol):
@@ -76,7 +84,7 @@ class Replica:
 
 
 class TeamSessions:
-    def __init__(self, host: Host, store: TeamStore) -> None:
+    def __init__(self, host: Hosting, store: TeamStore) -> None:
         self._host = host
         self._store = store
         self.replicas: dict[str, Replica] = {}
