@@ -11,6 +11,8 @@ there (G8).
 from __future__ import annotations
 
 import json
+import os
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +21,7 @@ import pytest
 from e2e_scripts import SQLITE, ask_step, script, text_step
 
 from askbridge.testing import AskbridgeClient
-from askbridge.testing.hosts import kill_host
+from askbridge.testing.hosts import holder_pid, kill_host
 from askbridge.testing.wire import Message, RawServer
 from lsp_steps import new_session, prompt_params, start_prompt
 from postgres import Database
@@ -120,3 +122,52 @@ async def test_G8_a_host_killed_with_a_question_pending_is_taken_over_by_the_nex
         assert (await b.view(sid))["active"] == []
     types = event_types(pg_database, sid)
     assert types.count("tool/result") == 1 and types[-1] == "turn/end", types
+
+
+LAPSE = "UPDATE askbridge.sessions SET lease_until = clock_timestamp() WHERE id = %s"
+
+
+async def test_G4_a_host_whose_session_was_taken_over_tells_its_window_who_runs_it(
+    pg_database: Database, tmp_path: Path
+) -> None:
+    """A paused past its lease (moved to its end in the database, not waited for): B opens
+    the session and runs it; A, resumed, learns at its next renewal that it lost the
+    session, tells its window in one line which host runs it now, and unloads it: A's
+    next prompt finds a replica and is refused naming B (G4, M6)."""
+    env = store_env(pg_database.password_url())
+    model = script(text_step("one"), text_step("two"))
+    async with RawServer.start(tmp_path / "a", "--model", json.dumps(model), env=env) as a:
+        await a.initialize()
+        sid = await new_session(a)
+        reply = await a.call("session/prompt", prompt_params(sid))
+        assert reply["result"] == {"stopReason": "end_turn"}, reply
+        pid = holder_pid(tmp_path / "a")
+        assert pid is not None
+        os.kill(pid, signal.SIGSTOP)  # its connections stay open: its liveness lock is held
+        try:
+            pg_database.query(LAPSE, sid)
+            async with AskbridgeClient.connect(data_dir=tmp_path / "b", env=env) as b:
+                await b.load_session(sid)
+                host_b = owner_of(pg_database, sid)
+                os.kill(pid, signal.SIGCONT)
+                told = await a.expect(told_about(sid), timeout=15)
+                line = told["params"]["update"]["content"]["text"]
+                assert host_b in line and "\n" not in line, line
+                refused = await a.call("session/prompt", prompt_params(sid))
+                assert host_b in refused["error"]["message"], refused
+                assert await b.prompt(sid, "on b") == "end_turn"  # B runs it
+        finally:
+            os.kill(pid, signal.SIGCONT)
+
+
+def told_about(sid: str) -> Any:
+    def match(message: Message) -> bool:
+        if message.get("method") != "session/update" or message["params"]["sessionId"] != sid:
+            return False
+        update = message["params"]["update"]
+        return bool(
+            update["sessionUpdate"] == "agent_message_chunk"
+            and "not by this one" in update["content"]["text"]
+        )
+
+    return match
