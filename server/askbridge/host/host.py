@@ -59,6 +59,7 @@ from .log import events as ev
 from .options import merge_settings
 from .store.commits import FrameBatch, GroupCommit
 from .store.store_api import EventStore, SessionInfo
+from .team_sessions import TeamSessions, team_store_of
 
 log = logging.getLogger("askbridge.host")
 
@@ -107,6 +108,9 @@ class Host:
         self.turn_ends = TurnEnds(self.sessions)
         self._loading: dict[str, anyio.Event] = {}  # sessions being read from the store
         self._tg: TaskGroup | None = None
+        # On the team store: the sessions this host runs and the replicas of others' (G4, G5).
+        team_store = team_store_of(store)
+        self.team = TeamSessions(self, team_store) if team_store is not None else None
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -115,6 +119,8 @@ class Host:
         await self._tg.__aenter__()
         self._tg.start_soon(self.commits.run)
         self._tg.start_soon(self._every_second)
+        if self.team is not None:  # listening and lease renewal, before any session opens
+            await self._tg.start(self.team.serve)
         return self
 
     async def __aexit__(self, *exc: Any) -> bool | None:
@@ -229,6 +235,8 @@ class Host:
         )
         env = client.env if client is not None else os.environ
         session = await create_session(self, header, env)
+        if self.team is not None:
+            await self.team.own(session)  # G4: its creator runs it
         session.max_turn_requests = max_turn_requests or self.max_turn_requests
         if delegation is not None:  # a front door's --delegation-limits
             session.delegation_limits = DelegationLimits.of(delegation)
@@ -258,7 +266,10 @@ class Host:
         env = client.env if client is not None else os.environ
         self._loading[session_id] = loading = anyio.Event()
         try:
-            session = await open_stored(self, session_id, env, self.default_ask)
+            if self.team is not None:  # G4, G5: run here, or a replica of another host's
+                session = await self.team.open(session_id, env, self.default_ask)
+            else:
+                session = await open_stored(self, session_id, env, self.default_ask)
         finally:
             del self._loading[session_id]
             loading.set()
@@ -272,6 +283,12 @@ class Host:
     async def list_sessions(self) -> list[SessionInfo]:
         stored = await self.store.list_sessions()
         return [info for info in stored if info.origin in ev.ROOT_ORIGINS]
+
+    def unload(self, session: Session) -> None:
+        """Forget a loaded session now: the next method that names it loads it again."""
+        self.registry.unregister(session.agent)
+        if self.sessions.get(session.id) is session:
+            del self.sessions[session.id]
 
     def session_idle(self, session: Session) -> None:
         """A session's turns are done: unload it later if nobody follows it (S10)."""
@@ -296,7 +313,7 @@ class Host:
     async def prompt(
         self, session_id: str, content: list[dict[str, Any]], client: Client | None = None
     ) -> str:
-        session = await self.get_session(session_id, client)
+        session = await self._runnable(session_id, client)
         queued = session.enqueue_prompt(content, client)
         await queued.done.wait()
         if queued.error is not None:
@@ -306,10 +323,18 @@ class Host:
     async def steer(self, session_id: str, text: str, client: Client | None = None) -> None:
         """Steer the running agent: a user message admitted at its next step boundary
         (durable as an inbox event); an idle agent wakes into a new turn for it."""
-        await (await self.get_session(session_id, client)).steer(text, client)
+        await (await self._runnable(session_id, client)).steer(text, client)
 
     async def cancel(self, session_id: str, client: Client | None = None) -> None:
-        (await self.get_session(session_id, client)).cancel()
+        (await self._runnable(session_id, client)).cancel()
+
+    async def _runnable(self, session_id: str, client: Client | None) -> Session:
+        """The session, for prompt, steer or cancel: SessionFenced naming the host that runs
+        it when it is another host's replica here (G4)."""
+        session = await self.get_session(session_id, client)
+        if self.team is not None:
+            self.team.refuse(session)
+        return session
 
     # -- late replies (L5; taking them: asking/late_answers.py) ---------------------------
 

@@ -106,6 +106,20 @@ async def open_stored(
     """A stored root session, repaired (P7); UNKNOWN_SESSION if the store has none of that
     id, or only a delegated child's. An external session's header names no endpoint:
     nothing is contacted, no turn runs."""
+    session, _ = await open_folded(host, session_id, env, default_ask)
+    await repair(session)
+    return session
+
+
+async def open_folded(
+    host: SessionHost,
+    session_id: str,
+    env: Mapping[str, str],
+    default_ask: Mapping[str, Any],
+) -> tuple[Session, int]:
+    """A stored root session folded as stored, not repaired, and the number of its last
+    event: `open_stored`'s first half, and all of a replica (G5: another host runs it, so
+    nothing of it is ours to write)."""
     if not await host.store.exists(session_id):
         raise SessionError.unknown(session_id)
     # The whole log is built, folded and dropped here: with the cycle collector paused
@@ -120,9 +134,9 @@ async def open_stored(
         model = make_model(header["model"], env)
         tool = ask_tool(host.service, header.get("askUserQuestion") or default_ask)
         session = open_session(host, header, events, model, tool)
+        last_seq = len(events) - 1
         del events
-    await repair(session)
-    return session
+    return session, last_seq
 
 
 async def repair(session: Session) -> None:
