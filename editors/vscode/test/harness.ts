@@ -216,16 +216,18 @@ export async function startLaunch(
   return server;
 }
 
-/** A session's event log (host/events.py), read read-only with the project's own store (a host may hold the dir). */
+/** A session's event log (host/events.py), read read-only through the project's own (async) store API (a host may hold the dir). */
 export function storedEvents(dataDir: string, sessionId: string): Record<string, any>[] {
   const script = [
-    "import json, sys",
+    "import asyncio, json, sys",
     "from askbridge.host.store.datadir import open_store_read_only",
-    "store = open_store_read_only(sys.argv[1])",
-    "try:",
-    "    json.dump(store.load(sys.argv[2]), sys.stdout)",
-    "finally:",
-    "    store.close()",
+    "async def main():",
+    "    store = open_store_read_only(sys.argv[1])",
+    "    try:",
+    "        json.dump(await store.load(sys.argv[2]), sys.stdout)",
+    "    finally:",
+    "        await store.close()",
+    "asyncio.run(main())",
   ].join("\n");
   const run = spawnSync(PYTHON, ["-c", script, dataDir, sessionId], { encoding: "utf8" });
   if (run.status !== 0) throw new Error(`reading ${sessionId} from ${dataDir} failed: ${run.stderr}`);
