@@ -31,23 +31,12 @@ from askbridge.host.store.datadir import DB_FILE_NAME, open_store, open_store_re
 from askbridge.host.store.store_api import StoreError
 from askbridge.testing.wire import serve_command
 from full_disk import fill
+from session_headers import header
 
 pytestmark = [
     pytest.mark.timeout(120),
     pytest.mark.skipif(os.geteuid() != 0, reason="mounting needs root"),
 ]
-
-
-def header(session_id: str) -> ev.Event:
-    return ev.session_header(
-        session_id=session_id,
-        agent_id="agent",
-        origin="root",
-        cwd="/w",
-        model={"kind": "script"},
-        ask_user_question={"mode": "legacy"},
-        created_at="2025-01-01T00:00:00Z",
-    )
 
 
 def big_batch(tag: str, count: int = 40, size: int = 20_000) -> list[ev.Event]:

@@ -24,7 +24,6 @@ import anyio
 from anyio.abc import Process
 
 from askbridge.core.clock import MonotonicClock, TimerHandle
-from askbridge.host.log import events as ev
 from askbridge.host.store.store_postgres import PostgresEventStore
 
 TEAM_HOST = str(Path(__file__).with_name("team_host.py"))
@@ -37,18 +36,6 @@ async def until(condition: Callable[[], bool], timeout_s: float = 10.0) -> None:
     with anyio.fail_after(timeout_s):
         while not condition():  # noqa: ASYNC110
             await anyio.sleep(0.01)
-
-
-def header(session_id: str) -> ev.Event:
-    return ev.session_header(
-        session_id=session_id,
-        agent_id="agent",
-        origin="root",
-        cwd="/w",
-        model={"kind": "script"},
-        ask_user_question={"mode": "legacy"},
-        created_at="2025-01-01T00:00:00Z",
-    )
 
 
 @asynccontextmanager

@@ -12,13 +12,14 @@ from pathlib import Path
 import anyio
 import pytest
 from pg_proxy import LosingProxy
-from team_stores import HostProcess, header, serving, until
+from team_stores import HostProcess, serving, until
 
 from askbridge.core.errors import StoreError
 from askbridge.host.store.store_api import encode_event
 from askbridge.host.store.store_postgres import PostgresEventStore
 from askbridge.host.store.team_records import AnsweredElsewhere, Offered, SessionFenced, Won
 from postgres import Database
+from session_headers import header
 
 STORES = 4
 

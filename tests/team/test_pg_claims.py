@@ -11,9 +11,10 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from team_stores import HostProcess, header, serving, until
+from team_stores import HostProcess, serving, until
 
 from postgres import Database
+from session_headers import header
 
 PASS = "UPDATE askbridge.claims SET lease_until = lease_until - make_interval(secs => %s)"
 

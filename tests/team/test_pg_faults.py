@@ -24,18 +24,7 @@ from askbridge.core.errors import StoreUnavailable
 from askbridge.host.log import events as ev
 from askbridge.host.store.store_postgres import PostgresEventStore
 from postgres import Database, PostgresServer
-
-
-def header(session_id: str) -> ev.Event:
-    return ev.session_header(
-        session_id=session_id,
-        agent_id="agent",
-        origin="root",
-        cwd="/w",
-        model={"kind": "script"},
-        ask_user_question={"mode": "legacy"},
-        created_at="2025-01-01T00:00:00Z",
-    )
+from session_headers import header
 
 
 async def _wait_for_blocked_commit(database: Database) -> int:

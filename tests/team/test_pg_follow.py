@@ -18,7 +18,7 @@ from contextlib import asynccontextmanager
 import anyio
 import psycopg
 import pytest
-from team_stores import header, serving, until
+from team_stores import serving, until
 
 from askbridge.host.log import events as ev
 from askbridge.host.store.pg_follow import Follower
@@ -26,6 +26,7 @@ from askbridge.host.store.pg_team_schema import LIVENESS_LOCK_CLASS
 from askbridge.host.store.store_api import StoreDamaged, encode_event
 from askbridge.host.store.store_postgres import PostgresEventStore
 from postgres import Database
+from session_headers import header
 from settling import settle
 
 

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import anyio
 import pytest
-from team_stores import HostProcess, ShiftedClock, header, serving, until
+from team_stores import HostProcess, ShiftedClock, serving, until
 
 from askbridge.host.log import events as ev
 from askbridge.host.store.store_postgres import PostgresEventStore
 from askbridge.host.store.team_records import Ownership, SessionFenced
 from postgres import Database
+from session_headers import header
 
 LAPSE = "UPDATE askbridge.sessions SET lease_until = clock_timestamp() WHERE id = %s"
 

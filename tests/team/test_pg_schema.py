@@ -21,18 +21,7 @@ from askbridge.host.store.store_api import encode_event
 from askbridge.host.store.store_postgres import PostgresEventStore
 from askbridge.host.store.team_identity import TEAM_FILE_NAME
 from postgres import PASSWORD, Database
-
-
-def header(session_id: str) -> ev.Event:
-    return ev.session_header(
-        session_id=session_id,
-        agent_id="agent",
-        origin="root",
-        cwd="/w",
-        model={"kind": "script"},
-        ask_user_question={"mode": "legacy"},
-        created_at="2025-01-01T00:00:00Z",
-    )
+from session_headers import header
 
 
 def test_the_schema_version_is_the_number_of_migrations() -> None:

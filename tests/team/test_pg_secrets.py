@@ -14,18 +14,7 @@ from askbridge.host.log import events as ev
 from askbridge.host.store.store_open import open_store
 from askbridge.host.store.store_postgres import PostgresEventStore
 from postgres import PASSWORD, PASSWORD_ROLE, Database
-
-
-def header(session_id: str) -> ev.Event:
-    return ev.session_header(
-        session_id=session_id,
-        agent_id="agent",
-        origin="root",
-        cwd="/w",
-        model={"kind": "script"},
-        ask_user_question={"mode": "legacy"},
-        created_at="2025-01-01T00:00:00Z",
-    )
+from session_headers import header
 
 
 async def test_G1_no_password_in_any_message_or_log_line(

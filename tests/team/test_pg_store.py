@@ -19,18 +19,7 @@ from askbridge.host.store.store_api import StoreDamaged, StoreError, encode_even
 from askbridge.host.store.store_postgres import PostgresEventStore
 from askbridge.host.store.team_records import SessionFenced
 from postgres import Database
-
-
-def header(session_id: str) -> ev.Event:
-    return ev.session_header(
-        session_id=session_id,
-        agent_id="agent",
-        origin="root",
-        cwd="/w",
-        model={"kind": "script"},
-        ask_user_question={"mode": "legacy"},
-        created_at="2025-01-01T00:00:00Z",
-    )
+from session_headers import header
 
 
 async def test_G3_a_64_session_group_commit_is_one_transaction(

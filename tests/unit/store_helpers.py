@@ -4,25 +4,9 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
-from typing import Any
 
-from askbridge.host.log import events as ev
 from askbridge.testing.wire import serve_command
-
-
-def header(session_id: str, model: dict[str, Any] | None = None, **extra: str) -> ev.Event:
-    """A root session's header with fixed, boring fields (a Host can load it with
-    `model={"kind": "script", "steps": []}`)."""
-    return ev.session_header(
-        session_id=session_id,
-        agent_id="agent",
-        origin="root",
-        cwd="/w",
-        model=model or {"kind": "script"},
-        ask_user_question={"mode": "legacy"},
-        created_at="2025-01-01T00:00:00Z",
-        **extra,
-    )
+from session_headers import header  # noqa: F401  (shared by the store tests)
 
 
 def refused_start(data_dir: Path, door: str = "serve") -> str:
