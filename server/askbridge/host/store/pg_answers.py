@@ -21,6 +21,9 @@ listening connection was down. The owner consumes an answer in the append that l
 the event using it (pg_commit.py), which is what makes an acknowledged answer
 consumed exactly once, even across a kill -9: before that commit the answer is
 unconsumed and the next owner finds it, after it the event is in the log.
+`will_use(session, call)`: the owner settled the question with the live answer, so
+the next `tool/result` of that call it appends consumes it (`uses_in`, read by the
+append; `used` once that commit is in).
 `withdraw` takes back an answer not consumed yet (the owner refused it), so the
 question is open to another answer.
 """
@@ -29,12 +32,13 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from askbridge.core.errors import StoreError
 from askbridge.protocol.text import compact_bytes
 
+from .pg_commit import Use, event_type
 from .pg_connections import Conn, Connections
 from .pg_follow import Hints
 from .team_records import Answer, AnsweredElsewhere, Offered, Won
@@ -77,6 +81,39 @@ class Answers:
         self.host_id = host_id
         self._owned = owned  # the sessions this host owns now
         self.hints: Hints[tuple[str, str]] = Hints(_call_of)
+        self._to_use: dict[str, set[str]] = {}  # session -> calls its next results consume
+
+    def will_use(self, session_id: str, call_id: str) -> None:
+        """The next `tool/result` of `call_id` consumes its live answer (G6, module doc)."""
+        self._to_use.setdefault(session_id, set()).add(call_id)
+
+    def uses_in(self, batches: Sequence[tuple[str, Sequence[str]]]) -> list[Use]:
+        """The answers a commit of `batches` consumes: each awaited call's tool/result."""
+        if not self._to_use:
+            return []
+        uses: list[Use] = []
+        index: dict[str, int] = {}  # each session's events so far, across its batches
+        for session_id, bodies in batches:
+            first = index.get(session_id, 0)
+            index[session_id] = first + len(bodies)
+            calls = self._to_use.get(session_id)
+            if not calls:
+                continue
+            for i, body in enumerate(bodies):
+                if event_type(body) == "tool/result":
+                    call_id = json.loads(body).get("callId")
+                    if call_id in calls:
+                        uses.append((session_id, call_id, first + i))
+        return uses
+
+    def used(self, uses: Sequence[Use]) -> None:
+        """A commit consuming `uses` is in."""
+        for session_id, call_id, _ in uses:
+            calls = self._to_use.get(session_id)
+            if calls is not None:
+                calls.discard(call_id)
+                if not calls:
+                    del self._to_use[session_id]
 
     async def offer(
         self,

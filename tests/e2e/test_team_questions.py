@@ -1,0 +1,96 @@
+"""Questions across hosts on one team store (G5, G6, M2, M5): real `askbridge serve`
+processes on two data directories and one real PostgreSQL, in both host modes.
+
+A question asked in a session host A runs is shown as a card in a window on host B (a
+replica's open question, read from A's committed log); B's answer is what A's agent
+gets, exactly, consumed once in the commit of its tool result. Windows on both hosts
+answering the same question at once: exactly one answer wins in the database and is
+the call's one result; the other window's card ends as answered elsewhere.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from e2e_scripts import POSTGRES, SQLITE, ask_step, script, text_step
+
+from askbridge.testing.wire import Message, RawServer
+from lsp_steps import new_session, start_prompt
+from postgres import Database
+
+pytestmark = pytest.mark.timeout(180)
+
+TIMED = ("--ask-mode", "timed")
+
+
+def store_env(url: str) -> dict[str, str]:
+    return {"ASKBRIDGE_STORE": url}
+
+
+def results(db: Database, sid: str) -> dict[str, list[str]]:
+    """Each call's tool results in the session's log: the text the model got."""
+    rows = db.query(
+        "SELECT body FROM askbridge.events WHERE session_id = %s AND type = 'tool/result' "
+        "ORDER BY seq",
+        sid,
+    )
+    found: dict[str, list[str]] = {}
+    for (body,) in rows:
+        event = body if isinstance(body, dict) else json.loads(body)
+        found.setdefault(event["callId"], []).append(event["content"])
+    return found
+
+
+def answer_rows(db: Database, sid: str) -> list[tuple[Any, ...]]:
+    return db.query(
+        "SELECT call_id, answer::text, host, withdrawn_at IS NULL, consumed_seq IS NOT NULL "
+        "FROM askbridge.answers WHERE session_id = %s ORDER BY call_id, id",
+        sid,
+    )
+
+
+def is_ask(call_id: str) -> Any:
+    def match(message: Message) -> bool:
+        return bool(
+            message.get("method") == "userQuestions/ask"
+            and json.dumps(message["params"]).find(call_id) >= 0
+        )
+
+    return match
+
+
+def compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
+async def test_G6_a_question_asked_on_host_a_is_answered_in_a_window_on_host_b(
+    pg_database: Database, tmp_path: Path
+) -> None:
+    """A's turn asks; B's window (a replica of A's session) gets the card (G5, M2) and
+    answers; A's prompt ends and its tool result is exactly B's answer, consumed once."""
+    env = store_env(pg_database.password_url())
+    model = script(ask_step(timeout=600), text_step("after"))
+    args = ("--model", json.dumps(model), *TIMED)
+    async with RawServer.start(tmp_path / "a", *args, env=env) as a:
+        await a.initialize()
+        sid = await new_session(a)
+        prompt = await start_prompt(a, sid)
+        await a.server_request("userQuestions/ask")  # A's own window has the card too
+        async with RawServer.start(tmp_path / "b", *TIMED, env=env) as b:
+            await b.initialize()
+            loaded = await b.call("session/load", {"sessionId": sid})
+            assert "result" in loaded, loaded
+            card = await b.server_request("userQuestions/ask", timeout=15)
+            await b.respond(card["id"], SQLITE)
+            done = await a.response(prompt, timeout=20)
+            assert done["result"] == {"stopReason": "end_turn"}, done
+            # A's card is withdrawn: answered elsewhere (M2).
+            await a.expect(lambda m: m.get("method") == "$/cancelRequest", timeout=10)
+    [result] = results(pg_database, sid)["call-1"]
+    assert json.loads(result) == SQLITE
+    [(call_id, answer, _, live, consumed)] = answer_rows(pg_database, sid)
+    assert (call_id, json.loads(answer), live, consumed) == ("call-1", SQLITE, True, True)
