@@ -86,7 +86,10 @@ class TeamQuestions:
         async def offer() -> None:
             try:
                 offered = await self._answers.offer(
-                    question.session_id, call_id, answer.dump(), door=client.door,
+                    question.session_id,
+                    call_id,
+                    answer.dump(),
+                    door=client.door,
                     client=str(client.id),
                 )
             except Exception as exc:  # the store failed: this answer did not count
