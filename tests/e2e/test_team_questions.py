@@ -14,8 +14,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
-from e2e_scripts import POSTGRES, SQLITE, ask_step, script, text_step
+from e2e_scripts import ASK_TIMED_OUT_DATA, POSTGRES, SQLITE, ask_step, script, text_step
 
 from askbridge.testing.wire import Message, RawServer
 from lsp_steps import new_session, start_prompt
@@ -138,3 +139,80 @@ async def test_G6_M5_windows_on_two_hosts_answering_at_once_settle_each_call_exa
 
 def compact(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"))
+
+
+LATE_ROUNDS = 8
+
+
+async def continued(server: RawServer, sid: str, call_id: str) -> None:
+    """Until the session's view (on that host) shows `call_id` continued (pending)."""
+    with anyio.fail_after(15):
+        while True:
+            view = (await server.call("userQuestions/list", {"sessionId": sid}))["result"]
+            if any(q["callId"] == call_id and q["state"] == "continued" for q in view["active"]):
+                return
+            await anyio.sleep(0.05)
+
+
+async def test_G6_L2_late_replies_from_windows_on_two_hosts_are_taken_exactly_once(
+    pg_database: Database, tmp_path: Path
+) -> None:
+    """A question that went pending on A is answered late from a window on A and a window
+    on B at the same moment, 8 times: exactly one reply is taken (`true`), the other is
+    REPLY_QUEUED or `false` (L2, L6); A's log queues exactly that one (L4) and its answer
+    row is consumed by it; the agent wakes on A for it."""
+    env = store_env(pg_database.password_url())
+    calls = [f"call-{i}" for i in range(1, LATE_ROUNDS + 1)]
+    steps = [step for call in calls for step in (ask_step(call, timeout=600), text_step("w"))]
+    model = script(*steps, text_step("done"))
+    args = ("--model", json.dumps(model), *TIMED)
+    async with RawServer.start(tmp_path / "a", *args, env=env) as a:
+        await a.initialize()
+        sid = await new_session(a)
+        async with RawServer.start(tmp_path / "b", *TIMED, env=env) as b:
+            await b.initialize()
+            assert "result" in await b.call("session/load", {"sessionId": sid})
+            await start_prompt(a, sid)
+            for call in calls:
+                card = await a.expect(card_of(call), timeout=15)
+                await a.respond_error(card["id"], -32000, "countdown ran out", ASK_TIMED_OUT_DATA)
+                await continued(a, sid, call)
+                await continued(b, sid, call)
+                params = {"sessionId": sid, "callId": call}
+                if int(call.split("-")[1]) % 2:  # each host's reply goes out first in turn
+                    from_a = await a.request("userQuestions/answer", {**params, "answer": POSTGRES})
+                    from_b = await b.request("userQuestions/answer", {**params, "answer": SQLITE})
+                else:
+                    from_b = await b.request("userQuestions/answer", {**params, "answer": SQLITE})
+                    from_a = await a.request("userQuestions/answer", {**params, "answer": POSTGRES})
+                replies = [await a.response(from_a, 15), await b.response(from_b, 15)]
+                taken = [r for r in replies if r.get("result") is True]
+                others = [outcome(r) for r in replies if r not in taken]
+                assert len(taken) == 1 and others in ([False], ["REPLY_QUEUED"]), replies
+    queued = reply_items(pg_database, sid)
+    rows = answer_rows(pg_database, sid)
+    assert sorted(queued) == sorted(calls), queued
+    for call in calls:
+        [(_, answer, _, live, consumed)] = [row for row in rows if row[0] == call]
+        assert live and consumed and queued[call] == [json.loads(answer)["answers"]], call
+
+
+def reply_items(db: Database, sid: str) -> dict[str, list[Any]]:
+    """The late replies queued in the session's log (L4), by call: their answers."""
+    rows = db.query(
+        "SELECT body FROM askbridge.events WHERE session_id = %s "
+        "AND type = 'agent/inbox/inserted' ORDER BY seq",
+        sid,
+    )
+    found: dict[str, list[Any]] = {}
+    for (body,) in rows:
+        event = body if isinstance(body, dict) else json.loads(body)
+        source = event["message"].get("source") or {}
+        if source.get("kind") == "user-question-reply":
+            found.setdefault(source["callId"], []).append(event["message"]["answers"])
+    return found
+
+
+def outcome(reply: Message) -> Any:
+    """A reply's result, or its error's code."""
+    return reply["result"] if "result" in reply else reply["error"]["data"]["code"]

@@ -16,6 +16,11 @@ decides which answer wins (G5, G6, M2, M5).
   withdrawing its cards. Settling with a stored answer marks it to be consumed by the
   call's tool/result in the commit that logs it (`will_use`; pg_answers.py), so an
   acknowledged answer is consumed once, even across a kill -9 of the owner.
+- Late replies (L1-L7) to a question that went pending, from any host's window: checked
+  as the owner would (L1 continued, L2 a reply queued, L3 V8, on the view here) and
+  offered first (`take_late`). The one that gets in is taken: on the owner at once, on
+  a replica by its owner when it hears of it (`_heard`); the inbox item that queues it
+  consumes it. Every other is REPLY_QUEUED (G6, L2).
 """
 
 from __future__ import annotations
@@ -23,14 +28,16 @@ from __future__ import annotations
 import logging
 from typing import Any, Protocol
 
-from askbridge.core import UserQuestionRequest
-from askbridge.core.question import Question
+from askbridge.core import UserQuestionError, UserQuestionRequest, check_answer
+from askbridge.core.question import Question, questions_from_wire
 from askbridge.process.log_lines import field
+from askbridge.protocol.errors import ErrorCode
 from askbridge.protocol.vocabulary import Answer, Wait
 
 from .agent.session import Session
 from .asking.clients import Client
 from .asking.fanout import QuestionFanout
+from .asking.late_answers import LateAnswers, Take
 from .asking.open_question import OpenQuestion, Spawn
 from .store.team_records import AnsweredElsewhere
 
@@ -49,6 +56,11 @@ class Asking(Protocol):
     @property
     def spawn(self) -> Spawn: ...
 
+    @property
+    def late_answers(self) -> LateAnswers: ...
+
+    async def get_session(self, session_id: str, client: Client | None = None) -> Session: ...
+
 
 class TeamQuestions:
     def __init__(self, host: Asking, answers: Any, is_replica: Any) -> None:
@@ -56,7 +68,10 @@ class TeamQuestions:
         self._answers = answers  # pg_answers.Answers
         self._is_replica = is_replica  # (session_id) -> bool
         self._shown: dict[str, dict[str, OpenQuestion]] = {}  # a replica's cards, by call
+        self._taking: set[tuple[str, str]] = set()  # late replies this host is taking now
         host.fanout.arbiter = self
+        self._take: Take = host.late_answers.take  # the session's own decision (L1-L6)
+        host.late_answers.take = self.take_late
 
     async def serve(self) -> None:
         """The owner's side of G6: each new answer to a question open here settles it."""
@@ -70,11 +85,27 @@ class TeamQuestions:
         if session_id not in self._host.sessions or self._is_replica(session_id):
             return  # another host's: its owner consumes it
         question = self._host.fanout.find(session_id, call_id)
-        if question is None:
-            return
         live = await self._answers.live(session_id, call_id)
-        if live is not None and live.consumed_seq is None:
+        if live is None or live.consumed_seq is not None:
+            return
+        if question is not None:
             self._settle(question, live.answer, f"host {live.host} ({live.door})")
+            return
+        session = self._host.sessions.get(session_id)
+        active = session.projection.entry(call_id) if session is not None else None
+        if (session_id, call_id) in self._taking and live.host == self._answers.host_id:
+            return  # offered here and won: `take_late` takes it
+        if active is not None and active.state == "continued":  # a late reply (L4)
+            self._answers.will_use(session_id, call_id)
+            try:
+                taken = await self._take(
+                    session_id, call_id, Answer.model_validate(live.answer), None
+                )
+            except (UserQuestionError, ValueError) as exc:
+                taken = False
+                log.info("late reply to %s from host %s: %s", call_id, live.host, field(exc))
+            if not taken:
+                self._answers.used([(session_id, call_id, 0)])  # nothing carries it
 
     def arbitrate(self, question: OpenQuestion, client: Client, answer: Answer) -> bool:
         """G6: `answer` (valid, from `client`) is offered to the store; the question ends
@@ -102,6 +133,48 @@ class TeamQuestions:
 
         self._host.spawn(offer)
         return True
+
+    async def take_late(
+        self, session_id: str, call_id: str, answer: Answer, client: Client | None
+    ) -> bool:
+        """A late reply from a window or caller here (L1-L7): checked as its owner would,
+        then offered; the one the database lets in is taken (G6), every other is
+        REPLY_QUEUED (L2)."""
+        session = await self._host.get_session(session_id, client)
+        active = session.projection.entry(call_id)
+        if active is None or active.state != "continued":
+            return False  # L1
+        if session.inbox.queued_reply(call_id) is not None:
+            raise UserQuestionError.of(ErrorCode.REPLY_QUEUED)  # L2, before BAD_ANSWER
+        questions = questions_from_wire(active.questions)
+        checked = check_answer(questions, answer, call_id)  # L3, V8
+        self._taking.add((session_id, call_id))
+        try:
+            return await self._offer_late(session, call_id, checked, client)
+        finally:
+            self._taking.discard((session_id, call_id))
+
+    async def _offer_late(
+        self, session: Session, call_id: str, checked: Answer, client: Client | None
+    ) -> bool:
+        session_id = session.id
+        offered = await self._answers.offer(
+            session_id,
+            call_id,
+            checked.dump(),
+            door=client.door if client is not None else None,
+            client=str(client.id) if client is not None else None,
+        )
+        if isinstance(offered, AnsweredElsewhere):
+            raise UserQuestionError.of(ErrorCode.REPLY_QUEUED)  # G6: another got in first
+        if self._is_replica(session_id):
+            return True  # its owner takes it when it hears of it (`_heard`)
+        self._answers.will_use(session_id, call_id)
+        try:
+            taken = await self._take(session_id, call_id, checked, client)
+        finally:  # consumed by the inbox item it committed, or carried by nothing
+            self._answers.used([(session_id, call_id, 0)])
+        return taken
 
     def _settle(self, question: OpenQuestion, payload: Any, by: str) -> None:
         try:

@@ -22,7 +22,8 @@ the event using it (pg_commit.py), which is what makes an acknowledged answer
 consumed exactly once, even across a kill -9: before that commit the answer is
 unconsumed and the next owner finds it, after it the event is in the log.
 `will_use(session, call)`: the owner settled the question with the live answer, so
-the next `tool/result` of that call it appends consumes it (`uses_in`, read by the
+the next `tool/result` of that call it appends (or the inbox item queueing it as a
+late reply, L4) consumes it (`uses_in`, read by the
 append; `used` once that commit is in).
 `withdraw` takes back an answer not consumed yet (the owner refused it), so the
 question is open to another answer.
@@ -100,10 +101,9 @@ class Answers:
             if not calls:
                 continue
             for i, body in enumerate(bodies):
-                if event_type(body) == "tool/result":
-                    call_id = json.loads(body).get("callId")
-                    if call_id in calls:
-                        uses.append((session_id, call_id, first + i))
+                call_id = _call_carried(body)
+                if call_id is not None and call_id in calls:
+                    uses.append((session_id, call_id, first + i))
         return uses
 
     def used(self, uses: Sequence[Use]) -> None:
@@ -202,6 +202,20 @@ class Answers:
     async def catch_up(self) -> None:
         for answer in await self.unconsumed(self._owned()):
             self.hints.tell((answer.session_id, answer.call_id))
+
+
+def _call_carried(body: str) -> str | None:
+    """The call whose answer an event carries: a tool/result's, or a queued late reply's
+    (an inbox item whose source is the reply to a call, L4)."""
+    kind = event_type(body)
+    if kind == "tool/result":
+        call_id = json.loads(body).get("callId")
+    elif kind == "agent/inbox/inserted":
+        source = json.loads(body).get("message", {}).get("source") or {}
+        call_id = source.get("callId") if source.get("kind") == "user-question-reply" else None
+    else:
+        return None
+    return call_id if isinstance(call_id, str) else None
 
 
 def _answer(row: tuple[Any, ...]) -> Answer:
