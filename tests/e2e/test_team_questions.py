@@ -18,6 +18,8 @@ import anyio
 import pytest
 from e2e_scripts import ASK_TIMED_OUT_DATA, POSTGRES, SQLITE, ask_step, script, text_step
 
+from askbridge.testing import AskbridgeClient
+from askbridge.testing.hosts import kill_host
 from askbridge.testing.wire import Message, RawServer
 from lsp_steps import new_session, start_prompt
 from postgres import Database
@@ -216,3 +218,37 @@ def reply_items(db: Database, sid: str) -> dict[str, list[Any]]:
 def outcome(reply: Message) -> Any:
     """A reply's result, or its error's code."""
     return reply["result"] if "result" in reply else reply["error"]["data"]["code"]
+
+
+async def test_G8_an_answer_given_on_b_after_its_owner_died_is_the_late_reply_on_the_next_owner(
+    pg_database: Database, tmp_path: Path
+) -> None:
+    """A is killed (kill -9) with a question open; B's window answers its card (the
+    database keeps the answer, G6, G8); host C opens the session, takes it over and
+    repairs it (P7: the question continued), and takes that stored answer as its late
+    reply (G4), consuming it once: the agent wakes on C with exactly B's answer."""
+    env = store_env(pg_database.password_url())
+    model = script(ask_step(timeout=600), text_step("after"))
+    args = ("--model", json.dumps(model), *TIMED)
+    async with RawServer.start(tmp_path / "a", *args, env=env) as a:
+        await a.initialize()
+        sid = await new_session(a)
+        await start_prompt(a, sid)
+        await a.server_request("userQuestions/ask")
+        async with RawServer.start(tmp_path / "b", *TIMED, env=env) as b:
+            await b.initialize()
+            assert "result" in await b.call("session/load", {"sessionId": sid})
+            card = await b.server_request("userQuestions/ask", timeout=15)
+            assert kill_host(tmp_path / "a") is not None
+            await b.respond(card["id"], SQLITE)
+            with anyio.fail_after(15):
+                while not answer_rows(pg_database, sid):  # noqa: ASYNC110  (a database row)
+                    await anyio.sleep(0.05)
+    async with AskbridgeClient.connect(data_dir=tmp_path / "c", env=env) as c:
+        await c.load_session(sid)
+        with anyio.fail_after(30):
+            await c.wait_for(lambda: len(c.updates(sid, "turn_ended")) == 1)
+        assert (await c.view(sid))["active"] == []
+    assert reply_items(pg_database, sid) == {"call-1": [SQLITE["answers"]]}
+    [(_, answer, _, live, consumed)] = answer_rows(pg_database, sid)
+    assert (json.loads(answer), live, consumed) == (SQLITE, True, True)

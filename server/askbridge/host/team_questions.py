@@ -20,7 +20,10 @@ decides which answer wins (G5, G6, M2, M5).
   as the owner would (L1 continued, L2 a reply queued, L3 V8, on the view here) and
   offered first (`take_late`). The one that gets in is taken: on the owner at once, on
   a replica by its owner when it hears of it (`_heard`); the inbox item that queues it
-  consumes it. Every other is REPLY_QUEUED (G6, L2).
+  consumes it. Every other is REPLY_QUEUED (G6, L2). A question of this host's that
+  goes pending (its timed wait ended, or a repair after a takeover marked it
+  continued, P7) is looked up once more (`on_view_changes`): an answer that got in
+  meanwhile, here or on a host that died since, is taken as its late reply (G4, G8).
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from .asking.clients import Client
 from .asking.fanout import QuestionFanout
 from .asking.late_answers import LateAnswers, Take
 from .asking.open_question import OpenQuestion, Spawn
+from .asking.publishing import Publisher
 from .store.team_records import AnsweredElsewhere
 
 log = logging.getLogger("askbridge.host")
@@ -59,6 +63,9 @@ class Asking(Protocol):
     @property
     def late_answers(self) -> LateAnswers: ...
 
+    @property
+    def publisher(self) -> Publisher: ...
+
     async def get_session(self, session_id: str, client: Client | None = None) -> Session: ...
 
 
@@ -72,6 +79,7 @@ class TeamQuestions:
         host.fanout.arbiter = self
         self._take: Take = host.late_answers.take  # the session's own decision (L1-L6)
         host.late_answers.take = self.take_late
+        host.publisher.add_listener(self)
 
     async def serve(self) -> None:
         """The owner's side of G6: each new answer to a question open here settles it."""
@@ -80,6 +88,24 @@ class TeamQuestions:
                 await self._heard(session_id, call_id)
             except Exception as exc:  # the store failed: the answer stays for a catch-up
                 log.warning("reading the answer to %s failed: %s", call_id, field(exc))
+
+    def on_view_changes(self, session_id: str, changes: list[dict[str, Any]]) -> None:
+        """A question of a session run here went pending: an answer that got in while it
+        was open but was not used (it won as the wait ended, or its host died before
+        this one took the session over) is its late reply (`_heard`, G4, G8)."""
+        if session_id in self._host.sessions and not self._is_replica(session_id):
+            for change in changes:
+                if change.get("state") == "continued":
+                    self._answers.hints.tell((session_id, change["callId"]))
+
+    async def taken_over(self, session_id: str) -> None:
+        """This host runs the session now (opened, repaired: P7): answers that got in
+        while no host ran it are its late replies (G4, G8)."""
+        for answer in await self._answers.unconsumed([session_id]):
+            self._answers.hints.tell((answer.session_id, answer.call_id))
+
+    def on_update(self, session_id: str, update: dict[str, Any]) -> None:
+        """Updates are the windows' (publishing.py HostListener)."""
 
     async def _heard(self, session_id: str, call_id: str) -> None:
         if session_id not in self._host.sessions or self._is_replica(session_id):

@@ -128,6 +128,7 @@ class TeamSessions:
             await self._store.release(session_id)  # a delegated child's: not a root to run
             raise
         await repair(session)
+        await self.questions.taken_over(session_id)
         return session
 
     async def _open_replica(
