@@ -10,7 +10,9 @@ the call's one result; the other window's card ends as answered elsewhere.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -250,5 +252,80 @@ async def test_G8_an_answer_given_on_b_after_its_owner_died_is_the_late_reply_on
             await c.wait_for(lambda: len(c.updates(sid, "turn_ended")) == 1)
         assert (await c.view(sid))["active"] == []
     assert reply_items(pg_database, sid) == {"call-1": [SQLITE["answers"]]}
+    [(_, answer, _, live, consumed)] = answer_rows(pg_database, sid)
+    assert (json.loads(answer), live, consumed) == (SQLITE, True, True)
+
+
+MCP_QUESTION = {
+    "id": "db",
+    "question": "Which database?",
+    "options": [{"label": "SQLite"}, {"label": "Postgres"}],
+}
+
+
+class McpLines:
+    """`askbridge mcp` over its real stdio, one JSON-RPC message a line."""
+
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        assert process.stdin is not None and process.stdout is not None
+        self.process, self.stdin, self.stdout = process, process.stdin, process.stdout
+        self._ids = 0
+
+    def call(self, method: str, params: Any) -> int:
+        self._ids += 1
+        message = {"jsonrpc": "2.0", "id": self._ids, "method": method, "params": params}
+        self.stdin.write(json.dumps(message).encode() + b"\n")
+        return self._ids
+
+    async def reply(self, msg_id: int, timeout: float = 15) -> dict[str, Any]:
+        with anyio.fail_after(timeout):
+            while True:
+                message = json.loads(await self.stdout.readline())
+                if message.get("id") == msg_id and "method" not in message:
+                    return message  # type: ignore[no-any-return]
+
+
+async def test_G6_X1_a_question_from_an_mcp_door_on_host_a_is_answered_on_host_b(
+    pg_database: Database, tmp_path: Path
+) -> None:
+    """An external agent asks through `askbridge mcp` on A; a window on B loads that
+    session (a replica of A's) and answers its card; the agent's tool call returns exactly
+    B's answer, consumed once (G6, X1)."""
+    url = pg_database.password_url()
+    process = await asyncio.create_subprocess_exec(
+        str(Path(sys.executable).with_name("askbridge")),
+        *("mcp", "--data-dir", str(tmp_path / "a"), "--store", url),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    mcp = McpLines(process)
+    try:
+        info = {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "0"},
+        }
+        assert "result" in await mcp.reply(mcp.call("initialize", info))
+        mcp.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        arguments = {"questions": [MCP_QUESTION], "timeout": 600}
+        call = mcp.call("tools/call", {"name": "ask_user_question", "arguments": arguments})
+        async with RawServer.start(tmp_path / "b", env=store_env(url)) as b:
+            await b.initialize()
+            with anyio.fail_after(15):
+                sid = None
+                while sid is None:  # the external session's header is committed first (D1)
+                    listed = (await b.call("session/list", {}))["result"]["sessions"]
+                    sid = next((s["sessionId"] for s in listed if s.get("origin") == "mcp"), None)
+            assert "result" in await b.call("session/load", {"sessionId": sid})
+            card = await b.server_request("userQuestions/ask", timeout=15)
+            await b.respond(card["id"], SQLITE)
+            done = await mcp.reply(call, timeout=20)
+        [block] = done["result"]["content"]
+        assert json.loads(block["text"]) == SQLITE, done
+    finally:
+        process.stdin.close()  # type: ignore[union-attr]
+        with anyio.fail_after(10):
+            await process.wait()
     [(_, answer, _, live, consumed)] = answer_rows(pg_database, sid)
     assert (json.loads(answer), live, consumed) == (SQLITE, True, True)
