@@ -37,13 +37,14 @@ from .asking.clients import Subscribers
 from .log import events as ev
 from .log.updates import agent_message_chunk
 from .store.team_records import Ownership, SessionFenced
+from .team_questions import Asking, TeamQuestions
 
 log = logging.getLogger("askbridge.host")
 
 Lost = Callable[[SessionFenced], None]  # pg_leases.Lost, named without the driver (G1)
 
 
-class Hosting(SessionHost, Protocol):
+class Hosting(Asking, SessionHost, Protocol):
     """What this module needs of host.py's Host."""
 
     @property
@@ -88,6 +89,8 @@ class TeamSessions:
         self._host = host
         self._store = store
         self.replicas: dict[str, Replica] = {}
+        # G6: answers from any host's windows, decided by the store.
+        self.questions = TeamQuestions(host, store.team.answers, self.replicas.__contains__)
 
     async def serve(
         self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
@@ -96,6 +99,7 @@ class TeamSessions:
         async with anyio.create_task_group() as tasks:
             await tasks.start(self._store.serve)
             tasks.start_soon(self._follow)
+            tasks.start_soon(self.questions.serve)
             task_status.started()
 
     async def _follow(self) -> None:
@@ -124,6 +128,7 @@ class TeamSessions:
             await self._store.release(session_id)  # a delegated child's: not a root to run
             raise
         await repair(session)
+        await self.questions.taken_over(session_id)
         return session
 
     async def _open_replica(
@@ -144,6 +149,7 @@ class TeamSessions:
         self.replicas[session_id] = Replica(session, owner, last_seq)
         log.info("session %s: a replica (%s)", session_id, owner.message)
         await self.catch_up(session_id)  # what was committed while it loaded
+        self.questions.sync(session)
         return session
 
     def refuse(self, session: Session) -> None:
@@ -171,10 +177,12 @@ class TeamSessions:
             if events and self.replicas.get(session_id) is replica:
                 replica.cursor += len(events)
                 replica.session.committed_events([(events, True)])
+                self.questions.sync(replica.session)
 
     def _forget(self, session_id: str) -> None:
         self.replicas.pop(session_id, None)
         self._store.team.follower.unfollow(session_id)
+        self.questions.forget(session_id)
 
     def _lost(self, fenced: SessionFenced) -> None:
         """Another host took the session over (G4): stop running it here, tell its

@@ -36,7 +36,7 @@ those tasks at once (A9).
 from __future__ import annotations
 
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import Any, Protocol
 
 from askbridge.core import UserQuestionRequest, check_answer
 from askbridge.core.waterfall import Next, Settle, Withdraw, await_callback, awaited
@@ -45,6 +45,12 @@ from askbridge.protocol.vocabulary import Answer
 from .clients import Client, Subscribers
 from .open_question import OpenQuestion, Spawn
 from .question_log import log_asked, log_ended
+
+
+class Arbiter(Protocol):
+    """Who decides which answer wins when hosts share a store (G6: team_questions.py)."""
+
+    def arbitrate(self, question: OpenQuestion, client: Client, answer: Answer) -> bool: ...
 
 
 class QuestionFanout:
@@ -67,6 +73,30 @@ class QuestionFanout:
         self._requester = requester
         self._spawn = spawn
         self._open: dict[str, list[OpenQuestion]] = {}
+        self.arbiter: Arbiter | None = None  # on a team store: the database's first answer
+
+    def arbitrate(self, question: OpenQuestion, client: Client, answer: Answer) -> bool:
+        """open_question.py `Owner`: True when the arbiter takes `answer` (G6)."""
+        arbiter = self.arbiter
+        return arbiter is not None and arbiter.arbitrate(question, client, answer)
+
+    def find(self, session_id: str, call_id: str) -> OpenQuestion | None:
+        """The question of `call_id` open in the session's windows, if any."""
+        for question in self._open.get(session_id, ()):
+            if question.call_id == call_id and not question.done:
+                return question
+        return None
+
+    def show(self, request: UserQuestionRequest, settle: Settle) -> OpenQuestion:
+        """Cards of a question asked on another host (G5): to every window that renders
+        questions, now and when one subscribes (M3); no fallback, nothing down the waterfall
+        (the host that runs the session asks those)."""
+        assert request.session_id is not None
+        question = OpenQuestion(request, self, settle)
+        self._open.setdefault(request.session_id, []).append(question)
+        for client in self._subscribers.renderers(request.session_id):
+            question.offer(client)
+        return question
 
     def abort(self, session_id: str) -> None:
         """`session/cancel`: every question open in the session ends ASK_ABORTED — the

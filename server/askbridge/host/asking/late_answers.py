@@ -33,14 +33,15 @@ class LateAnswers:
     it, M1), `spawn` runs an L7 delivery in the host's task group while `running()`."""
 
     def __init__(self, take: Take, spawn: Spawn, running: Callable[[], bool]) -> None:
-        self._take = take
+        # Public: on a team store the database decides first (G6: team_questions.py wraps it).
+        self.take = take
         self._spawn = spawn
         self._running = running
 
     async def answer_reply(
         self, session_id: str, call_id: str, answer: Answer, client: Client | None = None
     ) -> bool:
-        accepted = await self._take(session_id, call_id, answer, client)
+        accepted = await self.take(session_id, call_id, answer, client)
         log.info(  # S12: who answered a pending question, and whether it was taken
             "late reply to %s from %s %s",
             field(call_id),

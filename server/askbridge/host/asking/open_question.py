@@ -41,6 +41,11 @@ class Owner(Protocol):
 
     def question_ended(self, question: OpenQuestion) -> None: ...
 
+    def arbitrate(self, question: OpenQuestion, client: Client, answer: Answer) -> bool:
+        """True when another decides whether `answer` wins (G6: the team store); the
+        question then ends through `settle_with`."""
+        ...
+
 
 class OpenQuestion:
     """One question out to the session's windows: a record, ended by one of its callbacks.
@@ -189,6 +194,8 @@ class OpenQuestion:
             except Exception as exc:
                 error = exc
             else:
+                if self._owner.arbitrate(self, client, checked):
+                    return  # G6: the database says which answer wins, then `settle_with`
                 self.by = self.by or f"client {client.id}"
                 self._finish(answer=checked)
                 return
@@ -234,6 +241,21 @@ class OpenQuestion:
         self.answer, self.error = answer, error
         self.done = True
         self._end()
+
+    def settle_with(self, answer: Answer, by: str) -> bool:
+        """End it with the answer that won elsewhere (G6), checked as any answer (V8);
+        every card still out is withdrawn (M2: answered elsewhere). False when it had
+        ended already or the answer is not valid for it."""
+        if self.done:
+            return False
+        try:
+            checked = check_answer(self.request.questions, answer, self.call_id)  # V8
+        except Exception as exc:
+            log.info("answer to %s from %s dropped: %s", self.call_id, by, field(exc))
+            return False
+        self.by = self.by or by
+        self._finish(answer=checked)
+        return True
 
     def abort(self) -> None:
         self._finish(error=UserQuestionError.of(ErrorCode.ASK_ABORTED))

@@ -21,6 +21,10 @@ listening connection was down. The owner consumes an answer in the append that l
 the event using it (pg_commit.py), which is what makes an acknowledged answer
 consumed exactly once, even across a kill -9: before that commit the answer is
 unconsumed and the next owner finds it, after it the event is in the log.
+`will_use(session, call)`: the owner settled the question with the live answer, so
+the next `tool/result` of that call it appends (or the inbox item queueing it as a
+late reply, L4) consumes it (`uses_in`, read by the
+append; `used` once that commit is in).
 `withdraw` takes back an answer not consumed yet (the owner refused it), so the
 question is open to another answer.
 """
@@ -29,12 +33,13 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from askbridge.core.errors import StoreError
 from askbridge.protocol.text import compact_bytes
 
+from .pg_commit import Use, event_type
 from .pg_connections import Conn, Connections
 from .pg_follow import Hints
 from .team_records import Answer, AnsweredElsewhere, Offered, Won
@@ -77,6 +82,38 @@ class Answers:
         self.host_id = host_id
         self._owned = owned  # the sessions this host owns now
         self.hints: Hints[tuple[str, str]] = Hints(_call_of)
+        self._to_use: dict[str, set[str]] = {}  # session -> calls its next results consume
+
+    def will_use(self, session_id: str, call_id: str) -> None:
+        """The next `tool/result` of `call_id` consumes its live answer (G6, module doc)."""
+        self._to_use.setdefault(session_id, set()).add(call_id)
+
+    def uses_in(self, batches: Sequence[tuple[str, Sequence[str]]]) -> list[Use]:
+        """The answers a commit of `batches` consumes: each awaited call's tool/result."""
+        if not self._to_use:
+            return []
+        uses: list[Use] = []
+        index: dict[str, int] = {}  # each session's events so far, across its batches
+        for session_id, bodies in batches:
+            first = index.get(session_id, 0)
+            index[session_id] = first + len(bodies)
+            calls = self._to_use.get(session_id)
+            if not calls:
+                continue
+            for i, body in enumerate(bodies):
+                call_id = _call_carried(body)
+                if call_id is not None and call_id in calls:
+                    uses.append((session_id, call_id, first + i))
+        return uses
+
+    def used(self, uses: Sequence[Use]) -> None:
+        """A commit consuming `uses` is in."""
+        for session_id, call_id, _ in uses:
+            calls = self._to_use.get(session_id)
+            if calls is not None:
+                calls.discard(call_id)
+                if not calls:
+                    del self._to_use[session_id]
 
     async def offer(
         self,
@@ -165,6 +202,20 @@ class Answers:
     async def catch_up(self) -> None:
         for answer in await self.unconsumed(self._owned()):
             self.hints.tell((answer.session_id, answer.call_id))
+
+
+def _call_carried(body: str) -> str | None:
+    """The call whose answer an event carries: a tool/result's, or a queued late reply's
+    (an inbox item whose source is the reply to a call, L4)."""
+    kind = event_type(body)
+    if kind == "tool/result":
+        call_id = json.loads(body).get("callId")
+    elif kind == "agent/inbox/inserted":
+        source = json.loads(body).get("message", {}).get("source") or {}
+        call_id = source.get("callId") if source.get("kind") == "user-question-reply" else None
+    else:
+        return None
+    return call_id if isinstance(call_id, str) else None
 
 
 def _answer(row: tuple[Any, ...]) -> Answer:

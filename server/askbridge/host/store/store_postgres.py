@@ -188,6 +188,7 @@ class PostgresEventStore:
         unknown = [session_id for session_id in ids if session_id not in self._next_seq]
         if unknown:
             await self._read_next_seq(unknown)
+        uses = [*uses, *self.team.answers.uses_in(batches)]  # answers the results carry (G6)
         commit = Commit.of(batches, self._next_seq, leases.epochs, self.team.host_id, uses)
         if not commit.ids:
             return
@@ -216,6 +217,7 @@ class PostgresEventStore:
             raise
         for session_id, after in zip(commit.ids, commit.after, strict=True):
             self._next_seq[session_id] = after
+        self.team.answers.used(uses)
 
     async def _read_next_seq(self, session_ids: list[str]) -> None:
         found = await self._db.run("read", lambda conn, _: pg_rows.next_seqs(conn, session_ids))
