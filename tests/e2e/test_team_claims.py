@@ -10,7 +10,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from e2e_scripts import ask_step, script, text_step
+from e2e_scripts import SQLITE, ask_step, script, text_step
 
 from askbridge.testing.hosts import kill_host
 from askbridge.testing.wire import RawServer
@@ -88,3 +88,34 @@ async def test_G7_a_claim_on_host_b_holds_host_a_deadline_until_released_or_laps
                 pg_database.query(HINT, sid)
             done = await a.response(prompt, timeout=10)  # TW5: pending at once
             assert done["result"] == {"stopReason": "end_turn"}, done
+
+
+async def test_G7_C4_a_claim_on_host_b_ends_when_a_window_on_host_a_answers(
+    pg_database: Database, tmp_path: Path
+) -> None:
+    """The wait ends on its owner (answered there): B's card ends, its attachWait is
+    answered null (TW10) and its claim row is gone."""
+    env = {"ASKBRIDGE_STORE": pg_database.password_url()}
+    model = script(ask_step(timeout=600), text_step("after"))
+    args = ("--model", json.dumps(model), *TIMED)
+    async with RawServer.start(tmp_path / "a", *args, env=env) as a:
+        await a.initialize()
+        sid = await new_session(a)
+        prompt = await start_prompt(a, sid)
+        card = await a.server_request("userQuestions/ask")
+        async with RawServer.start(tmp_path / "b", *TIMED, env=env) as b:
+            await b.initialize()
+            loaded = await b.call("session/load", {"sessionId": sid})
+            assert "result" in loaded, loaded
+            await b.server_request("userQuestions/ask", timeout=15)
+            remote, remaining = await _claim(b, sid)
+            assert 590_000 <= remaining <= 600_000
+            await a.respond(card["id"], SQLITE)
+            done = await a.response(prompt, timeout=20)
+            assert done["result"] == {"stopReason": "end_turn"}, done
+            ended = await b.response(remote, timeout=15)
+            assert ended == {"jsonrpc": "2.0", "id": remote, "result": None}, ended
+            with anyio.move_on_after(10):
+                while pg_database.query("SELECT 1 FROM askbridge.claims"):  # noqa: ASYNC110
+                    await anyio.sleep(0.05)
+            assert pg_database.query("SELECT 1 FROM askbridge.claims") == []
