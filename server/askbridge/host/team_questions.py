@@ -76,6 +76,7 @@ class TeamQuestions:
         self._is_replica = is_replica  # (session_id) -> bool
         self._shown: dict[str, dict[str, OpenQuestion]] = {}  # a replica's cards, by call
         self._taking: set[tuple[str, str]] = set()  # late replies this host is taking now
+        self.cards: Any = None  # team_claims.TeamClaims: told when a replica's card shows, ends
         host.fanout.arbiter = self
         self._take: Take = host.late_answers.take  # the session's own decision (L1-L6)
         host.late_answers.take = self.take_late
@@ -220,6 +221,7 @@ class TeamQuestions:
         open_now = {q.call_id: q for q in session.projection.view().active if q.state == "open"}
         for call_id in [call_id for call_id in shown if call_id not in open_now]:
             shown.pop(call_id)()  # settled by its owner: answered elsewhere
+            self._card_ended(session.id, call_id)
         for call_id, active in open_now.items():
             if call_id not in shown:
                 request = UserQuestionRequest(
@@ -228,13 +230,20 @@ class TeamQuestions:
                     session_id=session.id,
                 )
                 shown[call_id] = self._host.fanout.show(request, _shown_only)
+                if self.cards is not None:
+                    self.cards.shown(session.id, call_id)
         if not shown:
             self._shown.pop(session.id, None)
 
     def forget(self, session_id: str) -> None:
         """The replica is gone here: its cards too."""
-        for question in self._shown.pop(session_id, {}).values():
+        for call_id, question in self._shown.pop(session_id, {}).items():
             question()
+            self._card_ended(session_id, call_id)
+
+    def _card_ended(self, session_id: str, call_id: str) -> None:
+        if self.cards is not None:
+            self.cards.ended(session_id, call_id)  # G7: the claims held on it end
 
 
 def _shown_only(answer: Answer | None, error: Exception | None) -> None:

@@ -37,6 +37,7 @@ from .asking.clients import Subscribers
 from .log import events as ev
 from .log.updates import agent_message_chunk
 from .store.team_records import Ownership, SessionFenced
+from .team_claims import TeamClaims
 from .team_questions import Asking, TeamQuestions
 
 log = logging.getLogger("askbridge.host")
@@ -91,6 +92,9 @@ class TeamSessions:
         self.replicas: dict[str, Replica] = {}
         # G6: answers from any host's windows, decided by the store.
         self.questions = TeamQuestions(host, store.team.answers, self.replicas.__contains__)
+        # G7: claims from any host's windows pause the owner's deadline.
+        self.claims = TeamClaims(host, store.team, self.replicas.__contains__)
+        self.questions.cards = self.claims
 
     async def serve(
         self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
@@ -100,6 +104,7 @@ class TeamSessions:
             await tasks.start(self._store.serve)
             tasks.start_soon(self._follow)
             tasks.start_soon(self.questions.serve)
+            tasks.start_soon(self.claims.serve)
             task_status.started()
 
     async def _follow(self) -> None:

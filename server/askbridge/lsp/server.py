@@ -199,6 +199,19 @@ class LspServer:
         """C1–C5: one `$/progress {remainingMs}`, then held open until the wait ends."""
         p = parse_params(AttachWaitParams, params)
         session = await self._session(p.session_id)
+        team = self.host.team
+        if team is not None and team.claims.holds(session):  # G7: its owner's deadline
+
+            def progress(remaining_ms: int) -> None:
+                log_claim(p.call_id, self.client.id, claimed=True)
+                value = {"remainingMs": remaining_ms}
+                self.conn.notify("$/progress", {"token": p.partial_result_token, "value": value})
+
+            try:
+                await team.claims.hold(session, p.call_id, self.client, progress)
+            finally:
+                log_claim(p.call_id, self.client.id, claimed=False)
+            return None
         stream = self.host.service.attach_wait(session.agent.id, p.call_id, self.client.gone)
         claimed = stream.claimed
         if claimed:  # S12: who holds the wait, and when it lets go

@@ -15,6 +15,9 @@ anyway (the host was paused past its lease) is not revived by its next renewal: 
 is deleted, and its host told (`Leases.on_lapsed_claim`), since the owner may have
 resumed the deadline and fired it meanwhile.
 
+`remaining_ms` is the claimant's `{remainingMs}` (C3): the owner's deadline as its log
+tells it, measured on the database's clock (G7).
+
 Every claim and release notifies `askbridge_claim` with [session, call] (JSON, no
 text), so the owner re-reads and pauses or resumes; a lapse notifies nobody (nothing
 is written), so the owner re-reads at `Claims.until`, mapped to its own clock
@@ -60,6 +63,19 @@ SELECT clock_timestamp(), session_id, call_id, host, client, claimed_at, lease_u
 FROM (SELECT 1) AS one LEFT JOIN askbridge.claims
     ON session_id = %s AND call_id = %s AND lease_until > clock_timestamp()
 ORDER BY claimed_at, host, client
+"""
+
+# G7: a question's deadline as its log tells it, in the database's time: its tool/call's
+# commit plus its timeout (the call's argument, else the session's); ms from now.
+_REMAINING = """
+SELECT CASE WHEN t >= 0 THEN
+    EXTRACT(EPOCH FROM committed_at + make_interval(secs => t) - clock_timestamp()) * 1000 END
+FROM (SELECT committed_at, coalesce(CASE WHEN json_typeof(body->'arguments'->'timeout')
+        = 'number' THEN (body->'arguments'->>'timeout')::double precision END,
+        %(default)s) AS t
+    FROM askbridge.events
+    WHERE session_id = %(session)s AND type = 'tool/call' AND body->>'callId' = %(call)s
+) AS call
 """
 
 ClaimHint = tuple[str, str | None]  # (session, call), or (session, None): any of its calls
@@ -125,6 +141,19 @@ class ClaimStore:
         rows = await self._db.run("read", read)
         live = tuple(Claim(*row[1:]) for row in rows if row[1] is not None)
         return Claims(live, rows[0][0])
+
+    async def remaining_ms(self, session_id: str, call_id: str, default_s: float) -> float | None:
+        """Milliseconds from the database's now to the question's logged deadline (its
+        tool/call's commit plus its timeout, `default_s` when the call names none);
+        None when the call is not logged or waits without a timeout (-1: no deadline)."""
+        params = {"session": session_id, "call": call_id, "default": default_s}
+
+        async def read(conn: Conn, _: bool) -> list[tuple[Any, ...]]:
+            cur = await conn.execute(_REMAINING, params)
+            return await cur.fetchall()
+
+        rows = await self._db.run("read", read)
+        return float(rows[0][0]) if rows and rows[0][0] is not None else None
 
     def notified(self, payload: str) -> None:
         """A notification on `askbridge_claim`: [session, call]."""
