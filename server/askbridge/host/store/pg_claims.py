@@ -40,9 +40,12 @@ from .team_records import Claim, Claims
 CHANNEL = "askbridge_claim"
 
 _NOTIFY = f"pg_notify('{CHANNEL}', json_build_array(session_id, call_id)::text)"
+# One reading of the clock for both ends of the lease: claimed_at's default and the
+# lease's end read clock_timestamp() apart, microseconds off under load.
 _CLAIM = f"""
-INSERT INTO askbridge.claims (session_id, call_id, host, client, lease_until)
-VALUES (%(session)s, %(call)s, %(host)s, %(client)s, clock_timestamp() + %(lease)s)
+INSERT INTO askbridge.claims (session_id, call_id, host, client, claimed_at, lease_until)
+SELECT %(session)s, %(call)s, %(host)s, %(client)s, t.now, t.now + %(lease)s
+FROM (SELECT clock_timestamp() AS now) AS t
 ON CONFLICT (session_id, call_id, host, client) DO UPDATE
 SET lease_until = EXCLUDED.lease_until,
     claimed_at = CASE WHEN askbridge.claims.lease_until <= clock_timestamp()
