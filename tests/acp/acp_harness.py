@@ -232,8 +232,10 @@ async def start_agent(
     model: dict[str, Any] | None = None,
     driver: bool = False,
     unstable: bool = False,
+    env: dict[str, str] | None = None,
 ) -> AsyncIterator[tuple[ClientSideConnection, Any]]:
-    """`askbridge acp --data-dir DIR [--model JSON] FLAGS…` (or the driver) with `client`."""
+    """`askbridge acp --data-dir DIR [--model JSON] FLAGS…` (or the driver) with `client`;
+    `env`: more variables for the agent (a team store's URL)."""
     args = ["acp", "--data-dir", str(data_dir), *flags]
     if model is not None:
         args += ["--model", json.dumps(model)]
@@ -244,7 +246,10 @@ async def start_agent(
         *argv,
         # The SDK passes on only a few variables (HOME, PATH, …); keep the import path and
         # the test's host mode (tests/conftest.py).
-        env={k: os.environ[k] for k in ("PYTHONPATH", "ASKBRIDGE_HOST") if k in os.environ},
+        env={
+            **{k: os.environ[k] for k in ("PYTHONPATH", "ASKBRIDGE_HOST") if k in os.environ},
+            **(env or {}),
+        },
         transport_kwargs={"stderr": None},  # the agent's logs go to the test's stderr
         use_unstable_protocol=unstable,
         observers=[client.observe],

@@ -13,6 +13,8 @@ import asyncio
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import anyio
+
 from askbridge.host.host import Host
 from askbridge.jsonrpc import Input, line_connection, serve_then_close
 
@@ -33,8 +35,10 @@ async def serve_acp(
     `defaults`: the front door's flags as session settings, under `_meta.askbridge`.
     """
     conn = line_connection(reader, writer)
-    server = AcpServer(host, conn, env, defaults)
-    if setup is not None:
-        setup(server)
-    await serve_then_close(conn, writer, server.close)
+    async with anyio.create_task_group() as tasks:  # the claims held across hosts (G7)
+        server = AcpServer(host, conn, env, defaults, tasks=tasks)
+        if setup is not None:
+            setup(server)
+        await serve_then_close(conn, writer, server.close)
+        tasks.cancel_scope.cancel()  # the client is gone; each claim's release is shielded
     return 0

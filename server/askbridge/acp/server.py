@@ -32,6 +32,7 @@ from acp.schema import (
     ResourceContentBlock,
     TextContentBlock,
 )
+from anyio.abc import TaskGroup
 from pydantic import ValidationError
 
 from askbridge import __version__
@@ -104,6 +105,8 @@ class AcpServer:
         conn: Connection,
         env: Mapping[str, str] | None = None,
         defaults: dict[str, Any] | None = None,
+        *,
+        tasks: TaskGroup,
     ):
         self.host = host
         self._flags: dict[str, Any] = defaults or {}  # the front door's flags
@@ -111,7 +114,7 @@ class AcpServer:
         self.relay = AcpRelay(conn, host)
         self.client = host.attach(self.relay, env, "acp")
         self.relay.client = self.client
-        self.claims = ClientClaims(host.service, self.client.gone)
+        self.claims = ClientClaims(host, self.client, tasks)
         for method, handler in {
             INITIALIZE: self.initialize,
             SESSION_NEW: self.session_new,
@@ -196,7 +199,7 @@ class AcpServer:
     async def attach_wait(self, params: Any) -> Any:
         p = parse_params(AcpAttachWaitParams, params)
         session = await self._session(p.session_id)
-        remaining = await self.claims.attach(session.agent.id, p.call_id)
+        remaining = await self.claims.attach(session, p.call_id)
         if remaining is not None:  # S12: who holds the wait
             log_claim(p.call_id, self.client.id, claimed=True)
         return AttachWaitResult(remaining_ms=remaining).dump()
@@ -204,7 +207,7 @@ class AcpServer:
     async def release_wait(self, params: Any) -> Any:
         p = parse_params(ReleaseWaitParams, params)
         session = await self._session(p.session_id)
-        released = self.claims.release(session.agent.id, p.call_id)
+        released = await self.claims.release(session, p.call_id)
         if released:
             log_claim(p.call_id, self.client.id, claimed=False)
         return ReleaseWaitResult(released=released).dump()

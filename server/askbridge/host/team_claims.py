@@ -75,6 +75,13 @@ class TeamClaims:
     def holds(self, session: Session) -> bool:
         return self._is_replica(session.id)
 
+    async def remaining_ms(self, session: Session, call_id: str) -> float | None:
+        """The owner's deadline less the database's now (C3), or None: not a timed wait."""
+        remaining: float | None = await self._team.claims.remaining_ms(
+            session.id, call_id, _timeout_s(session)
+        )
+        return remaining
+
     async def hold(
         self, session: Session, call_id: str, client: Client, progress: Progress
     ) -> None:
@@ -84,7 +91,7 @@ class TeamClaims:
         if card_ended is None or client.gone.aborted:
             return  # C1: no wait here to claim
         claims = self._team.claims
-        remaining = await claims.remaining_ms(session.id, call_id, _timeout_s(session))
+        remaining = await self.remaining_ms(session, call_id)
         if remaining is None:
             return  # C1: not a timed wait (no timeout), or not logged
         key = str(client.id)
