@@ -28,7 +28,7 @@ import json
 import os
 import sys
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any
 
 _CHUNK = 64 * 1024
@@ -177,10 +177,14 @@ class RawClient:
     @classmethod
     @contextlib.asynccontextmanager
     async def spawn(
-        cls, command: Sequence[str], on_request: RequestHandler | None = None
+        cls,
+        command: Sequence[str],
+        on_request: RequestHandler | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> AsyncIterator[RawClient]:
+        """`env`: the server's whole environment (default: this process's)."""
         process = await asyncio.create_subprocess_exec(
-            *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
+            *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, env=env
         )
         client = cls(process, on_request)
         reading = asyncio.create_task(client._read_loop())
