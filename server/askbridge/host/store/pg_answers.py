@@ -41,7 +41,7 @@ from askbridge.protocol.text import compact_bytes
 
 from .pg_commit import Use, event_type
 from .pg_connections import Conn, Connections
-from .pg_follow import Hints
+from .pg_follow import Hints, session_call
 from .team_records import Answer, AnsweredElsewhere, Offered, Won
 
 CHANNEL = "askbridge_answer"
@@ -193,11 +193,9 @@ class Answers:
 
     def notified(self, payload: str) -> None:
         """A notification on `askbridge_answer`: [session, call]."""
-        try:
-            session_id, call_id = json.loads(payload)
-        except ValueError:
-            return
-        self.hints.tell((str(session_id), str(call_id)))
+        hint = session_call(payload)
+        if hint is not None:
+            self.hints.tell(hint)
 
     async def catch_up(self) -> None:
         for answer in await self.unconsumed(self._owned()):

@@ -28,13 +28,12 @@ down.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
 from .pg_connections import Conn, Connections
-from .pg_follow import Hints
+from .pg_follow import Hints, session_call
 from .team_records import Claim, Claims
 
 CHANNEL = "askbridge_claim"
@@ -160,11 +159,9 @@ class ClaimStore:
 
     def notified(self, payload: str) -> None:
         """A notification on `askbridge_claim`: [session, call]."""
-        try:
-            session_id, call_id = json.loads(payload)
-        except ValueError:
-            return
-        self.hints.tell((str(session_id), str(call_id)))
+        hint = session_call(payload)
+        if hint is not None:
+            self.hints.tell(hint)
 
     async def catch_up(self) -> None:
         for session_id in self._owned():

@@ -26,6 +26,7 @@ commit.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import AsyncIterator, Callable, Hashable
 from typing import Any, Generic, TypeVar
@@ -41,6 +42,16 @@ T = TypeVar("T")
 _SINCE = """
 SELECT seq, body::text FROM askbridge.events WHERE session_id = %s AND seq > %s ORDER BY seq
 """
+
+
+def session_call(payload: str) -> tuple[str, str] | None:
+    """The `[session, call]` a notification on a question's channel (answers, claims)
+    carries, or None for a payload that is not one."""
+    try:
+        session_id, call_id = json.loads(payload)
+    except (ValueError, TypeError):
+        return None
+    return str(session_id), str(call_id)
 
 
 class Hints(Generic[T]):

@@ -18,7 +18,7 @@ from ..log.events import SESSION_HEADER, Event
 from .event_rows import LAZY_TYPES, BadEvent, columns, decode, decode_lazily, json_object
 from .pg_connections import Conn
 from .session_rows import gap
-from .store_api import SessionInfo, StoreDamaged
+from .store_api import SessionInfo, StoreDamaged, session_infos_of
 
 Damaged = Callable[[str], StoreDamaged]  # the error naming the store and session, for a problem
 Row = tuple[Any, ...]
@@ -114,13 +114,4 @@ async def exists(conn: Conn, session_id: str) -> bool:
 
 async def session_infos(conn: Conn) -> list[SessionInfo]:
     cur = await conn.execute(_LIST)
-    return [
-        SessionInfo(
-            session_id=session_id,
-            created_at=created_at,
-            origin=origin,
-            title=title,
-            parent_session_id=parent,
-        )
-        for session_id, created_at, origin, title, parent in await cur.fetchall()
-    ]
+    return session_infos_of(await cur.fetchall())

@@ -38,9 +38,9 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from askbridge.core.errors import StoreDamaged, StoreError, StoreLost
 from askbridge.protocol.text import compact_bytes
@@ -57,6 +57,7 @@ __all__ = [
     "StoreLost",
     "encode_event",
     "session_info_from_header",
+    "session_infos_of",
 ]
 
 
@@ -67,6 +68,21 @@ class SessionInfo:
     origin: str
     title: str | None = None
     parent_session_id: str | None = None
+
+
+def session_infos_of(rows: Iterable[Sequence[Any]]) -> list[SessionInfo]:
+    """Session rows read as (id, created_at, origin, title, parent_session_id), the
+    order both stores select them in."""
+    return [
+        SessionInfo(
+            session_id=session_id,
+            created_at=created_at,
+            origin=origin,
+            title=title,
+            parent_session_id=parent,
+        )
+        for session_id, created_at, origin, title, parent in rows
+    ]
 
 
 class EventStore(Protocol):

@@ -71,6 +71,7 @@ from .store_api import (
     StoreLost,
     encode_event,
     session_info_from_header,
+    session_infos_of,
 )
 
 # StoreError lives in store_api (the memory store and the lock raise it too);
@@ -213,16 +214,7 @@ class SQLiteEventStore:
                 "SELECT id, created_at, origin, title, parent_session_id FROM sessions"
                 " ORDER BY created_at, rowid"
             ).fetchall()
-        return [
-            SessionInfo(
-                session_id=session_id,
-                created_at=created_at,
-                origin=origin,
-                title=title,
-                parent_session_id=parent,
-            )
-            for session_id, created_at, origin, title, parent in rows
-        ]
+        return session_infos_of(rows)
 
     def check_not_lost(self) -> None:
         with self._use("check"):
