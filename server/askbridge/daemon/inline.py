@@ -147,21 +147,30 @@ def _remedy(data_dir: str) -> str:
     )
 
 
+async def open_team_store(data_dir: str | Path, url: str | None, who: str) -> Any:
+    """The team store of a host (G1), or None after printing its refusal in one line as
+    `who`: it opens in the event loop, its driver being async, before host.sock is bound."""
+    from askbridge.core.errors import StoreError
+    from askbridge.host.store.store_open import open_store
+
+    try:
+        return await open_store(data_dir, url)
+    except StoreError as exc:
+        print(f"{who}: {exc}", file=sys.stderr)
+        return None
+
+
 async def _serve_on_team_store(door: str, url: str, data_dir: str, defaults: dict[str, Any]) -> int:
     """An inline host on a team store (G1): its driver is async, so the store opens in the
     event loop, then the socket is bound; no early LSP answer (the start is the database's
     round trips anyway)."""
     from pathlib import Path
 
-    from askbridge.core.errors import StoreError
     from askbridge.host.options import HostSettings
-    from askbridge.host.store.store_open import open_store
     from askbridge.process.hostsock import AttachError, bind_raw_host_socket, listening_socket
 
-    try:
-        store = await open_store(data_dir, url)
-    except StoreError as exc:
-        print(f"askbridge: {exc}", file=sys.stderr)
+    store = await open_team_store(data_dir, url, "askbridge")
+    if store is None:
         return 1
     try:
         raw = bind_raw_host_socket(data_dir)

@@ -198,14 +198,12 @@ async def _serve(
     sock: Any,
 ) -> int:
     if store is None:  # the team store (G1): its driver is async
-        from askbridge.core import StoreError
-        from askbridge.host.store.store_open import open_store
         from askbridge.process.hostsock import bind_host_socket
 
-        try:
-            store = await open_store(data_dir, url)
-        except StoreError as exc:
-            print(f"askbridge host: {exc}", file=sys.stderr)
+        from .inline import open_team_store
+
+        store = await open_team_store(data_dir, url, "askbridge host")
+        if store is None:
             return 1
         try:
             sock = bind_host_socket(data_dir)
